@@ -1,0 +1,10 @@
+//! Stratigraphic Amenity: an MCP server that lets AI agents work through
+//! scanned geologic maps. See ARCHITECTURE.md for the code map.
+
+pub mod errors;
+pub mod mcp;
+pub mod media;
+pub mod registry;
+pub mod roots;
+pub mod settings;
+pub mod trace;

@@ -1,0 +1,176 @@
+//! The `stratigraphic-amenity` binary: serve MCP over stdio, or check the set-up.
+
+use std::process::ExitCode;
+
+use rmcp::ServiceExt;
+use stratigraphic_amenity::mcp::{GeomapServer, SERVER_NAME, SERVER_VERSION, ServerState};
+use stratigraphic_amenity::registry::{Registry, RegistryError};
+use stratigraphic_amenity::roots::MapRoots;
+use stratigraphic_amenity::settings::Settings;
+use stratigraphic_amenity::trace;
+
+const HELP: &str = "\
+stratigraphic-amenity — an MCP server for scanned geologic maps
+
+USAGE:
+    stratigraphic-amenity            serve MCP over stdio (what MCP hosts run)
+    stratigraphic-amenity check      validate settings, data root and registry, print them, exit
+    stratigraphic-amenity --help     this text
+    stratigraphic-amenity --version  the version
+
+SETTINGS (environment; GEOMAP_CONFIG may name a TOML file with the same keys,
+lower case without GEOMAP_; the environment wins):
+    GEOMAP_DATA_ROOT       registry, artifacts, assets, caches
+    GEOMAP_MAP_ROOTS       allowed folders for map files (':'-separated; first resolves relative paths)
+    GEOMAP_PROVIDER_ROOTS  allowed folders for provider components
+    GEOMAP_PROVIDERS       providers to enable (comma-separated; default all found)
+    GEOMAP_MCP_ENABLE_DETECTOR_PREPARATION / GEOMAP_MCP_ENABLE_KNOWLEDGE_PREPARATION   true|false
+    GEOMAP_MAX_IMAGE_BYTES / GEOMAP_MAX_IMAGE_PIXELS   media limits
+    GEOMAP_ASSET_MIRROR    base URL to fetch approved assets from instead of upstream
+    GEOMAP_LOG             log filter (default info); the log goes to stderr
+";
+
+enum Command {
+    Serve,
+    Check,
+    Help,
+    Version,
+}
+
+fn parse_command(args: &[String]) -> Result<Command, String> {
+    match args {
+        [] => Ok(Command::Serve),
+        [one] => match one.as_str() {
+            "check" => Ok(Command::Check),
+            "--help" | "-h" | "help" => Ok(Command::Help),
+            "--version" | "-V" => Ok(Command::Version),
+            other => Err(format!("unknown argument {other:?}")),
+        },
+        _ => Err(format!("too many arguments: {}", args.join(" "))),
+    }
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let command = match parse_command(&args) {
+        Ok(command) => command,
+        Err(problem) => {
+            eprintln!("stratigraphic-amenity: {problem}\n\n{HELP}");
+            return ExitCode::from(2);
+        }
+    };
+    match command {
+        Command::Help => {
+            print!("{HELP}");
+            return ExitCode::SUCCESS;
+        }
+        Command::Version => {
+            println!("{SERVER_NAME} {SERVER_VERSION}");
+            return ExitCode::SUCCESS;
+        }
+        Command::Serve | Command::Check => {}
+    }
+    let settings = match Settings::from_process_env() {
+        Ok(settings) => settings,
+        Err(error) => {
+            eprintln!("stratigraphic-amenity: bad setting: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    match command {
+        Command::Check => check(&settings),
+        _ => serve(settings),
+    }
+}
+
+fn serve(settings: Settings) -> ExitCode {
+    trace::init_logging(&settings.log_filter);
+    trace::install_panic_hook();
+    let state = match ServerState::start(settings) {
+        Ok(state) => state,
+        Err(error) => {
+            eprintln!("stratigraphic-amenity: cannot start: {error}");
+            if let stratigraphic_amenity::mcp::StartupError::Registry(RegistryError::Corrupt { path, .. }) = &error {
+                eprintln!(
+                    "The registry file is left untouched. To recover, move it aside and start again \
+                     (maps must then be registered again):\n    mv {0} {0}.corrupt",
+                    path.display()
+                );
+            }
+            return ExitCode::FAILURE;
+        }
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("the Tokio runtime starts");
+    let outcome = runtime.block_on(async {
+        tracing::info!(event = %"server_start", version = %SERVER_VERSION, data_root = %state.settings.data_root.display());
+        let running = GeomapServer::new(state).serve(rmcp::transport::io::stdio_pipes()).await?;
+        running.waiting().await?;
+        Ok::<(), Box<dyn std::error::Error>>(())
+    });
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            tracing::error!("the MCP session ended with an error: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `stratigraphic-amenity check`: reports every setting and whether the server could start.
+fn check(settings: &Settings) -> ExitCode {
+    let mut problems = 0;
+    let mut line = |ok: bool, text: String| {
+        if !ok {
+            problems += 1;
+        }
+        println!("{} {text}", if ok { "ok     " } else { "PROBLEM" });
+    };
+    println!("{SERVER_NAME} {SERVER_VERSION}: settings check");
+    line(true, format!("config file: {}", settings.config_file.as_ref().map_or("(none)".into(), |p| p.display().to_string())));
+    if settings.data_root.is_dir() {
+        line(true, format!("data root: {}", settings.data_root.display()));
+        match Registry::open(&settings.data_root).and_then(|registry| registry.load().map(|data| (registry, data))) {
+            Ok((registry, data)) => {
+                line(true, format!("registry: {} ({} maps)", registry.path().display(), data.maps.len()));
+                match registry.check_writable() {
+                    Ok(()) => line(true, "data root is writable".into()),
+                    Err(error) => line(false, format!("data root is not writable: {error}")),
+                }
+            }
+            Err(error) => {
+                line(false, format!("registry: {error}"));
+                if let RegistryError::Corrupt { path, .. } = &error {
+                    println!("        recover: mv {0} {0}.corrupt   (maps must then be registered again)", path.display());
+                }
+            }
+        }
+    } else {
+        line(true, format!("data root: {} (will be created at start)", settings.data_root.display()));
+    }
+    for (index, root) in settings.map_roots.iter().enumerate() {
+        let role = if index == 0 { ", resolves relative paths" } else { "" };
+        match MapRoots::open(std::slice::from_ref(root)) {
+            Ok(_) => line(true, format!("map root [{index}]: {}{role}", root.display())),
+            Err(_) if !settings.map_roots_configured => line(true, format!("map root [{index}]: {} (will be created at start){role}", root.display())),
+            Err((_, error)) => line(false, format!("map root [{index}]: {} cannot be opened: {error}", root.display())),
+        }
+    }
+    line(true, format!("media limits: {} bytes, {} pixels", settings.max_image_bytes, settings.max_image_pixels));
+    let roots: Vec<String> = settings.provider_roots.iter().map(|p| p.display().to_string()).collect();
+    line(true, format!("provider roots: {}", roots.join(", ")));
+    line(true, format!("providers: {}", settings.providers.as_ref().map_or("all found".into(), |p| p.join(", "))));
+    line(true, format!(
+        "preparation over MCP: detectors {}, knowledge {}",
+        if settings.detector_preparation { "offered" } else { "withheld" },
+        if settings.knowledge_preparation { "offered" } else { "withheld" }
+    ));
+    line(true, format!("asset mirror: {}", settings.asset_mirror.as_deref().unwrap_or("(none: upstream)")));
+    line(true, format!("log filter: {}", settings.log_filter));
+    if problems == 0 {
+        println!("result: ready to serve");
+        ExitCode::SUCCESS
+    } else {
+        println!("result: {problems} problem(s); the server would not start or would fail calls");
+        ExitCode::FAILURE
+    }
+}

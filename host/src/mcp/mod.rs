@@ -1,0 +1,263 @@
+//! The MCP edge: the rmcp server, the tool inventory, the error adapter and
+//! the renderer of error results.
+//!
+//! Invariants: every `tools/call` gets a fresh trace ID, runs inside
+//! [`trace::run_call`] (so panics are caught), ends in exactly one
+//! `event=tool_call` log line, and fails only through [`adapter::envelope_for`]
+//! and [`error_result::error_result`] (or [`error_result::protocol_error`] for
+//! a tool that is not offered).
+
+pub mod adapter;
+pub mod arguments;
+pub mod error_result;
+pub mod inventory;
+pub mod tools;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, InitializeResult, JsonObject,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ResourceTemplate, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::errors::{Envelope, ErrorCode};
+use crate::registry::{Registry, RegistryError};
+use crate::roots::MapRoots;
+use crate::settings::Settings;
+use crate::trace::{self, TraceId};
+
+use adapter::{FailedCall, ToolError};
+use inventory::{Inventory, ToolName, ToolSpec};
+use tools::{MAP_URI_PREFIX, MapReport};
+
+/// The server's name on the wire.
+pub const SERVER_NAME: &str = "stratigraphic-amenity";
+/// The server's version.
+pub const SERVER_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// What the server tells agents when they connect: the agent guide in brief.
+pub const INSTRUCTIONS: &str = "Stratigraphic Amenity works through scanned geologic maps. \
+Start with geomap_capabilities, then geomap_register_map a scan from an allowed map root and use its map_id. \
+Every failed call returns a geomap-error/v1 envelope: branch on `code`, follow `recovery_hints` in order, \
+and keep `trace_id` (the operator finds the failure in the server log under it). \
+Codes for the agent (invalid_arguments, artifact_not_found, unknown_tool, unsupported_media, oversize_image) you can fix yourself; \
+ask the user before anything is downloaded; hand operator codes (path_not_allowed, registry_corrupt, internal_error, ...) \
+to the operator with the trace_id. Retry only internal_error, once, and only when the tool is idempotent (retryable: true).";
+
+/// Why the server cannot start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartupError {
+    /// A configured map root cannot be opened.
+    #[error("map root {} cannot be opened ({source}); fix GEOMAP_MAP_ROOTS or create the folder", path.display())]
+    MapRoot { path: PathBuf, source: std::io::Error },
+    /// The registry cannot be used.
+    #[error("{0}")]
+    Registry(#[from] RegistryError),
+}
+
+/// Everything a running server shares between calls.
+#[derive(Debug)]
+pub struct ServerState {
+    /// Settings in force.
+    pub settings: Settings,
+    /// Allowed map roots, opened.
+    pub roots: MapRoots,
+    /// The registry.
+    pub registry: Registry,
+    /// Offered tools.
+    pub inventory: Inventory,
+}
+
+impl ServerState {
+    /// Opens the data root, registry and map roots (creating the default map root).
+    pub fn start(settings: Settings) -> Result<ServerState, StartupError> {
+        let registry = Registry::open(&settings.data_root)?;
+        if !settings.map_roots_configured {
+            for root in &settings.map_roots {
+                std::fs::create_dir_all(root).map_err(|source| StartupError::MapRoot { path: root.clone(), source })?;
+            }
+        }
+        let roots = MapRoots::open(&settings.map_roots).map_err(|(path, source)| StartupError::MapRoot { path, source })?;
+        Ok(ServerState { settings, roots, registry, inventory: Inventory::new() })
+    }
+}
+
+/// The rmcp server handler.
+#[derive(Debug, Clone)]
+pub struct GeomapServer {
+    state: Arc<ServerState>,
+}
+
+/// A successful tool's structured result and the resources it links.
+struct ToolOutput {
+    structured: Value,
+    links: Vec<Resource>,
+}
+
+impl ToolOutput {
+    fn new(result: &impl Serialize, links: Vec<Resource>) -> ToolOutput {
+        ToolOutput { structured: serde_json::to_value(result).expect("tool results always serialize"), links }
+    }
+
+    fn into_result(self) -> CallToolResult {
+        let text = serde_json::to_string_pretty(&self.structured).expect("JSON values always serialize");
+        let mut content = vec![ContentBlock::text(text)];
+        content.extend(self.links.into_iter().map(ContentBlock::resource_link));
+        let mut result = CallToolResult::success(content);
+        result.structured_content = Some(self.structured);
+        result
+    }
+}
+
+impl GeomapServer {
+    /// A server over `state`.
+    pub fn new(state: ServerState) -> GeomapServer {
+        GeomapServer { state: Arc::new(state) }
+    }
+
+    async fn dispatch(&self, name: ToolName, arguments: Option<JsonObject>) -> Result<ToolOutput, ToolError> {
+        #[cfg(feature = "fault-injection")]
+        if std::env::var("GEOMAP_FAULT_PANIC_TOOL").is_ok_and(|tool| tool == name.as_str()) {
+            panic!("fault injection: {} panics on purpose", name.as_str());
+        }
+        let state = Arc::clone(&self.state);
+        match name {
+            ToolName::Capabilities => {
+                let _: tools::CapabilitiesArgs = arguments::parse(arguments)?;
+                Ok(ToolOutput::new(&tools::capabilities(&state), Vec::new()))
+            }
+            ToolName::RegisterMap => {
+                let report = tools::register_map(state, arguments::parse(arguments)?).await?;
+                Ok(ToolOutput::new(&report, vec![map_resource(&report)]))
+            }
+            ToolName::DescribeMap => {
+                let args: tools::DescribeMapArgs = arguments::parse(arguments)?;
+                let report = tools::describe_map(state, args.map_id).await?;
+                Ok(ToolOutput::new(&report, vec![map_resource(&report)]))
+            }
+        }
+    }
+
+    fn envelope(&self, error: &ToolError, spec: &ToolSpec, trace_id: &TraceId) -> Envelope {
+        let call = FailedCall { tool: spec.name.as_str(), idempotent: spec.idempotent(), trace_id, settings: &self.state.settings };
+        adapter::envelope_for(error, &call)
+    }
+
+    fn unknown_tool(&self, name: &str, trace_id: &TraceId) -> Envelope {
+        let offered: Vec<&str> = self.state.inventory.specs().iter().map(|spec| spec.name.as_str()).collect();
+        let hint = format!("Refresh the tool list with tools/list and call one of: {}.", offered.join(", "));
+        let serde_json::Value::Object(details) = json!({ "tool": name, "offered": offered }) else { unreachable!() };
+        Envelope::new(ErrorCode::UnknownTool, format!("This server offers no tool named {name:?}. {hint}"), trace_id.as_str())
+            .with_details(details)
+            .with_hints(vec![hint])
+    }
+}
+
+fn map_resource(report: &MapReport) -> Resource {
+    Resource::new(report.resource_uri.clone(), report.source.relative_path.clone())
+        .with_title(format!("Map {}", report.map_id))
+        .with_description(format!("{} {}×{} registered map", report.media_type.mime(), report.width, report.height))
+        .with_mime_type("application/json")
+}
+
+/// Operator-facing failures get their domain error logged above the call's line.
+fn operator_detail(error: &ToolError, envelope: &Envelope) -> Option<String> {
+    matches!(envelope.code, ErrorCode::InternalError | ErrorCode::RegistryCorrupt).then(|| error.to_string())
+}
+
+impl ServerHandler for GeomapServer {
+    fn get_info(&self) -> ServerConfig {
+        InitializeResult::new(ServerCapabilities::builder().enable_tools().enable_resources().build())
+            .with_server_info(Implementation::new(SERVER_NAME, SERVER_VERSION).with_title("Stratigraphic Amenity"))
+            .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn list_tools(&self, _request: Option<PaginatedRequestParams>, _context: RequestContext<RoleServer>) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.state.inventory.specs().iter().map(|spec| spec.tool.clone()).collect()))
+    }
+
+    async fn call_tool(&self, request: CallToolRequestParams, _context: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
+        let trace_id = TraceId::random();
+        let started = Instant::now();
+        let Some(spec) = self.state.inventory.find(&request.name) else {
+            let envelope = self.unknown_tool(&request.name, &trace_id);
+            trace::log_tool_call(&request.name, ErrorCode::UnknownTool.as_str(), started.elapsed(), &trace_id, None);
+            return Err(error_result::protocol_error(&envelope));
+        };
+        let outcome = trace::run_call(trace_id.clone(), self.dispatch(spec.name, request.arguments)).await;
+        let (result, label, detail) = match outcome {
+            Ok(Ok(output)) => (output.into_result(), "ok", None),
+            Ok(Err(error)) => {
+                let envelope = self.envelope(&error, spec, &trace_id);
+                (error_result::error_result(&envelope), envelope.code.as_str(), operator_detail(&error, &envelope))
+            }
+            Err(trace::PanicReport(report)) => {
+                let envelope = self.envelope(&ToolError::Panic, spec, &trace_id);
+                (error_result::error_result(&envelope), envelope.code.as_str(), Some(report))
+            }
+        };
+        trace::log_tool_call(spec.name.as_str(), label, started.elapsed(), &trace_id, detail.as_deref());
+        Ok(result.into())
+    }
+
+    async fn list_resources(&self, _request: Option<PaginatedRequestParams>, _context: RequestContext<RoleServer>) -> Result<ListResourcesResult, ErrorData> {
+        let data = self.state.registry.load().map_err(|error| {
+            let trace_id = TraceId::random();
+            let spec = self.state.inventory.find(ToolName::DescribeMap.as_str()).expect("describe is always offered");
+            ErrorData::internal_error(error.to_string(), Some(json!(self.envelope(&ToolError::Registry(error), spec, &trace_id))))
+        })?;
+        let resources = data
+            .maps
+            .values()
+            .map(|record| {
+                Resource::new(format!("{MAP_URI_PREFIX}{}", record.map_id), record.relative_path.clone())
+                    .with_title(format!("Map {}", record.map_id))
+                    .with_description(format!("{} {}×{} registered map", record.media_type.mime(), record.width, record.height))
+                    .with_mime_type("application/json")
+            })
+            .collect();
+        Ok(ListResourcesResult::with_all_items(resources))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let template = ResourceTemplate::new(format!("{MAP_URI_PREFIX}{{map_id}}"), "map")
+            .with_title("A registered map")
+            .with_description("What is known about a map registered with geomap_register_map (JSON).")
+            .with_mime_type("application/json");
+        Ok(ListResourceTemplatesResult::with_all_items(vec![template]))
+    }
+
+    async fn read_resource(&self, request: ReadResourceRequestParams, _context: RequestContext<RoleServer>) -> Result<ReadResourceResponse, ErrorData> {
+        let trace_id = TraceId::random();
+        let spec = self.state.inventory.find(ToolName::DescribeMap.as_str()).expect("describe is always offered");
+        let map_id = request.uri.strip_prefix(MAP_URI_PREFIX).unwrap_or(&request.uri).to_owned();
+        let outcome = trace::run_call(trace_id.clone(), tools::describe_map(Arc::clone(&self.state), map_id)).await;
+        let error = match outcome {
+            Ok(Ok(report)) => {
+                let text = serde_json::to_string_pretty(&report).expect("reports always serialize");
+                let contents = ResourceContents::text(text, request.uri).with_mime_type("application/json");
+                return Ok(ReadResourceResult::new(vec![contents]).into());
+            }
+            Ok(Err(error)) => error,
+            Err(_) => ToolError::Panic,
+        };
+        let envelope = self.envelope(&error, spec, &trace_id);
+        let data = Some(serde_json::to_value(&envelope).expect("envelopes always serialize"));
+        let message = format!("{}: {} (trace_id {})", envelope.code, envelope.message, envelope.trace_id);
+        Err(match envelope.code {
+            ErrorCode::ArtifactNotFound => ErrorData::resource_not_found(message, data),
+            _ => ErrorData::internal_error(message, data),
+        })
+    }
+}

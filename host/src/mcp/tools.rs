@@ -1,0 +1,322 @@
+//! The tool handlers: thin orchestration over `roots`, `media` and `registry`.
+//!
+//! Invariant: handlers return typed results or a [`ToolError`]; they never
+//! build envelopes or MCP results themselves.
+
+use std::os::unix::fs::MetadataExt;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::errors::ErrorCode;
+use crate::media::{self, MediaLimits, MediaType};
+use crate::registry::{MapRecord, RegistryError};
+use crate::roots::RootsError;
+use crate::trace;
+
+use super::ServerState;
+use super::adapter::{MapGone, ToolError};
+
+/// The URI scheme prefix of registered maps.
+pub const MAP_URI_PREFIX: &str = "geomap://maps/";
+
+/// `geomap_capabilities` takes no arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CapabilitiesArgs {}
+
+/// Arguments of `geomap_register_map`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RegisterMapArgs {
+    /// The scan's path: absolute inside an allowed map root, or relative to the first root.
+    pub path: String,
+}
+
+/// Arguments of `geomap_describe_map`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DescribeMapArgs {
+    /// A map_id returned by geomap_register_map.
+    pub map_id: String,
+}
+
+/// Where a registered map's file is, relative to the allowed roots.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct MapSource {
+    /// Index of the map root in geomap_capabilities' `map_roots` (0 resolves relative paths).
+    pub root_index: usize,
+    /// The file's path inside that root, symbolic links resolved.
+    pub relative_path: String,
+}
+
+/// What is known about a registered map (the result of register and describe).
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct MapReport {
+    /// Stable ID: the same unchanged file always gets the same one.
+    pub map_id: String,
+    /// The map as an MCP resource.
+    pub resource_uri: String,
+    /// Type sniffed from the file's bytes.
+    pub media_type: MediaType,
+    /// Width in pixels, from the header.
+    pub width: u64,
+    /// Height in pixels, from the header.
+    pub height: u64,
+    /// File size.
+    pub bytes: u64,
+    /// SHA-256 of the file, lowercase hex.
+    pub sha256: String,
+    /// When the map was first registered (RFC 3339, UTC).
+    pub registered_at: String,
+    /// Where the file is.
+    pub source: MapSource,
+    /// geomap_register_map only: true when this file was already registered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub already_registered: Option<bool>,
+    /// Things the agent should know that are not failures.
+    pub warnings: Vec<String>,
+}
+
+/// Name and version of this server.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ServerIdentity {
+    /// `stratigraphic-amenity`.
+    pub name: String,
+    /// The release version.
+    pub version: String,
+}
+
+/// Whether one tool can succeed right now.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ToolReadiness {
+    /// The tool's name.
+    pub name: String,
+    /// True when nothing in the server's set-up stops the tool.
+    pub ready: bool,
+    /// The code the tool would fail with while not ready.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unavailable_code: Option<ErrorCode>,
+    /// Why it is not ready.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// One allowed map root.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct MapRootInfo {
+    /// Position in the list (`source.root_index` refers to it).
+    pub index: usize,
+    /// The folder, as the operator configured it.
+    pub path: String,
+    /// True for the root that relative paths resolve against.
+    pub resolves_relative_paths: bool,
+}
+
+/// The media this server takes.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct MediaInfo {
+    /// Supported types (sniffed from the bytes, not the extension).
+    pub supported: Vec<MediaType>,
+    /// Largest file accepted (GEOMAP_MAX_IMAGE_BYTES).
+    pub max_image_bytes: u64,
+    /// Largest image accepted, width × height (GEOMAP_MAX_IMAGE_PIXELS).
+    pub max_image_pixels: u64,
+}
+
+/// The data root's state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DataRootState {
+    /// Registry readable and writable.
+    Ready,
+    /// The registry file cannot be read; the operator must move it aside.
+    RegistryCorrupt,
+    /// The server cannot write to the data root.
+    Unwritable,
+}
+
+/// Facts about the data root.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct DataRootInfo {
+    /// The folder (GEOMAP_DATA_ROOT).
+    pub path: String,
+    /// Whether the registry can be used.
+    pub state: DataRootState,
+    /// Maps in the registry, when it is readable.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub registered_maps: Option<usize>,
+}
+
+/// The result of `geomap_capabilities`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct CapabilitiesResult {
+    /// Which server this is.
+    pub server: ServerIdentity,
+    /// Every offered tool and whether it is ready.
+    pub tools: Vec<ToolReadiness>,
+    /// Folders maps may be registered from, in order.
+    pub map_roots: Vec<MapRootInfo>,
+    /// Media types and limits.
+    pub media: MediaInfo,
+    /// The data root.
+    pub data_root: DataRootInfo,
+    /// Set-up problems worth telling the user about.
+    pub warnings: Vec<String>,
+}
+
+/// `geomap_capabilities`.
+pub fn capabilities(state: &ServerState) -> CapabilitiesResult {
+    let settings = &state.settings;
+    let (data_state, registered_maps) = match state.registry.load() {
+        Ok(data) => match state.registry.check_writable() {
+            Ok(()) => (DataRootState::Ready, Some(data.maps.len())),
+            Err(_) => (DataRootState::Unwritable, Some(data.maps.len())),
+        },
+        Err(RegistryError::Corrupt { .. }) => (DataRootState::RegistryCorrupt, None),
+        Err(RegistryError::Io { .. }) => (DataRootState::Unwritable, None),
+    };
+    let blocked = |writes: bool| match data_state {
+        DataRootState::RegistryCorrupt => Some((ErrorCode::RegistryCorrupt, "the registry file cannot be read; the operator must move it aside")),
+        DataRootState::Unwritable if writes => Some((ErrorCode::InternalError, "the server cannot write to its data root")),
+        _ => None,
+    };
+    let tools = state
+        .inventory
+        .specs()
+        .iter()
+        .map(|spec| {
+            let block = match spec.name {
+                super::inventory::ToolName::Capabilities => None,
+                super::inventory::ToolName::RegisterMap => blocked(true),
+                super::inventory::ToolName::DescribeMap => blocked(false),
+            };
+            ToolReadiness {
+                name: spec.name.as_str().to_owned(),
+                ready: block.is_none(),
+                unavailable_code: block.map(|(code, _)| code),
+                reason: block.map(|(_, reason)| reason.to_owned()),
+            }
+        })
+        .collect();
+    let mut warnings = Vec::new();
+    if data_state != DataRootState::Ready {
+        warnings.push("The data root is not ready: registering maps will fail until the operator fixes it (see data_root.state).".to_owned());
+    }
+    CapabilitiesResult {
+        server: ServerIdentity { name: super::SERVER_NAME.to_owned(), version: super::SERVER_VERSION.to_owned() },
+        tools,
+        map_roots: state
+            .roots
+            .configured()
+            .enumerate()
+            .map(|(index, path)| MapRootInfo { index, path: path.display().to_string(), resolves_relative_paths: index == 0 })
+            .collect(),
+        media: MediaInfo {
+            supported: MediaType::SUPPORTED.to_vec(),
+            max_image_bytes: settings.max_image_bytes,
+            max_image_pixels: settings.max_image_pixels,
+        },
+        data_root: DataRootInfo { path: settings.data_root.display().to_string(), state: data_state, registered_maps },
+        warnings,
+    }
+}
+
+/// `geomap_register_map`: resolve inside a root, check the media, record it.
+pub async fn register_map(state: Arc<ServerState>, args: RegisterMapArgs) -> Result<MapReport, ToolError> {
+    trace::spawn_blocking(move || {
+        let requested = args.path;
+        let mut opened = state.roots.open_map(&requested).map_err(|error| ToolError::MapPath { requested: requested.clone(), error })?;
+        let limits = MediaLimits { max_bytes: state.settings.max_image_bytes, max_pixels: state.settings.max_image_pixels };
+        let header = media::inspect(&mut opened.file, limits)?;
+        let sha256 = media::content_sha256(&mut opened.file).map_err(media::MediaError::Io)?;
+        let metadata = opened.file.metadata().map_err(media::MediaError::Io)?;
+        let map_id = map_id_for(&opened.root, &opened.relative_path, &sha256);
+        let candidate = MapRecord {
+            map_id: map_id.clone(),
+            root: opened.root,
+            relative_path: opened.relative_path,
+            media_type: header.media_type,
+            width: header.width,
+            height: header.height,
+            bytes: metadata.len(),
+            sha256,
+            modified_ns: modified_ns(&metadata),
+            registered_at: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
+        };
+        let (record, already_registered) = state.registry.update(|data| match data.maps.get_mut(&map_id) {
+            Some(existing) => {
+                existing.modified_ns = candidate.modified_ns;
+                (existing.clone(), true)
+            }
+            None => {
+                data.maps.insert(map_id.clone(), candidate.clone());
+                (candidate, false)
+            }
+        })?;
+        Ok(report(&record, opened.root_index, Some(already_registered)))
+    })
+    .await
+}
+
+/// `geomap_describe_map` (and `resources/read`): the record, after checking the file is unchanged.
+pub async fn describe_map(state: Arc<ServerState>, map_id: String) -> Result<MapReport, ToolError> {
+    trace::spawn_blocking(move || {
+        let data = state.registry.load()?;
+        let gone = |reason, record: Option<&MapRecord>| ToolError::MapNotFound {
+            map_id: map_id.clone(),
+            reason,
+            registered_as: record.map(|r| r.relative_path.clone()),
+        };
+        let record = data.maps.get(&map_id).ok_or_else(|| gone(MapGone::UnknownId, None))?;
+        let root_index = state.roots.index_of(&record.root).ok_or_else(|| gone(MapGone::RootNoLongerAllowed, Some(record)))?;
+        let mut file = state.roots.reopen(&record.root, &record.relative_path).map_err(|error| match error {
+            RootsError::OutsideRoots => gone(MapGone::RootNoLongerAllowed, Some(record)),
+            _ => gone(MapGone::FileMissing, Some(record)),
+        })?;
+        let metadata = file.metadata().map_err(media::MediaError::Io)?;
+        if metadata.len() != record.bytes {
+            return Err(gone(MapGone::FileChanged, Some(record)));
+        }
+        if modified_ns(&metadata) != record.modified_ns && media::content_sha256(&mut file).map_err(media::MediaError::Io)? != record.sha256 {
+            return Err(gone(MapGone::FileChanged, Some(record)));
+        }
+        Ok(report(record, root_index, None))
+    })
+    .await
+}
+
+fn report(record: &MapRecord, root_index: usize, already_registered: Option<bool>) -> MapReport {
+    MapReport {
+        map_id: record.map_id.clone(),
+        resource_uri: format!("{MAP_URI_PREFIX}{}", record.map_id),
+        media_type: record.media_type,
+        width: record.width,
+        height: record.height,
+        bytes: record.bytes,
+        sha256: record.sha256.clone(),
+        registered_at: record.registered_at.clone(),
+        source: MapSource { root_index, relative_path: record.relative_path.clone() },
+        already_registered,
+        warnings: Vec::new(),
+    }
+}
+
+/// `map_` and 20 hex characters of SHA-256 over the root, the path inside it and the content hash.
+fn map_id_for(root: &std::path::Path, relative_path: &str, sha256: &str) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let mut hasher = Sha256::new();
+    for part in [root.as_os_str().as_bytes(), relative_path.as_bytes(), sha256.as_bytes()] {
+        hasher.update(part);
+        hasher.update([0]);
+    }
+    let digest: String = hasher.finalize().iter().take(10).map(|b| format!("{b:02x}")).collect();
+    format!("map_{digest}")
+}
+
+fn modified_ns(metadata: &std::fs::Metadata) -> i128 {
+    i128::from(metadata.mtime()) * 1_000_000_000 + i128::from(metadata.mtime_nsec())
+}

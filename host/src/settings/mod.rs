@@ -1,0 +1,321 @@
+//! Operator settings: environment variables plus an optional TOML file named by
+//! `GEOMAP_CONFIG` (the environment wins). Read once at start; errors and hints
+//! read this same value at the moment of a failure.
+//!
+//! Invariant: a bad value never reaches the server; [`Settings::load`] rejects
+//! it with the variable's name and what it accepts.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+/// The folder name under the platform data directory.
+pub const APP_DIR_NAME: &str = "stratigraphic-amenity";
+/// Default media limits: room for a 10000×10000 scan with margin.
+pub const DEFAULT_MAX_IMAGE_PIXELS: u64 = 150_000_000;
+/// A 10000×10000 RGBA TIFF without compression is 400 MB.
+pub const DEFAULT_MAX_IMAGE_BYTES: u64 = 1 << 30;
+
+/// Everything the operator can set.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    /// Registry, artifacts, assets and caches (`GEOMAP_DATA_ROOT`).
+    pub data_root: PathBuf,
+    /// Allowed folders for map files (`GEOMAP_MAP_ROOTS`); the first resolves relative paths.
+    pub map_roots: Vec<PathBuf>,
+    /// Whether `map_roots` came from the operator rather than the default.
+    pub map_roots_configured: bool,
+    /// Allowed folders for provider components (`GEOMAP_PROVIDER_ROOTS`).
+    pub provider_roots: Vec<PathBuf>,
+    /// Providers the operator enables (`GEOMAP_PROVIDERS`); `None` enables all found.
+    pub providers: Option<Vec<String>>,
+    /// Whether `geomap_prepare_detectors` is offered over MCP.
+    pub detector_preparation: bool,
+    /// Whether `geomap_prepare_knowledge` is offered over MCP.
+    pub knowledge_preparation: bool,
+    /// Largest map file accepted, in bytes.
+    pub max_image_bytes: u64,
+    /// Largest map accepted, in pixels (width × height).
+    pub max_image_pixels: u64,
+    /// Base URL to fetch approved assets from instead of upstream.
+    pub asset_mirror: Option<String>,
+    /// The tracing filter for the log (`GEOMAP_LOG`).
+    pub log_filter: String,
+    /// The TOML file the settings were read from, if any.
+    pub config_file: Option<PathBuf>,
+}
+
+/// A setting the server cannot start with.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum SettingsError {
+    /// A variable's value is not acceptable.
+    #[error("{variable}={value:?} is not valid: {accepts}")]
+    Invalid { variable: &'static str, value: String, accepts: String },
+    /// The config file named by GEOMAP_CONFIG cannot be used.
+    #[error("GEOMAP_CONFIG={}: {reason}", path.display())]
+    ConfigFile { path: PathBuf, reason: String },
+    /// No data root was set and the platform has no data directory.
+    #[error("GEOMAP_DATA_ROOT is not set and this platform has no user data directory; set GEOMAP_DATA_ROOT to an absolute folder")]
+    NoDataRoot,
+}
+
+/// The TOML file's keys: each variable's name without `GEOMAP_`, in lower case.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConfigFile {
+    data_root: Option<PathBuf>,
+    map_roots: Option<Vec<PathBuf>>,
+    provider_roots: Option<Vec<PathBuf>>,
+    providers: Option<Vec<String>>,
+    mcp_enable_detector_preparation: Option<bool>,
+    mcp_enable_knowledge_preparation: Option<bool>,
+    max_image_bytes: Option<u64>,
+    max_image_pixels: Option<u64>,
+    asset_mirror: Option<String>,
+    log: Option<String>,
+}
+
+impl Settings {
+    /// Reads the settings from the process environment.
+    pub fn from_process_env() -> Result<Settings, SettingsError> {
+        Settings::load(|name| std::env::var_os(name))
+    }
+
+    /// Reads the settings through `env`, a lookup of environment variables.
+    pub fn load(env: impl Fn(&str) -> Option<OsString>) -> Result<Settings, SettingsError> {
+        let var = |name: &str| env(name).filter(|value| !value.is_empty());
+        let config_file = var("GEOMAP_CONFIG").map(PathBuf::from);
+        let file = match &config_file {
+            Some(path) => read_config_file(path)?,
+            None => ConfigFile::default(),
+        };
+
+        let data_root = match var("GEOMAP_DATA_ROOT") {
+            Some(value) => absolute_path("GEOMAP_DATA_ROOT", &value)?,
+            None => match file.data_root {
+                Some(path) => absolute_path("GEOMAP_DATA_ROOT", path.as_os_str())?,
+                None => dirs::data_dir().ok_or(SettingsError::NoDataRoot)?.join(APP_DIR_NAME),
+            },
+        };
+        let env_or_file_paths = |name: &'static str, from_file: Option<Vec<PathBuf>>| match var(name) {
+            Some(value) => path_list(name, &value).map(Some),
+            None => from_file
+                .map(|paths| paths.iter().map(|p| absolute_path(name, p.as_os_str())).collect())
+                .transpose(),
+        };
+        let map_roots = env_or_file_paths("GEOMAP_MAP_ROOTS", file.map_roots)?;
+        let map_roots_configured = map_roots.is_some();
+        let map_roots = map_roots.unwrap_or_else(|| vec![data_root.join("maps")]);
+        let provider_roots = env_or_file_paths("GEOMAP_PROVIDER_ROOTS", file.provider_roots)?
+            .unwrap_or_else(|| vec![data_root.join("providers")]);
+
+        let providers = match var("GEOMAP_PROVIDERS") {
+            Some(value) => Some(provider_names(&text("GEOMAP_PROVIDERS", &value)?)?),
+            None => file.providers,
+        };
+        let flag = |name: &'static str, from_file: Option<bool>| match var(name) {
+            Some(value) => boolean(name, &text(name, &value)?),
+            None => Ok(from_file.unwrap_or(true)),
+        };
+        let limit = |name: &'static str, from_file: Option<u64>, default: u64, bytes: bool| match var(name) {
+            Some(value) => positive_count(name, &text(name, &value)?, bytes),
+            None => match from_file {
+                Some(0) => Err(invalid(name, "0", "a whole number above 0")),
+                Some(n) => Ok(n),
+                None => Ok(default),
+            },
+        };
+        let asset_mirror = match var("GEOMAP_ASSET_MIRROR") {
+            Some(value) => Some(text("GEOMAP_ASSET_MIRROR", &value)?),
+            None => file.asset_mirror,
+        };
+        if let Some(url) = &asset_mirror {
+            mirror_url(url)?;
+        }
+        let log_filter = match var("GEOMAP_LOG") {
+            Some(value) => text("GEOMAP_LOG", &value)?,
+            None => file.log.unwrap_or_else(|| "info".to_owned()),
+        };
+        tracing_subscriber::EnvFilter::try_new(&log_filter).map_err(|error| {
+            invalid("GEOMAP_LOG", &log_filter, &format!("a tracing filter such as `info` or `warn,stratigraphic_amenity=debug` ({error})"))
+        })?;
+
+        Ok(Settings {
+            data_root,
+            map_roots,
+            map_roots_configured,
+            provider_roots,
+            providers,
+            detector_preparation: flag("GEOMAP_MCP_ENABLE_DETECTOR_PREPARATION", file.mcp_enable_detector_preparation)?,
+            knowledge_preparation: flag("GEOMAP_MCP_ENABLE_KNOWLEDGE_PREPARATION", file.mcp_enable_knowledge_preparation)?,
+            max_image_bytes: limit("GEOMAP_MAX_IMAGE_BYTES", file.max_image_bytes, DEFAULT_MAX_IMAGE_BYTES, true)?,
+            max_image_pixels: limit("GEOMAP_MAX_IMAGE_PIXELS", file.max_image_pixels, DEFAULT_MAX_IMAGE_PIXELS, false)?,
+            asset_mirror,
+            log_filter,
+            config_file,
+        })
+    }
+
+    /// The registry file inside the data root.
+    pub fn registry_path(&self) -> PathBuf {
+        self.data_root.join("registry.json")
+    }
+}
+
+fn invalid(variable: &'static str, value: &str, accepts: &str) -> SettingsError {
+    SettingsError::Invalid { variable, value: value.to_owned(), accepts: accepts.to_owned() }
+}
+
+fn read_config_file(path: &Path) -> Result<ConfigFile, SettingsError> {
+    let fail = |reason: String| SettingsError::ConfigFile { path: path.to_owned(), reason };
+    let source = std::fs::read_to_string(path).map_err(|error| fail(format!("cannot be read ({error})")))?;
+    toml::from_str(&source).map_err(|error| fail(format!("is not a valid settings file: {error}")))
+}
+
+fn text(variable: &'static str, value: &OsString) -> Result<String, SettingsError> {
+    value
+        .to_str()
+        .map(str::to_owned)
+        .ok_or_else(|| invalid(variable, &value.to_string_lossy(), "UTF-8 text"))
+}
+
+fn absolute_path(variable: &'static str, value: &std::ffi::OsStr) -> Result<PathBuf, SettingsError> {
+    let path = PathBuf::from(value);
+    if path.is_absolute() {
+        Ok(path)
+    } else {
+        Err(invalid(variable, &value.to_string_lossy(), "an absolute path"))
+    }
+}
+
+fn path_list(variable: &'static str, value: &OsString) -> Result<Vec<PathBuf>, SettingsError> {
+    let paths: Vec<PathBuf> = std::env::split_paths(value).filter(|p| !p.as_os_str().is_empty()).collect();
+    if paths.is_empty() {
+        return Err(invalid(variable, &value.to_string_lossy(), "one or more absolute folders, separated by ':'"));
+    }
+    paths.iter().map(|p| absolute_path(variable, p.as_os_str())).collect()
+}
+
+fn provider_names(value: &str) -> Result<Vec<String>, SettingsError> {
+    let names: Vec<String> = value.split(',').map(str::trim).filter(|n| !n.is_empty()).map(str::to_owned).collect();
+    let valid = |n: &String| n.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+    if names.is_empty() || !names.iter().all(valid) {
+        return Err(invalid("GEOMAP_PROVIDERS", value, "provider names (lowercase letters, digits, '-') separated by commas"));
+    }
+    Ok(names)
+}
+
+fn boolean(variable: &'static str, value: &str) -> Result<bool, SettingsError> {
+    match value.to_ascii_lowercase().as_str() {
+        "true" | "1" | "yes" | "on" => Ok(true),
+        "false" | "0" | "no" | "off" => Ok(false),
+        _ => Err(invalid(variable, value, "true or false (also 1/0, yes/no, on/off)")),
+    }
+}
+
+fn positive_count(variable: &'static str, value: &str, bytes: bool) -> Result<u64, SettingsError> {
+    let accepts = if bytes {
+        "a whole number of bytes above 0, optionally with a KiB, MiB or GiB suffix (e.g. 512MiB)"
+    } else {
+        "a whole number above 0 (underscores allowed, e.g. 150_000_000)"
+    };
+    let compact: String = value.trim().chars().filter(|&c| c != '_').collect();
+    let (digits, scale) = match bytes {
+        true => [("GiB", 1u64 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)]
+            .into_iter()
+            .find_map(|(suffix, scale)| compact.strip_suffix(suffix).map(|d| (d.trim().to_owned(), scale)))
+            .unwrap_or((compact.clone(), 1)),
+        false => (compact.clone(), 1),
+    };
+    digits
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(scale))
+        .filter(|&n| n > 0)
+        .ok_or_else(|| invalid(variable, value, accepts))
+}
+
+fn mirror_url(url: &str) -> Result<(), SettingsError> {
+    let rest = url.strip_prefix("http://").or_else(|| url.strip_prefix("https://"));
+    match rest {
+        Some(host) if !host.is_empty() && !url.contains(char::is_whitespace) => Ok(()),
+        _ => Err(invalid("GEOMAP_ASSET_MIRROR", url, "an http:// or https:// base URL")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn load(vars: &[(&str, &str)]) -> Result<Settings, SettingsError> {
+        let map: HashMap<String, OsString> = vars.iter().map(|(k, v)| (k.to_string(), OsString::from(v))).collect();
+        Settings::load(|name| map.get(name).cloned())
+    }
+
+    #[test]
+    fn defaults_hang_off_the_data_root() {
+        let s = load(&[("GEOMAP_DATA_ROOT", "/srv/geomap")]).unwrap();
+        assert_eq!(s.map_roots, [PathBuf::from("/srv/geomap/maps")]);
+        assert!(!s.map_roots_configured);
+        assert_eq!(s.provider_roots, [PathBuf::from("/srv/geomap/providers")]);
+        assert_eq!((s.max_image_pixels, s.max_image_bytes), (DEFAULT_MAX_IMAGE_PIXELS, DEFAULT_MAX_IMAGE_BYTES));
+        assert!(s.detector_preparation && s.knowledge_preparation);
+        assert_eq!(s.log_filter, "info");
+    }
+
+    #[test]
+    fn bad_values_name_the_variable_and_what_it_accepts() {
+        let cases = [
+            ("GEOMAP_MAX_IMAGE_PIXELS", "lots"),
+            ("GEOMAP_MAX_IMAGE_BYTES", "0"),
+            ("GEOMAP_MCP_ENABLE_DETECTOR_PREPARATION", "maybe"),
+            ("GEOMAP_MAP_ROOTS", "relative/maps"),
+            ("GEOMAP_ASSET_MIRROR", "ftp://mirror"),
+            ("GEOMAP_PROVIDERS", "Bad Name"),
+        ];
+        for (variable, value) in cases {
+            let error = load(&[("GEOMAP_DATA_ROOT", "/d"), (variable, value)]).unwrap_err();
+            let SettingsError::Invalid { variable: named, accepts, .. } = &error else { panic!("{error:?}") };
+            assert_eq!(*named, variable);
+            assert!(!accepts.is_empty());
+            assert!(error.to_string().starts_with(variable), "{error}");
+        }
+    }
+
+    #[test]
+    fn byte_limits_take_binary_suffixes() {
+        let s = load(&[("GEOMAP_DATA_ROOT", "/d"), ("GEOMAP_MAX_IMAGE_BYTES", "512MiB"), ("GEOMAP_MAX_IMAGE_PIXELS", "1_000")]).unwrap();
+        assert_eq!((s.max_image_bytes, s.max_image_pixels), (512 << 20, 1000));
+    }
+
+    #[test]
+    fn the_environment_wins_over_the_config_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("geomap.toml");
+        std::fs::write(&file, "data_root = \"/from/file\"\nmax_image_pixels = 42\nmap_roots = [\"/a\", \"/b\"]\n").unwrap();
+        let path = file.to_str().unwrap();
+        let s = load(&[("GEOMAP_CONFIG", path), ("GEOMAP_MAX_IMAGE_PIXELS", "7")]).unwrap();
+        assert_eq!(s.data_root, PathBuf::from("/from/file"));
+        assert_eq!(s.max_image_pixels, 7);
+        assert_eq!(s.map_roots, [PathBuf::from("/a"), PathBuf::from("/b")]);
+        assert!(s.map_roots_configured);
+    }
+
+    #[test]
+    fn an_unknown_key_in_the_config_file_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("geomap.toml");
+        std::fs::write(&file, "max_pixels = 3\n").unwrap();
+        let error = load(&[("GEOMAP_CONFIG", file.to_str().unwrap())]).unwrap_err();
+        assert!(matches!(error, SettingsError::ConfigFile { .. }), "{error:?}");
+        assert!(error.to_string().contains("max_pixels"), "{error}");
+    }
+
+    #[test]
+    fn a_bad_log_filter_is_rejected() {
+        let error = load(&[("GEOMAP_DATA_ROOT", "/d"), ("GEOMAP_LOG", "info,[bad")]).unwrap_err();
+        assert!(error.to_string().starts_with("GEOMAP_LOG"), "{error}");
+    }
+}

@@ -1,0 +1,200 @@
+//! Trace IDs, the per-call scope, the `event=tool_call` log line and panic capture.
+//!
+//! Invariants: one random ID per tool call; everything the call runs (async
+//! tasks through the task-local, blocking work through [`spawn_blocking`])
+//! sees the same ID; a panic inside a call is caught, its backtrace kept for
+//! the edge to log just above the call's line, and never printed elsewhere.
+
+use std::backtrace::Backtrace;
+use std::cell::RefCell;
+use std::fmt;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::FutureExt;
+use tracing_subscriber::fmt::format::Writer;
+use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields};
+use tracing_subscriber::registry::LookupSpan;
+
+/// A 32-character lowercase hex ID shared by everything one tool call does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceId(String);
+
+impl TraceId {
+    /// A fresh random ID from the operating system's generator.
+    pub fn random() -> Self {
+        let mut bytes = [0u8; 16];
+        getrandom::fill(&mut bytes).expect("the operating system's random source is unavailable");
+        TraceId(bytes.iter().map(|b| format!("{b:02x}")).collect())
+    }
+
+    /// The ID as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for TraceId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// What one call shares with the code it runs.
+struct CallScope {
+    trace_id: TraceId,
+    panic_report: Mutex<Option<String>>,
+}
+
+tokio::task_local! {
+    static CURRENT_CALL: Arc<CallScope>;
+}
+
+thread_local! {
+    /// The scope of the call a blocking-pool thread is working for.
+    static BLOCKING_CALL: RefCell<Option<Arc<CallScope>>> = const { RefCell::new(None) };
+}
+
+fn current_scope() -> Option<Arc<CallScope>> {
+    CURRENT_CALL
+        .try_with(Arc::clone)
+        .ok()
+        .or_else(|| BLOCKING_CALL.with(|slot| slot.borrow().clone()))
+}
+
+/// The trace ID of the call this code runs for, if any.
+pub fn current_trace_id() -> Option<TraceId> {
+    current_scope().map(|scope| scope.trace_id.clone())
+}
+
+/// A panic caught inside a call: the panic message and full backtrace.
+#[derive(Debug)]
+pub struct PanicReport(pub String);
+
+/// Runs `work` as the body of one call with `trace_id`, catching any panic.
+pub async fn run_call<F: Future>(trace_id: TraceId, work: F) -> Result<F::Output, PanicReport> {
+    let scope = Arc::new(CallScope { trace_id, panic_report: Mutex::new(None) });
+    let outcome = CURRENT_CALL.scope(Arc::clone(&scope), AssertUnwindSafe(work).catch_unwind()).await;
+    outcome.map_err(|_| {
+        let report = scope.panic_report.lock().map(|mut slot| slot.take()).ok().flatten();
+        PanicReport(report.unwrap_or_else(|| "panic without a captured report".to_owned()))
+    })
+}
+
+/// Runs blocking `work` on Tokio's blocking pool inside the current call's scope.
+/// A panic there resumes in the caller, so [`run_call`] catches it.
+pub async fn spawn_blocking<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> T {
+    let scope = current_scope();
+    let joined = tokio::task::spawn_blocking(move || {
+        BLOCKING_CALL.with(|slot| *slot.borrow_mut() = scope);
+        let result = std::panic::catch_unwind(AssertUnwindSafe(work));
+        BLOCKING_CALL.with(|slot| *slot.borrow_mut() = None);
+        result
+    })
+    .await;
+    match joined {
+        Ok(Ok(value)) => value,
+        Ok(Err(payload)) => std::panic::resume_unwind(payload),
+        Err(join_error) => std::panic::resume_unwind(join_error.into_panic()),
+    }
+}
+
+/// Wraps the panic hook: inside a call the message and backtrace are kept for
+/// the edge to log; outside one the previous hook reports it as usual.
+pub fn install_panic_hook() {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let Some(scope) = current_scope() else {
+            return previous(info);
+        };
+        let report = format!("{info}\nstack backtrace:\n{}", Backtrace::force_capture());
+        if let Ok(mut slot) = scope.panic_report.lock() {
+            slot.get_or_insert(report);
+        }
+    }));
+}
+
+/// Sends the log to stderr, one event per line: `<RFC 3339 time> <LEVEL> <fields>`.
+/// rmcp's own chatter is limited to errors unless `filter` names `rmcp`.
+pub fn init_logging(filter: &str) {
+    let filter = if filter.contains("rmcp") { filter.to_owned() } else { format!("{filter},rmcp=error") };
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .event_format(LineFormat)
+        .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+        .init();
+}
+
+/// Time, level and the event's fields; no span context, so lines stay greppable.
+struct LineFormat;
+
+impl<S, N> FormatEvent<S, N> for LineFormat
+where
+    S: tracing::Subscriber + for<'a> LookupSpan<'a>,
+    N: for<'a> FormatFields<'a> + 'static,
+{
+    fn format_event(&self, context: &FmtContext<'_, S, N>, mut writer: Writer<'_>, event: &tracing::Event<'_>) -> fmt::Result {
+        let now = humantime::format_rfc3339_micros(std::time::SystemTime::now());
+        write!(writer, "{now} {:>5} ", event.metadata().level())?;
+        context.field_format().format_fields(writer.by_ref(), event)?;
+        writeln!(writer)
+    }
+}
+
+/// Writes the one INFO line every tool call ends with. `detail` (a panic's
+/// backtrace, or an operator-facing failure) is logged just above it; the line
+/// itself carries no message. The tool name is sanitized: it may come from the client.
+pub fn log_tool_call(tool: &str, outcome: &str, duration: Duration, trace_id: &TraceId, detail: Option<&str>) {
+    let tool: String = tool
+        .chars()
+        .take(64)
+        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '?' })
+        .collect();
+    if let Some(detail) = detail {
+        tracing::error!(trace_id = %trace_id, "tool {tool} failed: {detail}");
+    }
+    tracing::info!(
+        event = %"tool_call",
+        tool = %tool,
+        outcome = %outcome,
+        duration_ms = duration.as_millis() as u64,
+        trace_id = %trace_id
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trace_ids_are_32_lowercase_hex_and_distinct() {
+        let a = TraceId::random();
+        let b = TraceId::random();
+        assert_eq!(a.as_str().len(), 32);
+        assert!(a.as_str().chars().all(|c| c.is_ascii_digit() || ('a'..='f').contains(&c)));
+        assert_ne!(a, b);
+    }
+
+    #[tokio::test]
+    async fn nested_blocking_work_sees_the_call_trace_id() {
+        let id = TraceId::random();
+        let seen = run_call(id.clone(), async { spawn_blocking(current_trace_id).await }).await.unwrap();
+        assert_eq!(seen, Some(id));
+        assert_eq!(current_trace_id(), None);
+    }
+
+    #[tokio::test]
+    async fn a_panic_in_blocking_work_is_caught_with_its_backtrace() {
+        install_panic_hook();
+        let outcome = run_call(TraceId::random(), async {
+            spawn_blocking(|| panic!("boom in the pool")).await;
+        })
+        .await;
+        let PanicReport(report) = outcome.unwrap_err();
+        assert!(report.contains("boom in the pool"), "{report}");
+        assert!(report.contains("stack backtrace:"), "{report}");
+    }
+}
