@@ -116,10 +116,12 @@ pub enum Cause {
     UnknownSchemaVersion,
 }
 
-/// The envelope's fixed schema tag.
+/// The envelope's fixed schema tag: `V1` is `geomap-error/v1` (inlined in JSON
+/// schemas as a constant).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[schemars(inline)]
 pub enum EnvelopeSchema {
-    /// Version 1 of the envelope.
+    #[allow(missing_docs)]
     #[serde(rename = "geomap-error/v1")]
     V1,
 }

@@ -154,7 +154,7 @@ pub fn log_tool_call(tool: &str, outcome: &str, duration: Duration, trace_id: &T
         .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '?' })
         .collect();
     if let Some(detail) = detail {
-        tracing::error!(trace_id = %trace_id, "tool {tool} failed: {detail}");
+        tracing::error!("trace_id={trace_id} tool={tool} failed: {detail}");
     }
     tracing::info!(
         event = %"tool_call",

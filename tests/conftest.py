@@ -1,0 +1,147 @@
+"""Shared helpers for the end-to-end tests.
+
+Every test starts the real release binary (GEOMAP_TEST_BINARY) as a subprocess
+and talks to it with the official Python MCP client, in the protocol era the
+test asks for. The server's stderr goes to a file the test can read, so log
+lines can be matched to trace IDs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import struct
+import zlib
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import pytest
+from mcp.client.client import Client
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+BINARY = os.environ.get("GEOMAP_TEST_BINARY", str(Path(__file__).parents[1] / "target/release/stratigraphic-amenity"))
+ERAS = ["legacy", "2026-07-28"]
+TRACE_ID = re.compile(r"^[0-9a-f]{32}$")
+LOG_LINE = re.compile(
+    r"^\S+\s+INFO event=tool_call tool=(?P<tool>\S+) outcome=(?P<outcome>\S+) duration_ms=(?P<duration_ms>\d+) trace_id=(?P<trace_id>[0-9a-f]{32})$"
+)
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+
+class Server:
+    """One data root and map root, and how to start the server on them."""
+
+    def __init__(self, base: Path, env: dict[str, str] | None = None):
+        self.base = base
+        self.data_root = base / "data"
+        self.map_root = base / "maps"
+        self.map_root.mkdir(parents=True, exist_ok=True)
+        self.log_path = base / "server.log"
+        self.env = {
+            "GEOMAP_DATA_ROOT": str(self.data_root),
+            "GEOMAP_MAP_ROOTS": str(self.map_root),
+            "RUST_BACKTRACE": "0",
+            **(env or {}),
+        }
+
+    def params(self) -> StdioServerParameters:
+        return StdioServerParameters(command=BINARY, env=self.env)
+
+    @asynccontextmanager
+    async def connect(self, era: str = "legacy"):
+        with open(self.log_path, "a") as errlog:
+            async with Client(stdio_client(self.params(), errlog=errlog), mode=era) as client:
+                yield client
+
+    def log(self) -> list[str]:
+        return self.log_path.read_text().splitlines() if self.log_path.exists() else []
+
+    def tool_call_lines(self) -> list[dict]:
+        return [m.groupdict() for line in self.log() if (m := LOG_LINE.match(line))]
+
+    def tool_call_line(self, trace_id: str) -> dict:
+        matches = [line for line in self.tool_call_lines() if line["trace_id"] == trace_id]
+        assert len(matches) == 1, f"expected one tool_call line for {trace_id}, got {matches}\n" + "\n".join(self.log())
+        return matches[0]
+
+    def registry(self) -> dict:
+        return json.loads((self.data_root / "registry.json").read_text())
+
+
+@pytest.fixture
+def server(tmp_path) -> Server:
+    return Server(tmp_path)
+
+
+@pytest.fixture(params=ERAS)
+def era(request) -> str:
+    return request.param
+
+
+def assert_envelope(result, code: str, server: Server | None = None, *, tool: str | None = None, hints: bool = True) -> dict:
+    """Checks an error result end to end and returns its envelope."""
+    assert result.is_error is True, result
+    envelope = result.structured_content
+    assert envelope["schema"] == "geomap-error/v1"
+    assert envelope["code"] == code, envelope
+    assert TRACE_ID.match(envelope["trace_id"]), envelope["trace_id"]
+    assert isinstance(envelope["retryable"], bool)
+    assert envelope["message"]
+    found_hints = envelope.get("recovery_hints", [])
+    if hints:
+        assert found_hints, f"{code} should carry recovery hints"
+    text = result.content[0].text
+    details = json.dumps(envelope.get("details", {}), separators=(",", ":"), ensure_ascii=False)
+    expected_digest = [
+        f"error.code: {code}",
+        f"trace_id: {envelope['trace_id']}",
+        f"details: {details}",
+        *[f"recovery_hint: {hint}" for hint in found_hints],
+    ]
+    lines = text.splitlines()
+    assert lines[-len(expected_digest):] == expected_digest, text
+    assert lines[-len(expected_digest) - 1] == "Evidence digest", text
+    assert text.startswith(envelope["message"])
+    if server is not None:
+        line = server.tool_call_line(envelope["trace_id"])
+        assert line["outcome"] == code
+        if tool:
+            assert line["tool"] == tool
+    return envelope
+
+
+def png(path: Path, width: int, height: int, color=(200, 120, 40), noise: bool = False) -> Path:
+    """Writes a real RGB PNG: one colour, or random pixels (which do not compress)."""
+    if noise:
+        raw = zlib.compress(b"".join(b"\x00" + os.urandom(3 * width) for _ in range(height)))
+    else:
+        raw = zlib.compress((b"\x00" + bytes(color) * width) * height)
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", raw) + chunk(b"IEND", b""))
+    return path
+
+
+def png_header_only(path: Path, width: int, height: int) -> Path:
+    """Writes only a PNG signature and an IHDR claiming width×height (no pixels)."""
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    path.write_bytes(b"\x89PNG\r\n\x1a\n" + struct.pack(">I", 13) + b"IHDR" + ihdr + struct.pack(">I", zlib.crc32(b"IHDR" + ihdr)))
+    return path
+
+
+def pillow_image(path: Path, width: int, height: int, fmt: str) -> Path:
+    """Writes a real JPEG or TIFF with Pillow."""
+    from PIL import Image
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    Image.new("RGB", (width, height), (90, 140, 60)).save(path, format=fmt)
+    return path
