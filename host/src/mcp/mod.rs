@@ -28,6 +28,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::errors::{Envelope, ErrorCode};
+use crate::media::MediaType;
 use crate::registry::{Registry, RegistryError};
 use crate::roots::MapRoots;
 use crate::settings::Settings;
@@ -161,9 +162,14 @@ impl GeomapServer {
 }
 
 fn map_resource(report: &MapReport) -> Resource {
-    Resource::new(report.resource_uri.clone(), report.source.relative_path.clone())
-        .with_title(format!("Map {}", report.map_id))
-        .with_description(format!("{} {}×{} registered map", report.media_type.mime(), report.width, report.height))
+    registered_map_resource(&report.map_id, &report.source.relative_path, report.media_type, report.width, report.height)
+}
+
+/// The MCP resource of a registered map.
+fn registered_map_resource(map_id: &str, relative_path: &str, media_type: MediaType, width: u64, height: u64) -> Resource {
+    Resource::new(format!("{MAP_URI_PREFIX}{map_id}"), relative_path)
+        .with_title(format!("Map {map_id}"))
+        .with_description(format!("{} {width}×{height} registered map", media_type.mime()))
         .with_mime_type("application/json")
 }
 
@@ -216,12 +222,7 @@ impl ServerHandler for GeomapServer {
         let resources = data
             .maps
             .values()
-            .map(|record| {
-                Resource::new(format!("{MAP_URI_PREFIX}{}", record.map_id), record.relative_path.clone())
-                    .with_title(format!("Map {}", record.map_id))
-                    .with_description(format!("{} {}×{} registered map", record.media_type.mime(), record.width, record.height))
-                    .with_mime_type("application/json")
-            })
+            .map(|r| registered_map_resource(&r.map_id, &r.relative_path, r.media_type, r.width, r.height))
             .collect();
         Ok(ListResourcesResult::with_all_items(resources))
     }

@@ -1,0 +1,74 @@
+"""Round-trip latency over stdio with the reference Python client (a benchmark, not a test).
+
+Prints p50/p99 of 1,000 geomap_capabilities and 1,000 geomap_describe_map calls,
+and the time from spawning the server to the first tools/list answer (median of
+several starts), in both protocol eras. Run with ./dev bench.
+"""
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from conftest import Server, png  # noqa: E402
+
+
+def percentile(samples: list[float], fraction: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+async def timed_calls(client, tool: str, arguments: dict, count: int) -> list[float]:
+    samples = []
+    for _ in range(count):
+        started = time.perf_counter()
+        result = await client.call_tool(tool, arguments)
+        samples.append((time.perf_counter() - started) * 1000)
+        assert result.is_error is False, result
+    return samples
+
+
+async def start_to_first_list(server: Server, era: str, starts: int) -> list[float]:
+    samples = []
+    for _ in range(starts):
+        started = time.perf_counter()
+        async with server.connect(era) as client:
+            await client.list_tools()
+            samples.append((time.perf_counter() - started) * 1000)
+    return samples
+
+
+async def main(calls: int, starts: int) -> None:
+    with tempfile.TemporaryDirectory() as base:
+        server = Server(Path(base))
+        png(server.map_root / "scan.png", 2000, 1500, noise=True)
+        print(f"binary: {os.environ.get('GEOMAP_TEST_BINARY', 'target/release/stratigraphic-amenity')}")
+        print(f"{'era':<11} {'measure':<34} {'p50 ms':>8} {'p99 ms':>8}")
+        for era in ("legacy", "2026-07-28"):
+            async with server.connect(era) as client:
+                registered = await client.call_tool("geomap_register_map", {"path": "scan.png"})
+                map_id = registered.structured_content["map_id"]
+                await timed_calls(client, "geomap_capabilities", {}, 20)  # warm-up
+                capabilities = await timed_calls(client, "geomap_capabilities", {}, calls)
+                describe = await timed_calls(client, "geomap_describe_map", {"map_id": map_id}, calls)
+            startup = await start_to_first_list(server, era, starts)
+            for name, samples in [
+                (f"{calls} x geomap_capabilities", capabilities),
+                (f"{calls} x geomap_describe_map", describe),
+                (f"start to first tools/list ({starts}x)", startup),
+            ]:
+                print(f"{era:<11} {name:<34} {statistics.median(samples):>8.3f} {percentile(samples, 0.99):>8.3f}")
+            print(f"{era:<11} describe/capabilities p50 ratio      {statistics.median(describe) / statistics.median(capabilities):>8.2f}")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--calls", type=int, default=1000)
+    parser.add_argument("--starts", type=int, default=20)
+    options = parser.parse_args()
+    asyncio.run(main(options.calls, options.starts))
