@@ -148,3 +148,33 @@ async def test_invalid_arguments_name_the_field(server, era, tool, arguments, fi
     assert envelope["details"]["expected"]
     if problem == "wrong_value":
         assert envelope["details"]["expected"] in ("a string",)
+
+
+def test_a_malformed_tools_call_still_ends_in_an_envelope(server):
+    """The Python SDK refuses to send arguments that are not an object, so this
+    one test speaks raw JSON-RPC: such a call fails inside rmcp's own request
+    parsing, and must still come back as an envelope."""
+    import json
+    import subprocess
+
+    from conftest import BINARY
+
+    lines = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "geomap_register_map", "arguments": "a.png"}},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"arguments": {}}},
+    ]
+    run = subprocess.run(
+        [BINARY], input="".join(json.dumps(line) + "\n" for line in lines), capture_output=True, text=True,
+        env={**server.env, "PATH": os.environ["PATH"]}, timeout=30,
+    )
+    responses = {message["id"]: message for message in map(json.loads, run.stdout.splitlines())}
+    wrong_shape = responses[2]["result"]
+    assert wrong_shape["isError"] is True
+    envelope = wrong_shape["structuredContent"]
+    assert (envelope["code"], envelope["details"]["field"]) == ("invalid_arguments", "/")
+    assert wrong_shape["content"][0]["text"].splitlines()[-3] == f"trace_id: {envelope['trace_id']}"
+    nameless = responses[3]["error"]
+    assert nameless["code"] == -32602 and nameless["data"]["code"] == "unknown_tool"
+    assert f"outcome=invalid_arguments duration_ms=" in run.stderr and "tool=- outcome=unknown_tool" in run.stderr

@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, InitializeResult, JsonObject,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest, CustomResult, Implementation, InitializeResult, JsonObject,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
     ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ResourceTemplate, ServerCapabilities, ServerConfig,
 };
@@ -35,6 +35,7 @@ use crate::settings::Settings;
 use crate::trace::{self, TraceId};
 
 use adapter::{FailedCall, ToolError};
+use arguments::{ArgumentError, ArgumentProblem};
 use inventory::{Inventory, ToolName, ToolSpec};
 use tools::{MAP_URI_PREFIX, MapReport};
 
@@ -146,6 +147,35 @@ impl GeomapServer {
         }
     }
 
+    /// One tool call from start to its log line: `arguments` is `Err` when the
+    /// request already failed to parse.
+    async fn run_tool_call(&self, name: &str, arguments: Result<Option<JsonObject>, ArgumentError>) -> Result<CallToolResult, ErrorData> {
+        let trace_id = TraceId::random();
+        let started = Instant::now();
+        let Some(spec) = self.state.inventory.find(name) else {
+            let envelope = self.unknown_tool(name, &trace_id);
+            trace::log_tool_call(name, ErrorCode::UnknownTool.as_str(), started.elapsed(), &trace_id, None);
+            return Err(error_result::protocol_error(&envelope));
+        };
+        let outcome = match arguments {
+            Ok(arguments) => trace::run_call(trace_id.clone(), self.dispatch(spec.name, arguments)).await,
+            Err(malformed) => Ok(Err(ToolError::InvalidArguments(malformed))),
+        };
+        let (result, label, detail) = match outcome {
+            Ok(Ok(output)) => (output.into_result(), "ok", None),
+            Ok(Err(error)) => {
+                let envelope = self.envelope(&error, spec, &trace_id);
+                (error_result::error_result(&envelope), envelope.code.as_str(), operator_detail(&error, &envelope))
+            }
+            Err(trace::PanicReport(report)) => {
+                let envelope = self.envelope(&ToolError::Panic, spec, &trace_id);
+                (error_result::error_result(&envelope), envelope.code.as_str(), Some(report))
+            }
+        };
+        trace::log_tool_call(spec.name.as_str(), label, started.elapsed(), &trace_id, detail.as_deref());
+        Ok(result)
+    }
+
     fn envelope(&self, error: &ToolError, spec: &ToolSpec, trace_id: &TraceId) -> Envelope {
         let call = FailedCall { tool: spec.name.as_str(), idempotent: spec.idempotent(), trace_id, settings: &self.state.settings };
         adapter::envelope_for(error, &call)
@@ -190,27 +220,26 @@ impl ServerHandler for GeomapServer {
     }
 
     async fn call_tool(&self, request: CallToolRequestParams, _context: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
-        let trace_id = TraceId::random();
-        let started = Instant::now();
-        let Some(spec) = self.state.inventory.find(&request.name) else {
-            let envelope = self.unknown_tool(&request.name, &trace_id);
-            trace::log_tool_call(&request.name, ErrorCode::UnknownTool.as_str(), started.elapsed(), &trace_id, None);
-            return Err(error_result::protocol_error(&envelope));
+        self.run_tool_call(&request.name, Ok(request.arguments)).await.map(Into::into)
+    }
+
+    /// rmcp hands a `tools/call` whose params do not fit `CallToolRequestParams`
+    /// (arguments that are not an object, a name that is not a string) to this
+    /// hook as a custom request; it ends in an envelope like any other failure.
+    async fn on_custom_request(&self, request: CustomRequest, _context: RequestContext<RoleServer>) -> Result<CustomResult, ErrorData> {
+        if request.method != "tools/call" {
+            return Err(ErrorData::new(rmcp::model::ErrorCode::METHOD_NOT_FOUND, request.method, None));
+        }
+        let params = request.params.unwrap_or_default();
+        let name = params.get("name").and_then(Value::as_str).unwrap_or_default();
+        let malformed = ArgumentError {
+            field: "/".to_owned(),
+            problem: ArgumentProblem::WrongValue,
+            expected: "an object holding the tool's arguments".to_owned(),
         };
-        let outcome = trace::run_call(trace_id.clone(), self.dispatch(spec.name, request.arguments)).await;
-        let (result, label, detail) = match outcome {
-            Ok(Ok(output)) => (output.into_result(), "ok", None),
-            Ok(Err(error)) => {
-                let envelope = self.envelope(&error, spec, &trace_id);
-                (error_result::error_result(&envelope), envelope.code.as_str(), operator_detail(&error, &envelope))
-            }
-            Err(trace::PanicReport(report)) => {
-                let envelope = self.envelope(&ToolError::Panic, spec, &trace_id);
-                (error_result::error_result(&envelope), envelope.code.as_str(), Some(report))
-            }
-        };
-        trace::log_tool_call(spec.name.as_str(), label, started.elapsed(), &trace_id, detail.as_deref());
-        Ok(result.into())
+        let mut result = self.run_tool_call(name, Err(malformed)).await?;
+        result.result_type = None; // absent means complete, in every protocol era
+        Ok(CustomResult(serde_json::to_value(result).expect("tool results always serialize")))
     }
 
     async fn list_resources(&self, _request: Option<PaginatedRequestParams>, _context: RequestContext<RoleServer>) -> Result<ListResourcesResult, ErrorData> {

@@ -153,6 +153,7 @@ pub fn log_tool_call(tool: &str, outcome: &str, duration: Duration, trace_id: &T
         .take(64)
         .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '?' })
         .collect();
+    let tool = if tool.is_empty() { "-".to_owned() } else { tool };
     if let Some(detail) = detail {
         tracing::error!("trace_id={trace_id} tool={tool} failed: {detail}");
     }
