@@ -86,6 +86,7 @@ fn main() -> ExitCode {
 fn serve(settings: Settings) -> ExitCode {
     trace::init_logging(&settings.log_filter);
     trace::install_panic_hook();
+    stratigraphic_amenity::georef::init();
     let state = match ServerState::start(settings) {
         Ok(state) => state,
         Err(error) => {

@@ -114,6 +114,8 @@ pub enum Cause {
     InvalidJson,
     /// A file the server owns has a schema version this server does not know.
     UnknownSchemaVersion,
+    /// GDAL failed reading a scan or writing an output.
+    Gdal,
 }
 
 /// The envelope's fixed schema tag: `V1` is `geomap-error/v1` (inlined in JSON

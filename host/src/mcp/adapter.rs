@@ -7,6 +7,7 @@
 use serde_json::{Map, Value, json};
 
 use crate::errors::{Cause, Envelope, ErrorCode};
+use crate::georef::GeorefError;
 use crate::media::{Limit, MediaError, MediaType};
 use crate::registry::{CorruptProblem, RegistryError};
 use crate::roots::RootsError;
@@ -26,6 +27,8 @@ pub enum MapGone {
     FileChanged,
     /// Its map root is no longer allowed by the settings.
     RootNoLongerAllowed,
+    /// No revision artifact has this map, revision and name.
+    UnknownArtifact,
 }
 
 impl MapGone {
@@ -35,6 +38,7 @@ impl MapGone {
             MapGone::FileMissing => "file_missing",
             MapGone::FileChanged => "file_changed",
             MapGone::RootNoLongerAllowed => "root_no_longer_allowed",
+            MapGone::UnknownArtifact => "unknown_artifact",
         }
     }
 }
@@ -54,6 +58,9 @@ pub enum ToolError {
     /// The registry failed.
     #[error(transparent)]
     Registry(#[from] RegistryError),
+    /// Georeferencing failed.
+    #[error(transparent)]
+    Georef(#[from] GeorefError),
     /// A registered map is gone or unknown.
     #[error("map {map_id} is not available ({reason:?})")]
     MapNotFound { map_id: String, reason: MapGone, registered_as: Option<String> },
@@ -115,6 +122,7 @@ fn describe(error: &ToolError, call: &FailedCall<'_>) -> Parts {
         ToolError::MapPath { requested, error } => describe_path(requested, error, settings),
         ToolError::Media(error) => describe_media(error, settings),
         ToolError::Registry(error) => describe_registry(error),
+        ToolError::Georef(error) => describe_georef(error, call),
         ToolError::MapNotFound { map_id, reason, registered_as } => {
             let again = match registered_as {
                 Some(path) => format!("Register the map again with geomap_register_map {{\"path\": \"{path}\"}} (its path relative to the first map root when that is where it was) and use the new map_id."),
@@ -125,6 +133,7 @@ fn describe(error: &ToolError, call: &FailedCall<'_>) -> Parts {
                 MapGone::FileMissing => "The map's file is no longer where it was registered",
                 MapGone::FileChanged => "The map's file changed on disk since it was registered",
                 MapGone::RootNoLongerAllowed => "The map's folder is no longer an allowed map root",
+                MapGone::UnknownArtifact => "No revision file has this map, revision and name (geomap_describe_map lists them)",
             };
             parts(
                 ErrorCode::ArtifactNotFound,
@@ -323,6 +332,31 @@ fn describe_registry(error: &RegistryError) -> Parts {
                 format!("The server could not {action} its registry. Report the trace_id to the operator."),
                 json!({ "action": action }),
                 vec!["Operator: check free space and write permission on GEOMAP_DATA_ROOT; the log line under the trace_id names the failure.".to_owned()],
+            )
+        },
+    }
+}
+
+fn describe_georef(error: &GeorefError, call: &FailedCall<'_>) -> Parts {
+    match error {
+        // The agent reads the message: it names what is wrong and what is accepted.
+        GeorefError::InvalidBounds(message) => parts(ErrorCode::InvalidBounds, message.clone(), json!({}), Vec::new()),
+        GeorefError::MissingDependency { what, .. } => {
+            let install = "Operator: install GDAL with its GTiff, VRT, PNG, JPEG and MEM drivers and PROJ's database (Debian/Ubuntu: sudo apt-get install gdal-bin proj-data), check that PROJ_DATA (or PROJ_LIB) is unset or points at the folder holding proj.db, then restart the server; `stratigraphic-amenity check` shows what it finds.";
+            parts(
+                ErrorCode::MissingSystemDependency,
+                format!("{} cannot georeference: the server is missing {what}. {install}", call.tool),
+                json!({ "missing": what }),
+                vec![install.to_owned(), format!("Tell the operator the trace_id {}.", call.trace_id)],
+            )
+        }
+        GeorefError::Gdal { action, .. } | GeorefError::Io { action, .. } => Parts {
+            cause: Some(if matches!(error, GeorefError::Gdal { .. }) { Cause::Gdal } else { Cause::Io }),
+            ..parts(
+                ErrorCode::InternalError,
+                format!("{} failed: the server could not {action}. Report the trace_id {} to the operator.", call.tool, call.trace_id),
+                json!({ "action": action }),
+                vec![format!("Report trace_id {} to the operator; the log line under it has GDAL's message.", call.trace_id)],
             )
         },
     }

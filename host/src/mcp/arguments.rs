@@ -16,6 +16,8 @@ pub enum ArgumentProblem {
     UnknownField,
     /// A value of the wrong JSON type or out of range.
     WrongValue,
+    /// An argument that cannot go with another one.
+    Conflict,
 }
 
 impl ArgumentProblem {
@@ -25,6 +27,7 @@ impl ArgumentProblem {
             ArgumentProblem::Missing => "missing",
             ArgumentProblem::UnknownField => "unknown_field",
             ArgumentProblem::WrongValue => "wrong_value",
+            ArgumentProblem::Conflict => "conflict",
         }
     }
 }
@@ -48,6 +51,7 @@ impl ArgumentError {
             ArgumentProblem::Missing => "a required argument is missing",
             ArgumentProblem::UnknownField => "an argument this tool does not take",
             ArgumentProblem::WrongValue => "a value of the wrong type",
+            ArgumentProblem::Conflict => "arguments that cannot go together",
         }
     }
 }

@@ -13,7 +13,7 @@ use serde_json::{Map, Value, json};
 
 use crate::errors::Envelope;
 
-use super::tools::{CapabilitiesArgs, CapabilitiesResult, DescribeMapArgs, MapReport, RegisterMapArgs};
+use super::tools::{CapabilitiesArgs, CapabilitiesResult, DescribeMapArgs, GeoreferenceArgs, GeoreferenceReport, MapReport, RegisterMapArgs};
 
 /// Every tool, by name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,6 +24,8 @@ pub enum ToolName {
     RegisterMap,
     /// `geomap_describe_map`
     DescribeMap,
+    /// `geomap_georeference`
+    Georeference,
 }
 
 impl ToolName {
@@ -33,6 +35,7 @@ impl ToolName {
             ToolName::Capabilities => "geomap_capabilities",
             ToolName::RegisterMap => "geomap_register_map",
             ToolName::DescribeMap => "geomap_describe_map",
+            ToolName::Georeference => "geomap_georeference",
         }
     }
 }
@@ -81,6 +84,12 @@ impl Inventory {
                 "Describe a registered map",
                 "Everything known about a registered map: file facts (type, size, sha256) and where it was registered from. Fails with artifact_not_found when the ID is unknown or the file changed or vanished; register it again then.",
                 annotations("Describe a registered map", true, true),
+            ),
+            spec::<GeoreferenceArgs, GeoreferenceReport>(
+                ToolName::Georeference,
+                "Georeference a map",
+                "Tie a registered map to the ground: give a CRS and either bounds (the CRS box of the whole scan, or of pixel_region) or control_points (pixel col/row → CRS x/y) with a transform (affine, polynomial2, polynomial3, thin_plate_spline). Every call writes a new revision (the newest is the map's current georeference) with residuals, RMSE, the WGS84 box and GeoTIFF/VRT files for GIS tools. Not idempotent. Wrong bounds, CRS or points fail with invalid_bounds: read the message.",
+                annotations("Georeference a map", false, false),
             ),
         ];
         Inventory { specs }

@@ -144,6 +144,11 @@ impl GeomapServer {
                 let report = tools::describe_map(state, args.map_id).await?;
                 Ok(ToolOutput::new(&report, vec![map_resource(&report)]))
             }
+            ToolName::Georeference => {
+                let report = tools::georeference(state, arguments::parse(arguments)?).await?;
+                let links = report.revision.artifacts.iter().map(artifact_resource).collect();
+                Ok(ToolOutput::new(&report, links))
+            }
         }
     }
 
@@ -203,9 +208,15 @@ fn registered_map_resource(map_id: &str, relative_path: &str, media_type: MediaT
         .with_mime_type("application/json")
 }
 
+fn artifact_resource(artifact: &crate::georef::Artifact) -> Resource {
+    Resource::new(artifact.resource_uri.clone().unwrap_or_default(), artifact.name.clone())
+        .with_mime_type(artifact.media_type.clone())
+        .with_size(artifact.bytes)
+}
+
 /// Operator-facing failures get their domain error logged above the call's line.
 fn operator_detail(error: &ToolError, envelope: &Envelope) -> Option<String> {
-    matches!(envelope.code, ErrorCode::InternalError | ErrorCode::RegistryCorrupt).then(|| error.to_string())
+    matches!(envelope.code, ErrorCode::InternalError | ErrorCode::RegistryCorrupt | ErrorCode::MissingSystemDependency).then(|| error.to_string())
 }
 
 impl ServerHandler for GeomapServer {
@@ -248,11 +259,16 @@ impl ServerHandler for GeomapServer {
             let spec = self.state.inventory.find(ToolName::DescribeMap.as_str()).expect("describe is always offered");
             ErrorData::internal_error(error.to_string(), Some(json!(self.envelope(&ToolError::Registry(error), spec, &trace_id))))
         })?;
-        let resources = data
-            .maps
-            .values()
-            .map(|r| registered_map_resource(&r.map_id, &r.relative_path, r.media_type, r.width, r.height))
-            .collect();
+        let mut resources = Vec::new();
+        for record in data.maps.values() {
+            resources.push(registered_map_resource(&record.map_id, &record.relative_path, record.media_type, record.width, record.height));
+            for revision in &record.revisions {
+                for artifact in &revision.artifacts {
+                    let uri = tools::artifact_uri(&record.map_id, &revision.revision_id, &artifact.name);
+                    resources.push(Resource::new(uri, artifact.name.clone()).with_mime_type(artifact.media_type.clone()).with_size(artifact.bytes));
+                }
+            }
+        }
         Ok(ListResourcesResult::with_all_items(resources))
     }
 
@@ -271,14 +287,28 @@ impl ServerHandler for GeomapServer {
     async fn read_resource(&self, request: ReadResourceRequestParams, _context: RequestContext<RoleServer>) -> Result<ReadResourceResponse, ErrorData> {
         let trace_id = TraceId::random();
         let spec = self.state.inventory.find(ToolName::DescribeMap.as_str()).expect("describe is always offered");
-        let map_id = request.uri.strip_prefix(MAP_URI_PREFIX).unwrap_or(&request.uri).to_owned();
-        let outcome = trace::run_call(trace_id.clone(), tools::describe_map(Arc::clone(&self.state), map_id)).await;
-        let error = match outcome {
-            Ok(Ok(report)) => {
-                let text = serde_json::to_string_pretty(&report).expect("reports always serialize");
-                let contents = ResourceContents::text(text, request.uri).with_mime_type("application/json");
-                return Ok(ReadResourceResult::new(vec![contents]).into());
+        let path = request.uri.strip_prefix(MAP_URI_PREFIX).unwrap_or(&request.uri).to_owned();
+        let state = Arc::clone(&self.state);
+        let contents = match path.split('/').collect::<Vec<_>>().as_slice() {
+            [map_id, "revisions", revision_id, name] => {
+                let read = tools::read_artifact(state, map_id.to_string(), revision_id.to_string(), name.to_string());
+                trace::run_call(trace_id.clone(), read).await.map(|outcome| {
+                    outcome.map(|(bytes, media_type)| {
+                        use base64::Engine;
+                        let blob = base64::engine::general_purpose::STANDARD.encode(bytes);
+                        ResourceContents::blob(blob, request.uri.clone()).with_mime_type(media_type)
+                    })
+                })
             }
+            _ => trace::run_call(trace_id.clone(), tools::describe_map(state, path.clone())).await.map(|outcome| {
+                outcome.map(|report| {
+                    let text = serde_json::to_string_pretty(&report).expect("reports always serialize");
+                    ResourceContents::text(text, request.uri.clone()).with_mime_type("application/json")
+                })
+            }),
+        };
+        let error = match contents {
+            Ok(Ok(contents)) => return Ok(ReadResourceResult::new(vec![contents]).into()),
             Ok(Err(error)) => error,
             Err(_) => ToolError::Panic,
         };

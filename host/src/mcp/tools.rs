@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::errors::ErrorCode;
+use crate::georef::{self, Bounds, ControlPoint, PixelRegion, Placement, Readiness, Revision, TransformKind};
 use crate::media::{self, MediaLimits, MediaType};
 use crate::registry::{MapRecord, RegistryError};
 use crate::roots::RootsError;
@@ -19,6 +20,7 @@ use crate::trace;
 
 use super::ServerState;
 use super::adapter::{MapGone, ToolError};
+use super::arguments::{ArgumentError, ArgumentProblem};
 
 /// The URI scheme prefix of registered maps.
 pub const MAP_URI_PREFIX: &str = "geomap://maps/";
@@ -42,6 +44,64 @@ pub struct RegisterMapArgs {
 pub struct DescribeMapArgs {
     /// A map_id returned by geomap_register_map.
     pub map_id: String,
+}
+
+/// Arguments of `geomap_georeference`: `bounds` (with an optional
+/// `pixel_region`) or `control_points` (with an optional `transform`).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GeoreferenceArgs {
+    /// A map_id returned by geomap_register_map.
+    pub map_id: String,
+    /// Any CRS GDAL/PROJ accepts: EPSG:4326, EPSG:4267 (NAD27, common on USGS scans), EPSG:326xx (UTM), WKT, a PROJ string.
+    pub crs: String,
+    /// The CRS box that `pixel_region` covers (x = easting/longitude, y = northing/latitude).
+    pub bounds: Option<Bounds>,
+    /// The part of the scan the bounds cover, in whole pixels (default: the whole image).
+    pub pixel_region: Option<PixelRegion>,
+    /// Pixel → CRS points (col/row from the image's top-left corner; pixel centres at +0.5).
+    pub control_points: Option<Vec<ControlPoint>>,
+    /// How control points map pixels to the CRS (default affine).
+    pub transform: Option<TransformKind>,
+}
+
+impl GeoreferenceArgs {
+    /// The placement these arguments ask for, or the argument that does not fit.
+    fn placement(&self) -> Result<Placement, ArgumentError> {
+        let conflict = |field: &str, expected: &str| ArgumentError {
+            field: field.to_owned(),
+            problem: ArgumentProblem::Conflict,
+            expected: expected.to_owned(),
+        };
+        match (&self.bounds, &self.control_points) {
+            (Some(_), Some(_)) => Err(conflict("/control_points", "either bounds or control_points, not both")),
+            (None, None) => Err(ArgumentError {
+                field: "/bounds".to_owned(),
+                problem: ArgumentProblem::Missing,
+                expected: "bounds (with an optional pixel_region) or control_points (with an optional transform)".to_owned(),
+            }),
+            (Some(bounds), None) => match self.transform {
+                Some(kind) if kind != TransformKind::Affine => {
+                    Err(conflict("/transform", "no transform with bounds (bounds always give an affine transform); use control_points for other transforms"))
+                }
+                _ => Ok(Placement::Bounds { bounds: *bounds, region: self.pixel_region }),
+            },
+            (None, Some(points)) => match self.pixel_region {
+                Some(_) => Err(conflict("/pixel_region", "no pixel_region with control_points (their pixels say where they are)")),
+                None => Ok(Placement::ControlPoints { points: points.clone(), transform: self.transform.unwrap_or_default() }),
+            },
+        }
+    }
+}
+
+/// The result of `geomap_georeference`: the new revision, now the map's current one.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct GeoreferenceReport {
+    /// The map.
+    pub map_id: String,
+    /// The revision written.
+    #[serde(flatten)]
+    pub revision: Revision,
 }
 
 /// Where a registered map's file is, relative to the allowed roots.
@@ -77,6 +137,11 @@ pub struct MapReport {
     /// geomap_register_map only: true when this file was already registered.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub already_registered: Option<bool>,
+    /// Georeferences, oldest first.
+    pub revisions: Vec<Revision>,
+    /// The newest revision: the map's current georeference.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub current_revision_id: Option<String>,
     /// Things the agent should know that are not failures.
     pub warnings: Vec<String>,
 }
@@ -164,6 +229,8 @@ pub struct CapabilitiesResult {
     pub media: MediaInfo,
     /// The data root.
     pub data_root: DataRootInfo,
+    /// GDAL and PROJ as found now.
+    pub georeference: Readiness,
     /// Set-up problems worth telling the user about.
     pub warnings: Vec<String>,
 }
@@ -179,6 +246,7 @@ pub fn capabilities(state: &ServerState) -> CapabilitiesResult {
         Err(RegistryError::Corrupt { .. }) => (DataRootState::RegistryCorrupt, None),
         Err(RegistryError::Io { .. }) => (DataRootState::Unwritable, None),
     };
+    let georeference = Readiness::check();
     let blocked = |writes: bool| match data_state {
         DataRootState::RegistryCorrupt => Some((ErrorCode::RegistryCorrupt, "the registry file cannot be read; the operator must move it aside")),
         DataRootState::Unwritable if writes => Some((ErrorCode::InternalError, "the server cannot write to its data root")),
@@ -193,6 +261,10 @@ pub fn capabilities(state: &ServerState) -> CapabilitiesResult {
                 super::inventory::ToolName::Capabilities => None,
                 super::inventory::ToolName::RegisterMap => blocked(true),
                 super::inventory::ToolName::DescribeMap => blocked(false),
+                super::inventory::ToolName::Georeference => match georeference.missing.is_empty() {
+                    true => blocked(true),
+                    false => Some((ErrorCode::MissingSystemDependency, "GDAL or PROJ lacks what georeferencing needs (see georeference.missing)")),
+                },
             };
             ToolReadiness {
                 name: spec.name.as_str().to_owned(),
@@ -203,6 +275,9 @@ pub fn capabilities(state: &ServerState) -> CapabilitiesResult {
         })
         .collect();
     let mut warnings = Vec::new();
+    if !georeference.missing.is_empty() {
+        warnings.push(format!("Georeferencing is unavailable until the operator installs: {}.", georeference.missing.join(", ")));
+    }
     if data_state != DataRootState::Ready {
         warnings.push("The data root is not ready: registering maps will fail until the operator fixes it (see data_root.state).".to_owned());
     }
@@ -221,6 +296,7 @@ pub fn capabilities(state: &ServerState) -> CapabilitiesResult {
             max_image_pixels: settings.max_image_pixels,
         },
         data_root: DataRootInfo { path: settings.data_root.display().to_string(), state: data_state, registered_maps },
+        georeference,
         warnings,
     }
 }
@@ -246,6 +322,7 @@ pub async fn register_map(state: Arc<ServerState>, args: RegisterMapArgs) -> Res
             sha256,
             modified_ns: modified_ns(&metadata),
             registered_at: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
+            revisions: Vec::new(),
         };
         let (record, already_registered) = state.registry.update(|data| match data.maps.get_mut(&map_id) {
             Some(existing) => {
@@ -257,39 +334,113 @@ pub async fn register_map(state: Arc<ServerState>, args: RegisterMapArgs) -> Res
                 (candidate, false)
             }
         })?;
-        Ok(report(&record, opened.root_index, Some(already_registered)))
+        Ok(report(&state, &record, opened.root_index, Some(already_registered)))
     })
     .await
+}
+
+/// A registered map whose file is still the one registered, opened inside its root.
+struct RegisteredMap {
+    record: MapRecord,
+    root_index: usize,
+    file: std::fs::File,
+}
+
+/// Looks `map_id` up and checks its file is unchanged (size, then content when the mtime moved).
+fn open_registered(state: &ServerState, map_id: &str) -> Result<RegisteredMap, ToolError> {
+    let data = state.registry.load()?;
+    let gone = |reason, record: Option<&MapRecord>| ToolError::MapNotFound {
+        map_id: map_id.to_owned(),
+        reason,
+        registered_as: record.map(|r| r.relative_path.clone()),
+    };
+    let record = data.maps.get(map_id).ok_or_else(|| gone(MapGone::UnknownId, None))?;
+    let root_index = state.roots.index_of(&record.root).ok_or_else(|| gone(MapGone::RootNoLongerAllowed, Some(record)))?;
+    let mut file = state.roots.reopen(&record.root, &record.relative_path).map_err(|error| match error {
+        RootsError::OutsideRoots => gone(MapGone::RootNoLongerAllowed, Some(record)),
+        _ => gone(MapGone::FileMissing, Some(record)),
+    })?;
+    let metadata = file.metadata().map_err(media::MediaError::Io)?;
+    if metadata.len() != record.bytes {
+        return Err(gone(MapGone::FileChanged, Some(record)));
+    }
+    if modified_ns(&metadata) != record.modified_ns && media::content_sha256(&mut file).map_err(media::MediaError::Io)? != record.sha256 {
+        return Err(gone(MapGone::FileChanged, Some(record)));
+    }
+    Ok(RegisteredMap { record: record.clone(), root_index, file })
 }
 
 /// `geomap_describe_map` (and `resources/read`): the record, after checking the file is unchanged.
 pub async fn describe_map(state: Arc<ServerState>, map_id: String) -> Result<MapReport, ToolError> {
     trace::spawn_blocking(move || {
-        let data = state.registry.load()?;
-        let gone = |reason, record: Option<&MapRecord>| ToolError::MapNotFound {
-            map_id: map_id.clone(),
-            reason,
-            registered_as: record.map(|r| r.relative_path.clone()),
-        };
-        let record = data.maps.get(&map_id).ok_or_else(|| gone(MapGone::UnknownId, None))?;
-        let root_index = state.roots.index_of(&record.root).ok_or_else(|| gone(MapGone::RootNoLongerAllowed, Some(record)))?;
-        let mut file = state.roots.reopen(&record.root, &record.relative_path).map_err(|error| match error {
-            RootsError::OutsideRoots => gone(MapGone::RootNoLongerAllowed, Some(record)),
-            _ => gone(MapGone::FileMissing, Some(record)),
-        })?;
-        let metadata = file.metadata().map_err(media::MediaError::Io)?;
-        if metadata.len() != record.bytes {
-            return Err(gone(MapGone::FileChanged, Some(record)));
-        }
-        if modified_ns(&metadata) != record.modified_ns && media::content_sha256(&mut file).map_err(media::MediaError::Io)? != record.sha256 {
-            return Err(gone(MapGone::FileChanged, Some(record)));
-        }
-        Ok(report(record, root_index, None))
+        let map = open_registered(&state, &map_id)?;
+        Ok(report(&state, &map.record, map.root_index, None))
     })
     .await
 }
 
-fn report(record: &MapRecord, root_index: usize, already_registered: Option<bool>) -> MapReport {
+/// `geomap_georeference`: fit, write the artifacts, then append the revision under the registry lock.
+pub async fn georeference(state: Arc<ServerState>, args: GeoreferenceArgs) -> Result<GeoreferenceReport, ToolError> {
+    let placement = args.placement()?;
+    trace::spawn_blocking(move || {
+        let map = open_registered(&state, &args.map_id)?;
+        let revision_id = format!("rev_{}", trace::random_hex(10));
+        let output_dir = revision_dir(&state, &map.record.map_id, &revision_id);
+        let scan_path = map.record.root.join(&map.record.relative_path);
+        let scan = georef::Scan { file: &map.file, path: &scan_path, width: map.record.width, height: map.record.height };
+        let request = georef::Request { crs: args.crs, placement };
+        let revision = georef::georeference(&scan, &request, &revision_id, &output_dir).inspect_err(|_| {
+            // Best effort: a failed revision leaves no half-written files behind.
+            let _ = std::fs::remove_dir_all(&output_dir);
+        })?;
+        let recorded = state.registry.update(|data| {
+            data.maps.get_mut(&map.record.map_id).map(|record| record.revisions.push(revision.clone())).is_some()
+        })?;
+        if !recorded {
+            let _ = std::fs::remove_dir_all(&output_dir);
+            return Err(ToolError::MapNotFound { map_id: map.record.map_id.clone(), reason: MapGone::UnknownId, registered_as: None });
+        }
+        Ok(GeoreferenceReport { map_id: map.record.map_id.clone(), revision: located(&state, &map.record.map_id, revision) })
+    })
+    .await
+}
+
+/// The folder of one revision's artifacts: `<data root>/artifacts/<map_id>/<revision_id>`.
+pub fn revision_dir(state: &ServerState, map_id: &str, revision_id: &str) -> std::path::PathBuf {
+    state.settings.data_root.join("artifacts").join(map_id).join(revision_id)
+}
+
+/// The URI of one artifact.
+pub fn artifact_uri(map_id: &str, revision_id: &str, name: &str) -> String {
+    format!("{MAP_URI_PREFIX}{map_id}/revisions/{revision_id}/{name}")
+}
+
+/// The bytes and media type of one revision artifact; only names the registry
+/// recorded are served, so a URI cannot reach any other file.
+pub async fn read_artifact(state: Arc<ServerState>, map_id: String, revision_id: String, name: String) -> Result<(Vec<u8>, String), ToolError> {
+    trace::spawn_blocking(move || {
+        let data = state.registry.load()?;
+        let unknown = || ToolError::MapNotFound { map_id: map_id.clone(), reason: MapGone::UnknownArtifact, registered_as: None };
+        let record = data.maps.get(&map_id).ok_or_else(unknown)?;
+        let revision = record.revisions.iter().find(|r| r.revision_id == revision_id).ok_or_else(unknown)?;
+        let artifact = revision.artifacts.iter().find(|a| a.name == name).ok_or_else(unknown)?;
+        let bytes = std::fs::read(revision_dir(&state, &map_id, &revision_id).join(&artifact.name)).map_err(|_| unknown())?;
+        Ok((bytes, artifact.media_type.clone()))
+    })
+    .await
+}
+
+/// `revision` with each artifact's resource URI and server path filled in.
+fn located(state: &ServerState, map_id: &str, mut revision: Revision) -> Revision {
+    let dir = revision_dir(state, map_id, &revision.revision_id);
+    for artifact in &mut revision.artifacts {
+        artifact.resource_uri = Some(artifact_uri(map_id, &revision.revision_id, &artifact.name));
+        artifact.path = Some(dir.join(&artifact.name).display().to_string());
+    }
+    revision
+}
+
+fn report(state: &ServerState, record: &MapRecord, root_index: usize, already_registered: Option<bool>) -> MapReport {
     MapReport {
         map_id: record.map_id.clone(),
         resource_uri: format!("{MAP_URI_PREFIX}{}", record.map_id),
@@ -301,6 +452,8 @@ fn report(record: &MapRecord, root_index: usize, already_registered: Option<bool
         registered_at: record.registered_at.clone(),
         source: MapSource { root_index, relative_path: record.relative_path.clone() },
         already_registered,
+        revisions: record.revisions.iter().map(|revision| located(state, &record.map_id, revision.clone())).collect(),
+        current_revision_id: record.revisions.last().map(|revision| revision.revision_id.clone()),
         warnings: Vec::new(),
     }
 }

@@ -19,10 +19,13 @@ use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 
+use crate::georef::Revision;
 use crate::media::MediaType;
 
-/// The schema version this server reads and writes.
-pub const SCHEMA_VERSION: u32 = 1;
+/// The schema version this server writes. Version 2 added map revisions.
+pub const SCHEMA_VERSION: u32 = 2;
+/// Older versions this server reads (and upgrades on its next write).
+const READABLE_VERSIONS: [u32; 2] = [1, SCHEMA_VERSION];
 
 /// The whole registry as stored.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -63,6 +66,9 @@ pub struct MapRecord {
     pub modified_ns: i128,
     /// When the map was first registered (RFC 3339, UTC).
     pub registered_at: String,
+    /// Georeferences, oldest first; the last is the map's current one.
+    #[serde(default)]
+    pub revisions: Vec<Revision>,
 }
 
 /// What is wrong with a registry file the server refuses to touch.
@@ -195,10 +201,12 @@ impl Registry {
         }
         let version: VersionOnly =
             serde_json::from_str(&text).map_err(|e| corrupt(CorruptProblem::InvalidJson(e.to_string())))?;
-        if version.schema_version != SCHEMA_VERSION {
+        if !READABLE_VERSIONS.contains(&version.schema_version) {
             return Err(corrupt(CorruptProblem::UnknownSchema(version.schema_version)));
         }
-        serde_json::from_str(&text).map_err(|e| corrupt(CorruptProblem::InvalidJson(e.to_string())))
+        let mut data: RegistryData = serde_json::from_str(&text).map_err(|e| corrupt(CorruptProblem::InvalidJson(e.to_string())))?;
+        data.schema_version = SCHEMA_VERSION;
+        Ok(data)
     }
 
     fn replace_file(&self, data: &RegistryData) -> Result<(), RegistryError> {
@@ -242,6 +250,7 @@ mod tests {
             sha256: "0".repeat(64),
             modified_ns: 0,
             registered_at: "2026-01-01T00:00:00Z".into(),
+            revisions: Vec::new(),
         }
     }
 
@@ -286,6 +295,20 @@ mod tests {
             assert_eq!(matches!(problem, CorruptProblem::UnknownSchema(9)), expect_schema, "{problem:?}");
             assert_eq!(std::fs::read_to_string(&path).unwrap(), content);
         }
+    }
+
+    #[test]
+    fn a_version_1_registry_is_read_and_upgraded_on_the_next_write() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("registry.json");
+        let mut v1 = serde_json::to_value(RegistryData { schema_version: 1, maps: BTreeMap::from([("a".to_owned(), record("a"))]) }).unwrap();
+        v1["maps"]["a"].as_object_mut().unwrap().remove("revisions");
+        std::fs::write(&path, v1.to_string()).unwrap();
+        let registry = Registry::open(dir.path()).unwrap();
+        assert!(registry.load().unwrap().maps["a"].revisions.is_empty());
+        registry.update(|data| data.maps.insert("b".into(), record("b"))).unwrap();
+        let written: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(written["schema_version"], SCHEMA_VERSION);
     }
 
     #[test]

@@ -22,12 +22,17 @@ use tracing_subscriber::registry::LookupSpan;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TraceId(String);
 
+/// `bytes` random bytes from the operating system's generator, as lowercase hex.
+pub fn random_hex(bytes: usize) -> String {
+    let mut buffer = vec![0u8; bytes];
+    getrandom::fill(&mut buffer).expect("the operating system's random source is unavailable");
+    buffer.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 impl TraceId {
     /// A fresh random ID from the operating system's generator.
     pub fn random() -> Self {
-        let mut bytes = [0u8; 16];
-        getrandom::fill(&mut bytes).expect("the operating system's random source is unavailable");
-        TraceId(bytes.iter().map(|b| format!("{b:02x}")).collect())
+        TraceId(random_hex(16))
     }
 
     /// The ID as text.

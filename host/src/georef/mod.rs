@@ -1,0 +1,769 @@
+//! Georeferencing with GDAL and PROJ: bounds, or control points and a
+//! transform, become a revision with residuals, a WGS84 box and files GIS
+//! tools open (a GeoTIFF; for non-affine transforms a GCP VRT and a warped GeoTIFF).
+//!
+//! Invariants:
+//! - Coordinates follow GIS order everywhere: x is easting or longitude, y is
+//!   northing or latitude, whatever the CRS's authority says
+//!   (`AxisMappingStrategy::TraditionalGisOrder`).
+//! - Pixel coordinates are GDAL's continuous ones: `col,row = 0,0` is the
+//!   top-left corner of the image, pixel centres sit at `+0.5`.
+//! - Everything an agent can get wrong is checked before GDAL runs and comes
+//!   back as [`GeorefError::InvalidBounds`]; GDAL and PROJ messages go to the
+//!   log through [`init`]'s handler, never raw to stderr.
+//! - The scan is read through a file descriptor the caller opened inside a map
+//!   root (`/proc/self/fd/N`), never by re-resolving its path.
+//! - `unsafe` lives only in [`ffi`].
+
+pub mod ffi;
+
+use std::fs;
+use std::path::Path;
+
+use gdal::raster::RasterCreationOptions;
+use gdal::spatial_ref::{AxisMappingStrategy, CoordTransform, SpatialRef};
+use gdal::{Dataset, DriverManager, GeoTransformEx, Metadata};
+use schemars::JsonSchema;
+use serde::{Deserialize, Deserializer, Serialize};
+
+use ffi::{GroundControl, Model, Transformer};
+
+/// Points per image edge when the outline is mapped to WGS84 (so curved
+/// edges of projected maps are followed, not just the corners).
+pub const OUTLINE_POINTS_PER_EDGE: usize = 101;
+/// GDAL drivers the georeferencer needs.
+pub const REQUIRED_DRIVERS: [&str; 5] = ["GTiff", "VRT", "PNG", "JPEG", "MEM"];
+
+/// How pixels map to the CRS.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TransformKind {
+    /// Six-coefficient affine (at least 3 control points).
+    #[default]
+    Affine,
+    /// Second-order polynomial (at least 6).
+    Polynomial2,
+    /// Third-order polynomial (at least 10).
+    Polynomial3,
+    /// Thin-plate spline: passes through every point (at least 3).
+    ThinPlateSpline,
+}
+
+impl TransformKind {
+    /// The fewest control points the transform needs.
+    pub fn minimum_points(self) -> usize {
+        match self {
+            TransformKind::Affine | TransformKind::ThinPlateSpline => 3,
+            TransformKind::Polynomial2 => 6,
+            TransformKind::Polynomial3 => 10,
+        }
+    }
+
+    fn model(self) -> Option<Model> {
+        match self {
+            TransformKind::Affine => None,
+            TransformKind::Polynomial2 => Some(Model::Polynomial(2)),
+            TransformKind::Polynomial3 => Some(Model::Polynomial(3)),
+            TransformKind::ThinPlateSpline => Some(Model::ThinPlateSpline),
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            TransformKind::Affine => "affine",
+            TransformKind::Polynomial2 => "polynomial2",
+            TransformKind::Polynomial3 => "polynomial3",
+            TransformKind::ThinPlateSpline => "thin_plate_spline",
+        }
+    }
+}
+
+/// A coordinate as sent: a JSON number, or `null`, which is how JSON clients
+/// encode NaN and infinity (it is then reported as not finite, not as a type error).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, JsonSchema)]
+#[serde(transparent)]
+pub struct Coordinate(pub f64);
+
+impl<'de> Deserialize<'de> for Coordinate {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Ok(Coordinate(Option::<f64>::deserialize(deserializer)?.unwrap_or(f64::NAN)))
+    }
+}
+
+/// A box in the CRS: west/east are x, south/north are y.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Bounds {
+    /// Smallest x (easting or longitude).
+    pub west: Coordinate,
+    /// Smallest y (northing or latitude).
+    pub south: Coordinate,
+    /// Largest x.
+    pub east: Coordinate,
+    /// Largest y.
+    pub north: Coordinate,
+}
+
+/// A rectangle of the scan, in whole pixels from its top-left corner.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PixelRegion {
+    /// Left edge.
+    pub col: u64,
+    /// Top edge.
+    pub row: u64,
+    /// Width in pixels.
+    pub width: u64,
+    /// Height in pixels.
+    pub height: u64,
+}
+
+/// A pixel position and its CRS coordinates.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ControlPoint {
+    /// Pixel column (0 = left edge of the image; pixel centres at +0.5).
+    pub col: Coordinate,
+    /// Pixel row (0 = top edge of the image).
+    pub row: Coordinate,
+    /// CRS x (easting or longitude).
+    pub x: Coordinate,
+    /// CRS y (northing or latitude).
+    pub y: Coordinate,
+}
+
+/// Where the scan sits on the ground.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Placement {
+    /// `bounds` cover `region` of the scan.
+    Bounds { bounds: Bounds, region: Option<PixelRegion> },
+    /// A transform fitted to control points.
+    ControlPoints { points: Vec<ControlPoint>, transform: TransformKind },
+}
+
+/// A georeference to compute.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Request {
+    /// Any CRS GDAL/PROJ accepts (EPSG code, WKT, PROJ string, ...).
+    pub crs: String,
+    /// Bounds or control points.
+    pub placement: Placement,
+}
+
+/// How far one control point is from the fitted transform.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Residual {
+    /// Index into `control_points`.
+    pub index: usize,
+    /// Fitted minus given x, in CRS units.
+    pub dx: f64,
+    /// Fitted minus given y, in CRS units.
+    pub dy: f64,
+    /// Distance in CRS units.
+    pub crs_units: f64,
+    /// The CRS residual in image columns (through the transform's local inverse).
+    pub dcol: f64,
+    /// The CRS residual in image rows.
+    pub drow: f64,
+    /// Distance in pixels.
+    pub pixels: f64,
+}
+
+/// Root-mean-square residual.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Rmse {
+    /// In pixels.
+    pub pixels: f64,
+    /// In CRS units.
+    pub crs_units: f64,
+}
+
+/// A longitude/latitude box on WGS84 (EPSG:4326).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Wgs84Bounds {
+    /// Smallest longitude.
+    pub west: f64,
+    /// Smallest latitude.
+    pub south: f64,
+    /// Largest longitude.
+    pub east: f64,
+    /// Largest latitude.
+    pub north: f64,
+}
+
+/// A file a revision wrote under the data root.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Artifact {
+    /// File name inside the revision's folder.
+    pub name: String,
+    /// MIME type.
+    pub media_type: String,
+    /// Size in bytes.
+    pub bytes: u64,
+    /// The artifact as an MCP resource (filled in when reported).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource_uri: Option<String>,
+    /// Where the file is on the server, to open in QGIS or GDAL (filled in when reported).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+}
+
+/// One georeference of a map: what was asked, what was fitted, what was written.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Revision {
+    /// ID of this revision (`rev_` + 20 hex).
+    pub revision_id: String,
+    /// When it was made (RFC 3339, UTC).
+    pub created_at: String,
+    /// The CRS as given.
+    pub crs: String,
+    /// The CRS's name as PROJ knows it.
+    pub crs_name: String,
+    /// The transform used.
+    pub transform: TransformKind,
+    /// GDAL geotransform `[x0, dx/dcol, dx/drow, y0, dy/dcol, dy/drow]` (affine only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub geotransform: Option<[f64; 6]>,
+    /// The bounds given (bounds mode).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bounds: Option<Bounds>,
+    /// The part of the scan the bounds or the transform cover.
+    pub pixel_region: PixelRegion,
+    /// The control points given (control-point mode).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub control_points: Vec<ControlPoint>,
+    /// Per-point residuals (control-point mode).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub residuals: Vec<Residual>,
+    /// Root-mean-square residual (control-point mode).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rmse: Option<Rmse>,
+    /// The map area on WGS84, through PROJ, along densified edges.
+    pub wgs84_bounds: Wgs84Bounds,
+    /// Files written for GIS tools.
+    pub artifacts: Vec<Artifact>,
+    /// Things to check that are not failures (an outlying point, a weak fit).
+    pub warnings: Vec<String>,
+}
+
+/// Why a georeference failed.
+#[derive(Debug, thiserror::Error)]
+pub enum GeorefError {
+    /// The agent's bounds, CRS or control points are wrong; the text says how and what is accepted.
+    #[error("{0}")]
+    InvalidBounds(String),
+    /// GDAL or PROJ lacks something the server needs.
+    #[error("missing {what}: {detail}")]
+    MissingDependency { what: String, detail: String },
+    /// GDAL failed while reading the scan or writing outputs.
+    #[error("GDAL could not {action}: {message}")]
+    Gdal { action: &'static str, message: String },
+    /// The filesystem failed.
+    #[error("{action}: {source}")]
+    Io { action: &'static str, source: std::io::Error },
+}
+
+fn gdal_error(action: &'static str) -> impl FnOnce(gdal::errors::GdalError) -> GeorefError {
+    move |error| GeorefError::Gdal { action, message: error.to_string() }
+}
+
+/// Sends GDAL's and PROJ's messages to the log instead of stderr, and stops
+/// GDAL from listing the scan's folder for sidecar files. Call once at start.
+pub fn init() {
+    gdal::config::set_error_handler(|class, number, message| {
+        tracing::debug!(target: "gdal", "GDAL {class:?} {number}: {message}");
+    });
+    // Best effort: an unknown option is harmless.
+    let _ = gdal::config::set_config_option("GDAL_DISABLE_READDIR_ON_OPEN", "EMPTY_DIR");
+}
+
+/// What georeferencing needs from the system, as found now.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct Readiness {
+    /// GDAL's release name.
+    pub gdal_version: String,
+    /// Whether PROJ's database resolves EPSG codes.
+    pub proj_database: bool,
+    /// What is missing (GDAL drivers, the PROJ database); empty when ready.
+    pub missing: Vec<String>,
+}
+
+impl Readiness {
+    /// Checks GDAL's drivers and PROJ's database.
+    pub fn check() -> Readiness {
+        let proj_database = SpatialRef::from_epsg(4326).is_ok();
+        let mut missing: Vec<String> = REQUIRED_DRIVERS
+            .iter()
+            .filter(|name| DriverManager::get_driver_by_name(name).is_err())
+            .map(|name| format!("GDAL driver {name}"))
+            .collect();
+        if !proj_database {
+            missing.push("PROJ database (proj.db)".to_owned());
+        }
+        Readiness { gdal_version: gdal::version_info("RELEASE_NAME"), proj_database, missing }
+    }
+
+    fn require(&self) -> Result<(), GeorefError> {
+        match self.missing.is_empty() {
+            true => Ok(()),
+            false => Err(GeorefError::MissingDependency {
+                what: self.missing.join(", "),
+                detail: "GDAL or PROJ was installed without it".to_owned(),
+            }),
+        }
+    }
+}
+
+/// The scan to georeference: an open file and where it really is.
+#[derive(Debug)]
+pub struct Scan<'a> {
+    /// The file, opened inside a map root.
+    pub file: &'a fs::File,
+    /// Its real path (recorded in the VRT so GIS tools find the scan).
+    pub path: &'a Path,
+    /// Width in pixels.
+    pub width: u64,
+    /// Height in pixels.
+    pub height: u64,
+}
+
+/// Checks `request` against the scan, fits it, and writes the artifacts into `output_dir`.
+pub fn georeference(scan: &Scan<'_>, request: &Request, revision_id: &str, output_dir: &Path) -> Result<Revision, GeorefError> {
+    Readiness::check().require()?;
+    let srs = resolve_crs(&request.crs)?;
+    let crs_name = srs.name().unwrap_or_else(|| request.crs.clone());
+    let full_image = PixelRegion { col: 0, row: 0, width: scan.width, height: scan.height };
+    let (fitted, pixel_region) = match &request.placement {
+        Placement::Bounds { bounds, region } => {
+            let region = region.unwrap_or(full_image);
+            check_bounds(bounds, &region, scan, srs.is_geographic())?;
+            (Fitted::Affine(bounds_geotransform(bounds, &region)), region)
+        }
+        Placement::ControlPoints { points, transform } => {
+            let gcps = check_control_points(points, *transform, scan, srs.is_geographic())?;
+            (fit(&gcps, *transform)?, full_image)
+        }
+    };
+
+    let (control_points, residuals, rmse) = match &request.placement {
+        Placement::ControlPoints { points, .. } => {
+            let residuals = residuals(&fitted, points)?;
+            let rmse = root_mean_square(&residuals);
+            (points.clone(), residuals, Some(rmse))
+        }
+        Placement::Bounds { .. } => (Vec::new(), Vec::new(), None),
+    };
+    let mut warnings = fit_warnings(&request.placement, &residuals);
+    let wgs84_bounds = outline_on_wgs84(&fitted, &pixel_region, &srs)?;
+    if srs.is_geographic() && (wgs84_bounds.east - wgs84_bounds.west) > 180.0 {
+        warnings.push("The map spans more than 180° of longitude; if it crosses the antimeridian, wgs84_bounds covers the long way round.".to_owned());
+    }
+
+    fs::create_dir_all(output_dir).map_err(|source| GeorefError::Io { action: "create the revision folder", source })?;
+    let artifacts = write_artifacts(scan, &fitted, &request.placement, &srs, output_dir)?;
+    Ok(Revision {
+        revision_id: revision_id.to_owned(),
+        created_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+        crs: request.crs.clone(),
+        crs_name,
+        transform: match &request.placement {
+            Placement::Bounds { .. } => TransformKind::Affine,
+            Placement::ControlPoints { transform, .. } => *transform,
+        },
+        geotransform: match &fitted {
+            Fitted::Affine(gt) => Some(*gt),
+            Fitted::Warp(..) => None,
+        },
+        bounds: match &request.placement {
+            Placement::Bounds { bounds, .. } => Some(*bounds),
+            Placement::ControlPoints { .. } => None,
+        },
+        pixel_region,
+        control_points,
+        residuals,
+        rmse,
+        wgs84_bounds,
+        artifacts,
+        warnings,
+    })
+}
+
+/// The CRS with GIS axis order, or `InvalidBounds` naming what PROJ said.
+fn resolve_crs(crs: &str) -> Result<SpatialRef, GeorefError> {
+    let trimmed = crs.trim();
+    if trimmed.is_empty() {
+        return Err(GeorefError::InvalidBounds(
+            "crs is empty. Give a CRS GDAL/PROJ accepts: an EPSG code (EPSG:4326, EPSG:4267, EPSG:32633), WKT or a PROJ string.".to_owned(),
+        ));
+    }
+    let mut srs = SpatialRef::from_definition(trimmed).map_err(|error| {
+        GeorefError::InvalidBounds(format!(
+            "PROJ cannot resolve the CRS {trimmed:?} ({error}). Give a CRS GDAL/PROJ accepts: an EPSG code (EPSG:4326, EPSG:4267, EPSG:32633), WKT or a PROJ string."
+        ))
+    })?;
+    srs.set_axis_mapping_strategy(AxisMappingStrategy::TraditionalGisOrder);
+    Ok(srs)
+}
+
+fn not_finite(what: &str) -> GeorefError {
+    GeorefError::InvalidBounds(format!(
+        "{what} is not a finite number (JSON clients send NaN and infinity as null). Give finite numbers."
+    ))
+}
+
+fn check_bounds(bounds: &Bounds, region: &PixelRegion, scan: &Scan<'_>, geographic: bool) -> Result<(), GeorefError> {
+    let fields = [("bounds.west", bounds.west.0), ("bounds.south", bounds.south.0), ("bounds.east", bounds.east.0), ("bounds.north", bounds.north.0)];
+    if let Some((name, _)) = fields.iter().find(|(_, v)| !v.is_finite()) {
+        return Err(not_finite(name));
+    }
+    let (west, south, east, north) = (bounds.west.0, bounds.south.0, bounds.east.0, bounds.north.0);
+    if west >= east {
+        return Err(GeorefError::InvalidBounds(format!("bounds.west ({west}) must be less than bounds.east ({east}). Give west < east in the CRS's x units.")));
+    }
+    if south >= north {
+        return Err(GeorefError::InvalidBounds(format!("bounds.south ({south}) must be less than bounds.north ({north}). Give south < north in the CRS's y units.")));
+    }
+    if geographic {
+        check_geographic("bounds", west, south)?;
+        check_geographic("bounds", east, north)?;
+    }
+    if region.width == 0 || region.height == 0 {
+        return Err(GeorefError::InvalidBounds("pixel_region.width and pixel_region.height must be at least 1.".to_owned()));
+    }
+    let inside = region.col.checked_add(region.width).is_some_and(|right| right <= scan.width)
+        && region.row.checked_add(region.height).is_some_and(|bottom| bottom <= scan.height);
+    if !inside {
+        return Err(GeorefError::InvalidBounds(format!(
+            "pixel_region (col {}, row {}, width {}, height {}) reaches outside the {}×{} image. Give a region inside it.",
+            region.col, region.row, region.width, region.height, scan.width, scan.height
+        )));
+    }
+    Ok(())
+}
+
+fn check_geographic(what: &str, longitude: f64, latitude: f64) -> Result<(), GeorefError> {
+    if !(-90.0..=90.0).contains(&latitude) {
+        return Err(GeorefError::InvalidBounds(format!(
+            "{what}: latitude {latitude} is outside -90..90 in a geographic CRS. Give latitudes in -90..90 (y/south/north) and longitudes in -180..180 (x/west/east)."
+        )));
+    }
+    if !(-180.0..=180.0).contains(&longitude) {
+        return Err(GeorefError::InvalidBounds(format!(
+            "{what}: longitude {longitude} is outside -180..180 in a geographic CRS. Give longitudes in -180..180 (x/west/east)."
+        )));
+    }
+    Ok(())
+}
+
+fn check_control_points(points: &[ControlPoint], transform: TransformKind, scan: &Scan<'_>, geographic: bool) -> Result<Vec<GroundControl>, GeorefError> {
+    let needed = transform.minimum_points();
+    if points.len() < needed {
+        return Err(GeorefError::InvalidBounds(format!(
+            "{} control points given; transform {} needs at least {needed} (affine 3, polynomial2 6, polynomial3 10, thin_plate_spline 3). Add points or choose a simpler transform.",
+            points.len(),
+            transform.name()
+        )));
+    }
+    let mut gcps = Vec::with_capacity(points.len());
+    for (index, point) in points.iter().enumerate() {
+        for (name, value) in [("col", point.col.0), ("row", point.row.0), ("x", point.x.0), ("y", point.y.0)] {
+            if !value.is_finite() {
+                return Err(not_finite(&format!("control_points[{index}].{name}")));
+            }
+        }
+        let (col, row) = (point.col.0, point.row.0);
+        if col < 0.0 || row < 0.0 || col > scan.width as f64 || row > scan.height as f64 {
+            return Err(GeorefError::InvalidBounds(format!(
+                "control_points[{index}] at pixel ({col}, {row}) is outside the {}×{} image (col 0..{}, row 0..{}). Give pixels inside the scan.",
+                scan.width, scan.height, scan.width, scan.height
+            )));
+        }
+        if geographic {
+            check_geographic(&format!("control_points[{index}]"), point.x.0, point.y.0)?;
+        }
+        gcps.push(GroundControl { pixel: col, line: row, x: point.x.0, y: point.y.0 });
+    }
+    for (i, a) in gcps.iter().enumerate() {
+        for (j, b) in gcps.iter().enumerate().skip(i + 1) {
+            if (a.pixel, a.line) == (b.pixel, b.line) || (a.x, a.y) == (b.x, b.y) {
+                return Err(GeorefError::InvalidBounds(format!(
+                    "control_points[{i}] and control_points[{j}] are duplicates (same pixel or same coordinates). Give distinct points."
+                )));
+            }
+        }
+    }
+    let pixel_spread = spread(gcps.iter().map(|g| (g.pixel, g.line)));
+    let ground_spread = spread(gcps.iter().map(|g| (g.x, g.y)));
+    if pixel_spread < COLLINEAR || ground_spread < COLLINEAR {
+        return Err(GeorefError::InvalidBounds(
+            "The control points lie on one line, so they fix nothing across it. Give points spread over the map, not all along one edge or line.".to_owned(),
+        ));
+    }
+    Ok(gcps)
+}
+
+/// Below this [`spread`], points count as collinear; below [`WEAK_SPREAD`], as nearly so.
+const COLLINEAR: f64 = 1e-10;
+const WEAK_SPREAD: f64 = 1e-3;
+
+/// How two-dimensional a point set is: the ratio of the smaller to the larger
+/// eigenvalue of its covariance (0 for collinear points, 1 for a round cloud).
+fn spread(points: impl Iterator<Item = (f64, f64)> + Clone) -> f64 {
+    let n = points.clone().count() as f64;
+    let (mx, my) = points.clone().fold((0.0, 0.0), |(sx, sy), (x, y)| (sx + x / n, sy + y / n));
+    let (sxx, syy, sxy) = points.fold((0.0, 0.0, 0.0), |(a, b, c), (x, y)| {
+        let (dx, dy) = (x - mx, y - my);
+        (a + dx * dx, b + dy * dy, c + dx * dy)
+    });
+    let trace = sxx + syy;
+    if trace == 0.0 {
+        return 0.0;
+    }
+    let root = ((sxx - syy).powi(2) + 4.0 * sxy * sxy).sqrt();
+    ((trace - root) / 2.0).max(0.0) / ((trace + root) / 2.0)
+}
+
+/// A fitted pixel → CRS mapping.
+enum Fitted {
+    Affine([f64; 6]),
+    Warp(Transformer, TransformKind),
+}
+
+impl Fitted {
+    /// Maps pixel positions to the CRS, in place.
+    fn to_crs(&self, xs: &mut [f64], ys: &mut [f64]) -> Result<(), GeorefError> {
+        match self {
+            Fitted::Affine(gt) => {
+                for (x, y) in xs.iter_mut().zip(ys.iter_mut()) {
+                    (*x, *y) = gt.apply(*x, *y);
+                }
+                Ok(())
+            }
+            Fitted::Warp(transformer, _) => match transformer.forward(xs, ys) {
+                true => Ok(()),
+                false => Err(GeorefError::InvalidBounds(
+                    "The fitted transform cannot map every point (it folds over itself). Spread the control points more evenly or use a lower-order transform.".to_owned(),
+                )),
+            },
+        }
+    }
+}
+
+fn bounds_geotransform(bounds: &Bounds, region: &PixelRegion) -> [f64; 6] {
+    let dx = (bounds.east.0 - bounds.west.0) / region.width as f64;
+    let dy = (bounds.north.0 - bounds.south.0) / region.height as f64;
+    [bounds.west.0 - region.col as f64 * dx, dx, 0.0, bounds.north.0 + region.row as f64 * dy, 0.0, -dy]
+}
+
+fn fit(gcps: &[GroundControl], transform: TransformKind) -> Result<Fitted, GeorefError> {
+    let degenerate = || {
+        GeorefError::InvalidBounds(format!(
+            "The control points are too degenerate to fit a {} transform (nearly collinear, or clustered). Spread them over the map or choose a simpler transform.",
+            transform.name()
+        ))
+    };
+    match transform.model() {
+        None => ffi::gcps_to_geotransform(gcps).map(Fitted::Affine).ok_or_else(degenerate),
+        Some(model) => Transformer::fit(model, gcps).map(|t| Fitted::Warp(t, transform)).ok_or_else(degenerate),
+    }
+}
+
+/// Residuals in CRS units (fitted minus given), and in pixels through the
+/// inverse of the transform's local Jacobian at each point (exact for affine,
+/// first-order otherwise), so a zero CRS residual is a zero pixel residual.
+fn residuals(fitted: &Fitted, points: &[ControlPoint]) -> Result<Vec<Residual>, GeorefError> {
+    const STEP: f64 = 0.5;
+    // Per point: the point itself, then ±STEP along col and along row.
+    let offsets = [(0.0, 0.0), (STEP, 0.0), (-STEP, 0.0), (0.0, STEP), (0.0, -STEP)];
+    let (mut xs, mut ys): (Vec<f64>, Vec<f64>) =
+        points.iter().flat_map(|p| offsets.iter().map(move |(dc, dr)| (p.col.0 + dc, p.row.0 + dr))).unzip();
+    fitted.to_crs(&mut xs, &mut ys)?;
+    Ok(points
+        .iter()
+        .enumerate()
+        .map(|(index, point)| {
+            let at = |k: usize| (xs[5 * index + k], ys[5 * index + k]);
+            let (x, y) = at(0);
+            let (dx, dy) = (x - point.x.0, y - point.y.0);
+            let ((xc1, yc1), (xc0, yc0), (xr1, yr1), (xr0, yr0)) = (at(1), at(2), at(3), at(4));
+            let (a, b) = ((xc1 - xc0) / (2.0 * STEP), (xr1 - xr0) / (2.0 * STEP));
+            let (c, d) = ((yc1 - yc0) / (2.0 * STEP), (yr1 - yr0) / (2.0 * STEP));
+            let det = a * d - b * c;
+            let (dcol, drow) = if det == 0.0 { (f64::NAN, f64::NAN) } else { ((d * dx - b * dy) / det, (a * dy - c * dx) / det) };
+            Residual { index, dx, dy, crs_units: dx.hypot(dy), dcol, drow, pixels: dcol.hypot(drow) }
+        })
+        .collect())
+}
+
+fn root_mean_square(residuals: &[Residual]) -> Rmse {
+    let n = residuals.len() as f64;
+    let mean = |f: fn(&Residual) -> f64| (residuals.iter().map(|r| f(r).powi(2)).sum::<f64>() / n).sqrt();
+    Rmse { pixels: mean(|r| r.pixels), crs_units: mean(|r| r.crs_units) }
+}
+
+fn fit_warnings(placement: &Placement, residuals: &[Residual]) -> Vec<String> {
+    let Placement::ControlPoints { points, transform } = placement else { return Vec::new() };
+    let mut warnings = Vec::new();
+    if *transform == TransformKind::ThinPlateSpline {
+        warnings.push("A thin-plate spline passes through every control point, so its residuals are zero and say nothing about accuracy; check it against points you left out.".to_owned());
+    } else if points.len() == transform.minimum_points() {
+        warnings.push(format!(
+            "Exactly {} control points fit a {} transform with nothing left over, so the residuals are zero by construction; add points to judge the fit.",
+            points.len(),
+            transform.name()
+        ));
+    }
+    let pixel_spread = spread(points.iter().map(|p| (p.col.0, p.row.0)));
+    if pixel_spread < WEAK_SPREAD {
+        warnings.push(format!(
+            "The control points are nearly collinear (spread {pixel_spread:.1e}); the fit is poorly constrained across that line. Add points away from it."
+        ));
+    }
+    if residuals.len() > transform.minimum_points() {
+        for residual in residuals {
+            let others: Vec<f64> = residuals.iter().filter(|r| r.index != residual.index).map(|r| r.pixels).collect();
+            let others_rmse = (others.iter().map(|p| p * p).sum::<f64>() / others.len() as f64).sqrt();
+            if residual.pixels > (3.0 * others_rmse).max(1.0) {
+                warnings.push(format!(
+                    "control_points[{}] is off by {:.2} pixels, far above the others (RMS {:.2}); check its coordinates.",
+                    residual.index, residual.pixels, others_rmse
+                ));
+            }
+        }
+    }
+    warnings
+}
+
+/// The region's outline, densified along each edge, mapped to the CRS, then to WGS84.
+fn outline_on_wgs84(fitted: &Fitted, region: &PixelRegion, srs: &SpatialRef) -> Result<Wgs84Bounds, GeorefError> {
+    let (c0, r0) = (region.col as f64, region.row as f64);
+    let (c1, r1) = (c0 + region.width as f64, r0 + region.height as f64);
+    let steps = (OUTLINE_POINTS_PER_EDGE - 1) as f64;
+    let mut xs = Vec::with_capacity(4 * OUTLINE_POINTS_PER_EDGE);
+    let mut ys = Vec::with_capacity(4 * OUTLINE_POINTS_PER_EDGE);
+    for i in 0..OUTLINE_POINTS_PER_EDGE {
+        let t = i as f64 / steps;
+        for (x, y) in [(c0 + t * (c1 - c0), r0), (c1, r0 + t * (r1 - r0)), (c1 - t * (c1 - c0), r1), (c0, r1 - t * (r1 - r0))] {
+            xs.push(x);
+            ys.push(y);
+        }
+    }
+    fitted.to_crs(&mut xs, &mut ys)?;
+    let mut wgs84 = SpatialRef::from_epsg(4326).map_err(|error| GeorefError::MissingDependency {
+        what: "PROJ database (proj.db)".to_owned(),
+        detail: error.to_string(),
+    })?;
+    wgs84.set_axis_mapping_strategy(AxisMappingStrategy::TraditionalGisOrder);
+    let to_wgs84 = CoordTransform::new(srs, &wgs84).map_err(|error| {
+        GeorefError::InvalidBounds(format!("PROJ has no transformation from this CRS to WGS84 ({error}). Give a CRS tied to the Earth (not an engineering or local CRS)."))
+    })?;
+    to_wgs84.transform_coords(&mut xs, &mut ys, &mut []).map_err(|error| {
+        GeorefError::InvalidBounds(format!(
+            "The map's outline does not map to WGS84 ({error}): the coordinates are probably outside the CRS's area of use. Check the CRS and the numbers."
+        ))
+    })?;
+    let min = |v: &[f64]| v.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = |v: &[f64]| v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    Ok(Wgs84Bounds { west: min(&xs), south: min(&ys), east: max(&xs), north: max(&ys) })
+}
+
+/// GeoTIFF creation options: tiled, DEFLATE, and RGB photometric for byte RGB(A).
+fn geotiff_options(dataset: &Dataset) -> Vec<String> {
+    let mut options = vec!["TILED=YES".to_owned(), "COMPRESS=DEFLATE".to_owned(), "BIGTIFF=IF_SAFER".to_owned()];
+    let bands = dataset.raster_count();
+    let byte = dataset.rasterband(1).is_ok_and(|band| band.band_type() == gdal::raster::GdalDataType::UInt8);
+    if byte && (bands == 3 || bands == 4) {
+        options.push("PHOTOMETRIC=RGB".to_owned());
+        if bands == 4 {
+            options.push("ALPHA=YES".to_owned());
+        }
+    }
+    options
+}
+
+fn write_artifacts(scan: &Scan<'_>, fitted: &Fitted, placement: &Placement, srs: &SpatialRef, dir: &Path) -> Result<Vec<Artifact>, GeorefError> {
+    use std::os::fd::AsRawFd;
+    let mut source = Dataset::open(format!("/proc/self/fd/{}", scan.file.as_raw_fd())).map_err(gdal_error("open the scan"))?;
+    // VRTs record the source by its description: make it the scan's real path.
+    source.set_description(&scan.path.to_string_lossy()).map_err(gdal_error("name the scan"))?;
+    let vrt = DriverManager::get_driver_by_name("VRT").map_err(gdal_error("load the VRT driver"))?;
+    let creation = geotiff_options(&source);
+    let written = match (fitted, placement) {
+        (Fitted::Affine(gt), _) => {
+            let mut virtual_copy = source.create_copy(&vrt, "", &RasterCreationOptions::new()).map_err(gdal_error("wrap the scan"))?;
+            virtual_copy.set_geo_transform(gt).map_err(gdal_error("set the geotransform"))?;
+            virtual_copy.set_spatial_ref(srs).map_err(gdal_error("set the CRS"))?;
+            let gtiff = DriverManager::get_driver_by_name("GTiff").map_err(gdal_error("load the GTiff driver"))?;
+            let options: RasterCreationOptions = creation.iter().map(String::as_str).collect();
+            let output = dir.join("georeferenced.tif");
+            virtual_copy.create_copy(&gtiff, &output, &options).map_err(gdal_error("write the GeoTIFF"))?;
+            vec![output]
+        }
+        (Fitted::Warp(_, transform), Placement::ControlPoints { points, .. }) => {
+            let gcp_path = dir.join("gcps.vrt");
+            let mut with_gcps = source.create_copy(&vrt, &gcp_path, &RasterCreationOptions::new()).map_err(gdal_error("write the GCP VRT"))?;
+            let gcps = points
+                .iter()
+                .enumerate()
+                .map(|(i, p)| gdal::Gcp { id: (i + 1).to_string(), info: String::new(), pixel: p.col.0, line: p.row.0, x: p.x.0, y: p.y.0, z: 0.0 })
+                .collect();
+            with_gcps.set_gcps(gcps, srs).map_err(gdal_error("set the GCPs"))?;
+            with_gcps.flush_cache().map_err(gdal_error("write the GCP VRT"))?;
+            let output = dir.join("warped.tif");
+            let arguments = warp_arguments(*transform, &creation);
+            let arguments: Vec<&str> = arguments.iter().map(String::as_str).collect();
+            ffi::warp(&with_gcps, &output, &arguments).map_err(|message| GeorefError::Gdal { action: "warp the scan", message })?;
+            vec![gcp_path, output]
+        }
+        (Fitted::Warp(..), Placement::Bounds { .. }) => unreachable!("bounds always fit an affine transform"),
+    };
+    written
+        .into_iter()
+        .map(|path| {
+            let bytes = fs::metadata(&path).map_err(|source| GeorefError::Io { action: "measure an output", source })?.len();
+            let name = path.file_name().expect("outputs have names").to_string_lossy().into_owned();
+            let media_type = if name.ends_with(".vrt") { "application/xml" } else { "image/tiff" };
+            Ok(Artifact { name, media_type: media_type.to_owned(), bytes, resource_uri: None, path: None })
+        })
+        .collect()
+}
+
+/// The `gdalwarp` arguments for a GCP transform; the benchmark runs the CLI with the same ones.
+pub fn warp_arguments(transform: TransformKind, creation: &[String]) -> Vec<String> {
+    let mut arguments: Vec<String> = vec!["-of".into(), "GTiff".into(), "-r".into(), "bilinear".into()];
+    match transform {
+        TransformKind::Polynomial2 => arguments.extend(["-order".into(), "2".into()]),
+        TransformKind::Polynomial3 => arguments.extend(["-order".into(), "3".into()]),
+        TransformKind::ThinPlateSpline => arguments.push("-tps".into()),
+        TransformKind::Affine => arguments.extend(["-order".into(), "1".into()]),
+    }
+    for option in creation {
+        arguments.extend(["-co".into(), option.clone()]);
+    }
+    arguments
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spread_tells_collinear_from_spread_out_points() {
+        assert!(spread([(0.0, 0.0), (1.0, 1.0), (2.0, 2.0)].into_iter()) < COLLINEAR);
+        assert!(spread([(0.0, 0.0), (10.0, 0.0), (0.0, 10.0), (10.0, 10.0)].into_iter()) > 0.9);
+    }
+
+    #[test]
+    fn bounds_map_the_region_corners_exactly() {
+        let bounds = Bounds { west: Coordinate(-120.0), south: Coordinate(35.0), east: Coordinate(-119.0), north: Coordinate(36.0) };
+        let gt = bounds_geotransform(&bounds, &PixelRegion { col: 100, row: 50, width: 1000, height: 500 });
+        assert_eq!(gt.apply(100.0, 50.0), (-120.0, 36.0));
+        assert_eq!(gt.apply(1100.0, 550.0), (-119.0, 35.0));
+    }
+
+    #[test]
+    fn null_coordinates_are_not_finite_rather_than_a_type_error() {
+        let point: ControlPoint = serde_json::from_str(r#"{"col": 1, "row": null, "x": 2.5, "y": 3}"#).unwrap();
+        assert!(point.row.0.is_nan() && point.x.0 == 2.5);
+    }
+}
