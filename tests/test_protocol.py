@@ -14,6 +14,7 @@ EXPECTED_TOOLS = {
     "geomap_capabilities": (True, True),
     "geomap_register_map": (False, True),
     "geomap_describe_map": (True, True),
+    "geomap_georeference": (False, False),
 }
 
 

@@ -77,6 +77,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    stratigraphic_amenity::georef::init();
     match command {
         Command::Check => check(&settings),
         _ => serve(settings),
@@ -86,7 +87,6 @@ fn main() -> ExitCode {
 fn serve(settings: Settings) -> ExitCode {
     trace::init_logging(&settings.log_filter);
     trace::install_panic_hook();
-    stratigraphic_amenity::georef::init();
     let state = match ServerState::start(settings) {
         Ok(state) => state,
         Err(error) => {
@@ -157,6 +157,11 @@ fn check(settings: &Settings) -> ExitCode {
         }
     }
     line(true, format!("media limits: {} bytes, {} pixels", settings.max_image_bytes, settings.max_image_pixels));
+    let georef = stratigraphic_amenity::georef::Readiness::check();
+    match georef.missing.is_empty() {
+        true => line(true, format!("georeferencing: GDAL {}, PROJ database found", georef.gdal_version)),
+        false => line(false, format!("georeferencing: GDAL {} is missing {}", georef.gdal_version, georef.missing.join(", "))),
+    }
     let roots: Vec<String> = settings.provider_roots.iter().map(|p| p.display().to_string()).collect();
     line(true, format!("provider roots: {}", roots.join(", ")));
     line(true, format!("providers: {}", settings.providers.as_ref().map_or("all found".into(), |p| p.join(", "))));

@@ -86,7 +86,27 @@ pub struct Coordinate(pub f64);
 
 impl<'de> Deserialize<'de> for Coordinate {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        Ok(Coordinate(Option::<f64>::deserialize(deserializer)?.unwrap_or(f64::NAN)))
+        /// Numbers as they are, `null` as NaN; a missing field stays a missing-field error.
+        struct NumberOrNull;
+        impl serde::de::Visitor<'_> for NumberOrNull {
+            type Value = f64;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a number")
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<f64, E> {
+                Ok(v)
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<f64, E> {
+                Ok(v as f64)
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<f64, E> {
+                Ok(v as f64)
+            }
+            fn visit_unit<E>(self) -> Result<f64, E> {
+                Ok(f64::NAN)
+            }
+        }
+        deserializer.deserialize_any(NumberOrNull).map(Coordinate)
     }
 }
 
@@ -765,5 +785,8 @@ mod tests {
     fn null_coordinates_are_not_finite_rather_than_a_type_error() {
         let point: ControlPoint = serde_json::from_str(r#"{"col": 1, "row": null, "x": 2.5, "y": 3}"#).unwrap();
         assert!(point.row.0.is_nan() && point.x.0 == 2.5);
+        let missing = serde_json::from_str::<ControlPoint>(r#"{"col": 1, "x": 2.5, "y": 3}"#).unwrap_err();
+        assert!(missing.to_string().contains("missing field `row`"), "{missing}");
+        assert!(serde_json::from_str::<ControlPoint>(r#"{"col": "1", "row": 1, "x": 2.5, "y": 3}"#).is_err());
     }
 }

@@ -1,0 +1,292 @@
+"""geomap_georeference end to end: known transforms recovered, outputs GDAL reopens,
+WGS84 bounds checked against gdaltransform, every invalid case, revisions."""
+
+import base64
+import json
+import math
+import subprocess
+
+import anyio
+import pytest
+
+from conftest import Server, assert_envelope, pillow_image
+
+pytestmark = pytest.mark.anyio
+
+WIDTH, HEIGHT = 1000, 800
+# A rotated, sheared affine in UTM 33N metres: x = gt0 + col*gt1 + row*gt2, y = gt3 + col*gt4 + row*gt5.
+UTM_GT = [500_000.0, 2.0, 0.35, 4_200_000.0, 0.25, -2.0]
+SPREAD = [(0, 0), (1000, 0), (0, 800), (1000, 800), (500, 400), (250, 600), (800, 150), (120, 300), (640, 710), (900, 500)]
+
+
+def apply(gt, col, row):
+    return gt[0] + col * gt[1] + row * gt[2], gt[3] + col * gt[4] + row * gt[5]
+
+
+def points_from(mapping, cells):
+    return [{"col": c, "row": r, "x": mapping(c, r)[0], "y": mapping(c, r)[1]} for c, r in cells]
+
+
+def gdalinfo(path) -> dict:
+    return json.loads(subprocess.run(["gdalinfo", "-json", str(path)], capture_output=True, text=True, check=True).stdout)
+
+
+def gdaltransform(points, source: str) -> list[tuple[float, float]]:
+    text = "".join(f"{x!r} {y!r}\n" for x, y in points)
+    out = subprocess.run(["gdaltransform", "-s_srs", source, "-t_srs", "EPSG:4326", "-output_xy"], input=text, capture_output=True, text=True, check=True).stdout
+    return [tuple(map(float, line.split())) for line in out.splitlines()]
+
+
+def outline(col0, row0, width, height, per_edge=101):
+    """The same densified outline the server walks: 101 points per edge."""
+    c1, r1 = col0 + width, row0 + height
+    out = []
+    for i in range(per_edge):
+        t = i / (per_edge - 1)
+        out += [(col0 + t * (c1 - col0), row0), (c1, row0 + t * (r1 - row0)), (c1 - t * (c1 - col0), r1), (col0, r1 - t * (r1 - row0))]
+    return out
+
+
+def box(lonlats):
+    lons, lats = [p[0] for p in lonlats], [p[1] for p in lonlats]
+    return {"west": min(lons), "south": min(lats), "east": max(lons), "north": max(lats)}
+
+
+@pytest.fixture
+def scan(server):
+    pillow_image(server.map_root / "scan.png", WIDTH, HEIGHT, "PNG")
+    return server
+
+
+async def registered(client) -> str:
+    result = await client.call_tool("geomap_register_map", {"path": "scan.png"})
+    return result.structured_content["map_id"]
+
+
+async def georeference(client, **arguments):
+    return await client.call_tool("geomap_georeference", arguments)
+
+
+async def test_an_affine_is_recovered_and_written_as_a_tiled_deflate_geotiff(scan, era):
+    async with scan.connect(era) as client:
+        map_id = await registered(client)
+        result = await georeference(client, map_id=map_id, crs="EPSG:32633", control_points=points_from(lambda c, r: apply(UTM_GT, c, r), SPREAD[:6]))
+    assert result.is_error is False, result
+    revision = result.structured_content
+    assert revision["transform"] == "affine" and revision["crs_name"] == "WGS 84 / UTM zone 33N"
+    for found, expected in zip(revision["geotransform"], UTM_GT):
+        assert abs(found - expected) <= 1e-9 * max(abs(expected), 1.0), (revision["geotransform"], UTM_GT)
+    assert all(r["pixels"] < 1e-6 and r["crs_units"] < 1e-6 for r in revision["residuals"])
+    assert revision["rmse"]["pixels"] < 1e-6
+    [tif] = revision["artifacts"]
+    assert tif["name"] == "georeferenced.tif" and tif["media_type"] == "image/tiff"
+    assert [str(link.uri) for link in result.content if link.type == "resource_link"] == [tif["resource_uri"]]
+    info = gdalinfo(tif["path"])
+    for found, expected in zip(info["geoTransform"], UTM_GT):
+        assert abs(found - expected) <= 1e-9 * max(abs(expected), 1.0)
+    assert 'ID["EPSG",32633]' in info["coordinateSystem"]["wkt"]
+    assert [band["colorInterpretation"] for band in info["bands"]] == ["Red", "Green", "Blue"]
+    assert info["metadata"]["IMAGE_STRUCTURE"]["COMPRESSION"] == "DEFLATE"
+    assert info["bands"][0]["block"] == [256, 256]
+    assert (info["size"]) == [WIDTH, HEIGHT]
+
+
+def quadratic(c, r):
+    return 300_000 + 1.5 * c + 0.2 * r + 2e-4 * c * c + 1e-4 * c * r, 5_000_000 - 0.1 * c - 1.5 * r + 3e-4 * r * r - 5e-5 * c * r
+
+
+async def test_a_second_order_polynomial_is_recovered_and_warped(scan):
+    async with scan.connect() as client:
+        map_id = await registered(client)
+        result = await georeference(client, map_id=map_id, crs="EPSG:32633", control_points=points_from(quadratic, SPREAD), transform="polynomial2")
+    revision = result.structured_content
+    assert result.is_error is False, result
+    assert revision["transform"] == "polynomial2" and "geotransform" not in revision
+    assert max(r["crs_units"] for r in revision["residuals"]) < 1e-6
+    assert max(r["pixels"] for r in revision["residuals"]) < 1e-6
+    names = {a["name"]: a for a in revision["artifacts"]}
+    assert set(names) == {"gcps.vrt", "warped.tif"}
+    vrt = gdalinfo(names["gcps.vrt"]["path"])
+    assert len(vrt["gcps"]["gcpList"]) == 10
+    assert 'ID["EPSG",32633]' in vrt["gcps"]["coordinateSystem"]["wkt"]
+    assert str(scan.map_root / "scan.png") in open(names["gcps.vrt"]["path"]).read(), "the VRT points at the scan itself"
+    warped = gdalinfo(names["warped.tif"]["path"])
+    assert 'ID["EPSG",32633]' in warped["coordinateSystem"]["wkt"] and len(warped["geoTransform"]) == 6
+    assert [band["colorInterpretation"] for band in warped["bands"]] == ["Red", "Green", "Blue"]
+    # The warped image covers the fitted footprint of the scan.
+    corners = [quadratic(c, r) for c, r in [(0, 0), (WIDTH, 0), (0, HEIGHT), (WIDTH, HEIGHT)]]
+    gt = warped["geoTransform"]
+    assert abs(gt[0] - min(x for x, _ in corners)) < 3 * abs(gt[1]) and abs(gt[3] - max(y for _, y in corners)) < 3 * abs(gt[5])
+
+
+@pytest.mark.parametrize("transform, count", [("polynomial3", 10), ("thin_plate_spline", 6)])
+async def test_higher_order_and_spline_transforms_fit_with_warnings_when_exact(scan, transform, count):
+    async with scan.connect() as client:
+        map_id = await registered(client)
+        result = await georeference(client, map_id=map_id, crs="EPSG:32633", control_points=points_from(quadratic, SPREAD[:count]), transform=transform)
+    revision = result.structured_content
+    assert result.is_error is False, result
+    assert max(r["crs_units"] for r in revision["residuals"]) < 1e-6
+    assert any("residuals are zero" in w or "zero by construction" in w for w in revision["warnings"]), revision["warnings"]
+
+
+async def test_noisy_points_give_the_expected_rmse_and_flag_an_outlier(scan):
+    # A 3×3 grid with noise (c-1)(r-1)·k: orthogonal to every affine, so the
+    # least-squares fit is the true one and the residuals are exactly the noise.
+    k = 3.0
+    cells = [(c, r) for c in range(3) for r in range(3)]
+    points = [{"col": 100 + 400 * c, "row": 100 + 300 * r, "x": apply(UTM_GT, 100 + 400 * c, 100 + 300 * r)[0] + (c - 1) * (r - 1) * k, "y": apply(UTM_GT, 100 + 400 * c, 100 + 300 * r)[1]} for c, r in cells]
+    expected_rmse = math.sqrt(sum(((c - 1) * (r - 1) * k) ** 2 for c, r in cells) / len(cells))
+    async with scan.connect() as client:
+        map_id = await registered(client)
+        result = await georeference(client, map_id=map_id, crs="EPSG:32633", control_points=points)
+        revision = result.structured_content
+        assert abs(revision["rmse"]["crs_units"] - expected_rmse) < 1e-6, (revision["rmse"], expected_rmse)
+        for found, expected in zip(revision["geotransform"], UTM_GT):
+            assert abs(found - expected) <= 1e-9 * max(abs(expected), 1.0)
+        assert revision["warnings"] == []
+        points[4]["x"] += 150.0  # the centre point, 150 m (~75 px) off
+        flagged = (await georeference(client, map_id=map_id, crs="EPSG:32633", control_points=points)).structured_content
+    assert any("control_points[4]" in w for w in flagged["warnings"]), flagged["warnings"]
+
+
+async def test_wgs84_bounds_of_a_utm_map_match_gdaltransform(scan):
+    async with scan.connect() as client:
+        map_id = await registered(client)
+        result = await georeference(client, map_id=map_id, crs="EPSG:32633", control_points=points_from(lambda c, r: apply(UTM_GT, c, r), SPREAD[:6]))
+    found = result.structured_content["wgs84_bounds"]
+    expected = box(gdaltransform([apply(UTM_GT, c, r) for c, r in outline(0, 0, WIDTH, HEIGHT)], "EPSG:32633"))
+    for side in expected:
+        assert abs(found[side] - expected[side]) < 1e-6, (side, found, expected)
+
+
+async def test_wgs84_bounds_of_a_nad27_map_match_gdaltransform(scan, era):
+    bounds = {"west": -120.25, "south": 35.5, "east": -119.75, "north": 35.875}
+    region = {"col": 40, "row": 30, "width": 900, "height": 700}
+    async with scan.connect(era) as client:
+        map_id = await registered(client)
+        result = await georeference(client, map_id=map_id, crs="EPSG:4267", bounds=bounds, pixel_region=region)
+    revision = result.structured_content
+    assert result.is_error is False, result
+    assert revision["pixel_region"] == region and "residuals" not in revision
+    dx, dy = (bounds["east"] - bounds["west"]) / region["width"], (bounds["north"] - bounds["south"]) / region["height"]
+    assert revision["geotransform"] == pytest.approx([bounds["west"] - 40 * dx, dx, 0.0, bounds["north"] + 30 * dy, 0.0, -dy], rel=1e-12)
+    nad27 = [(bounds["west"] + (c - 40) * dx, bounds["north"] - (r - 30) * dy) for c, r in outline(40, 30, 900, 700)]
+    expected = box(gdaltransform(nad27, "EPSG:4267"))
+    for side in expected:
+        assert abs(revision["wgs84_bounds"][side] - expected[side]) < 1e-6, (side, revision["wgs84_bounds"], expected)
+    assert "NAD27" in gdalinfo(revision["artifacts"][0]["path"])["coordinateSystem"]["wkt"]
+
+
+GOOD_BOUNDS = {"west": -120.0, "south": 35.0, "east": -119.0, "north": 36.0}
+AFFINE_POINTS = points_from(lambda c, r: apply(UTM_GT, c, r), SPREAD[:4])
+INVALID = [
+    ({"crs": "EPSG:4267", "bounds": {**GOOD_BOUNDS, "west": -118.0}}, "west (-118) must be less than bounds.east"),
+    ({"crs": "EPSG:4267", "bounds": {**GOOD_BOUNDS, "south": 36.0}}, "south (36) must be less than bounds.north"),
+    ({"crs": "EPSG:4326", "bounds": {**GOOD_BOUNDS, "north": 91.0}}, "latitude 91 is outside -90..90"),
+    ({"crs": "EPSG:4326", "bounds": {**GOOD_BOUNDS, "west": -181.0}}, "longitude -181 is outside -180..180"),
+    ({"crs": "EPSG:4326", "bounds": {**GOOD_BOUNDS, "east": float("inf")}}, "bounds.east is not a finite number"),
+    ({"crs": "EPSG:4326", "bounds": {**GOOD_BOUNDS, "south": float("nan")}}, "bounds.south is not a finite number"),
+    ({"crs": "EPSG:999999", "bounds": GOOD_BOUNDS}, "PROJ cannot resolve the CRS"),
+    ({"crs": "not a crs at all", "bounds": GOOD_BOUNDS}, "PROJ cannot resolve the CRS"),
+    ({"crs": "", "bounds": GOOD_BOUNDS}, "crs is empty"),
+    ({"crs": "EPSG:4267", "bounds": GOOD_BOUNDS, "pixel_region": {"col": 900, "row": 0, "width": 200, "height": 10}}, "reaches outside the 1000×800 image"),
+    ({"crs": "EPSG:32633", "control_points": AFFINE_POINTS[:2]}, "2 control points given; transform affine needs at least 3"),
+    ({"crs": "EPSG:32633", "control_points": points_from(quadratic, SPREAD[:5]), "transform": "polynomial2"}, "needs at least 6"),
+    ({"crs": "EPSG:32633", "control_points": points_from(quadratic, SPREAD[:9]), "transform": "polynomial3"}, "needs at least 10"),
+    ({"crs": "EPSG:32633", "control_points": AFFINE_POINTS[:2], "transform": "thin_plate_spline"}, "needs at least 3"),
+    ({"crs": "EPSG:32633", "control_points": points_from(lambda c, r: apply(UTM_GT, c, r), [(0, 0), (100, 100), (200, 200), (300, 300)])}, "lie on one line"),
+    ({"crs": "EPSG:32633", "control_points": [*AFFINE_POINTS, AFFINE_POINTS[0]]}, "are duplicates"),
+    ({"crs": "EPSG:32633", "control_points": [*AFFINE_POINTS[:3], {"col": 1200, "row": 5, "x": 1.0, "y": 2.0}]}, "is outside the 1000×800 image"),
+    ({"crs": "EPSG:32633", "control_points": [*AFFINE_POINTS[:3], {"col": 10, "row": None, "x": 1.0, "y": 2.0}]}, "control_points[3].row is not a finite number"),
+]
+
+
+@pytest.mark.parametrize("arguments, phrase", INVALID)
+async def test_invalid_bounds_crs_and_points_are_invalid_bounds_without_hints(scan, arguments, phrase):
+    async with scan.connect() as client:
+        map_id = await registered(client)
+        result = await georeference(client, map_id=map_id, **arguments)
+    envelope = assert_envelope(result, "invalid_bounds", scan, tool="geomap_georeference", hints=False)
+    assert "recovery_hints" not in envelope, "invalid_bounds carries no hints: the message says it all"
+    assert phrase in envelope["message"], envelope["message"]
+    assert scan.registry()["maps"][map_id]["revisions"] == [], "a refused georeference writes no revision"
+
+
+@pytest.mark.parametrize(
+    "arguments, field, problem",
+    [
+        ({"crs": "EPSG:4267", "bounds": GOOD_BOUNDS, "control_points": AFFINE_POINTS}, "/control_points", "conflict"),
+        ({"crs": "EPSG:4267"}, "/bounds", "missing"),
+        ({"crs": "EPSG:4267", "bounds": {**GOOD_BOUNDS, "west": "far west"}}, "/bounds/west", "wrong_value"),
+        ({"crs": "EPSG:32633", "control_points": AFFINE_POINTS, "transform": "cubic"}, "/transform", "wrong_value"),
+        ({"crs": "EPSG:32633", "control_points": AFFINE_POINTS, "pixel_region": {"col": 0, "row": 0, "width": 5, "height": 5}}, "/pixel_region", "conflict"),
+        ({"crs": "EPSG:4267", "bounds": GOOD_BOUNDS, "transform": "polynomial2"}, "/transform", "conflict"),
+        ({"crs": "EPSG:4267", "bounds": {"west": 1, "south": 2, "east": 3}}, "/bounds/north", "missing"),
+    ],
+)
+async def test_malformed_shapes_are_invalid_arguments(scan, era, arguments, field, problem):
+    async with scan.connect(era) as client:
+        map_id = await registered(client)
+        result = await georeference(client, map_id=map_id, **arguments)
+    envelope = assert_envelope(result, "invalid_arguments", scan, tool="geomap_georeference")
+    assert (envelope["details"]["field"], envelope["details"]["problem"]) == (field, problem)
+
+
+async def test_every_call_is_a_new_revision_and_the_newest_is_current(scan, era):
+    async with scan.connect(era) as client:
+        map_id = await registered(client)
+        first = (await georeference(client, map_id=map_id, crs="EPSG:4267", bounds=GOOD_BOUNDS)).structured_content
+        second = (await georeference(client, map_id=map_id, crs="EPSG:4267", bounds=GOOD_BOUNDS)).structured_content
+        described = (await client.call_tool("geomap_describe_map", {"map_id": map_id})).structured_content
+        listed = {str(r.uri) for r in (await client.list_resources()).resources}
+        blob = await client.read_resource(second["artifacts"][0]["resource_uri"])
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+    assert first["revision_id"] != second["revision_id"]
+    assert [r["revision_id"] for r in described["revisions"]] == [first["revision_id"], second["revision_id"]]
+    assert described["current_revision_id"] == second["revision_id"]
+    assert first["artifacts"][0]["resource_uri"] in listed and second["artifacts"][0]["resource_uri"] in listed
+    assert base64.b64decode(blob.contents[0].blob) == open(second["artifacts"][0]["path"], "rb").read()
+    assert blob.contents[0].mime_type == "image/tiff"
+    annotations = tools["geomap_georeference"].annotations
+    assert (annotations.idempotent_hint, annotations.read_only_hint, annotations.destructive_hint) == (False, False, False)
+
+
+async def test_concurrent_georeferences_from_two_servers_lose_none(scan):
+    async with scan.connect() as client:
+        map_id = await registered(client)
+
+    async def georeference_five():
+        async with scan.connect() as client:
+            for _ in range(5):
+                result = await georeference(client, map_id=map_id, crs="EPSG:4267", bounds=GOOD_BOUNDS)
+                assert result.is_error is False, result
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(georeference_five)
+        group.start_soon(georeference_five)
+    assert len(scan.registry()["maps"][map_id]["revisions"]) == 10
+
+
+async def test_a_missing_proj_database_is_for_the_operator(tmp_path):
+    empty = tmp_path / "no-proj"
+    empty.mkdir()
+    server = Server(tmp_path, {"PROJ_DATA": str(empty), "PROJ_LIB": str(empty)})
+    pillow_image(server.map_root / "scan.png", 50, 40, "PNG")
+    async with server.connect() as client:
+        capabilities = (await client.call_tool("geomap_capabilities", {})).structured_content
+        map_id = await registered(client)
+        result = await georeference(client, map_id=map_id, crs="EPSG:4267", bounds=GOOD_BOUNDS)
+    assert capabilities["georeference"]["proj_database"] is False
+    ready = {tool["name"]: tool for tool in capabilities["tools"]}["geomap_georeference"]
+    assert (ready["ready"], ready["unavailable_code"]) == (False, "missing_system_dependency")
+    envelope = assert_envelope(result, "missing_system_dependency", server, tool="geomap_georeference")
+    assert envelope["details"]["missing"] == "PROJ database (proj.db)"
+    assert "proj-data" in envelope["recovery_hints"][0]
+    assert not any(line.startswith("ERROR 1:") for line in server.log()), "GDAL's messages never reach stderr raw"
+
+
+async def test_georeferencing_an_unknown_map_is_artifact_not_found(scan):
+    async with scan.connect() as client:
+        result = await georeference(client, map_id="map_0123456789abcdef0123", crs="EPSG:4267", bounds=GOOD_BOUNDS)
+    assert assert_envelope(result, "artifact_not_found", scan)["details"]["reason"] == "unknown_map_id"
