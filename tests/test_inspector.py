@@ -40,3 +40,19 @@ def test_error_results_pass_the_inspector(server):
     assert run.returncode == 5, run.stdout + run.stderr
     assert '"tool_is_error"' in run.stderr
     assert "Invalid" not in run.stderr and "does not match" not in run.stderr and "unknown format" not in run.stderr
+
+
+def test_a_georeference_result_passes_the_inspector(server):
+    png(server.map_root / "a.png", 40, 30)
+    registered = json.loads(inspect(server, "--tool-name", "geomap_register_map", "--tool-arg", "path=a.png").stdout)
+    arguments = {
+        "map_id": registered["structuredContent"]["map_id"],
+        "crs": "EPSG:32633",
+        "control_points": [{"col": c, "row": r, "x": 500000 + 2 * c + 0.001 * c * r, "y": 4000000 - 2 * r} for c, r in [(0, 0), (40, 0), (0, 30), (40, 30), (20, 15), (10, 25), (30, 5)]],
+        "transform": "polynomial2",
+    }
+    run = inspect(server, "--tool-name", "geomap_georeference", "--tool-args-json", json.dumps(arguments))
+    assert run.returncode == 0, run.stdout + run.stderr
+    result = json.loads(run.stdout)
+    assert result["isError"] is False and result["structuredContent"]["transform"] == "polynomial2"
+    assert "unknown format" not in run.stderr and "Invalid" not in run.stderr
