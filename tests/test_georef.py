@@ -290,3 +290,21 @@ async def test_georeferencing_an_unknown_map_is_artifact_not_found(scan):
     async with scan.connect() as client:
         result = await georeference(client, map_id="map_0123456789abcdef0123", crs="EPSG:4267", bounds=GOOD_BOUNDS)
     assert assert_envelope(result, "artifact_not_found", scan)["details"]["reason"] == "unknown_map_id"
+
+
+@pytest.mark.parametrize("arguments", [{"bounds": GOOD_BOUNDS, "crs": "EPSG:4267"}, {"control_points": points_from(quadratic, SPREAD), "transform": "polynomial2", "crs": "EPSG:32633"}])
+async def test_georeferencing_reports_progress_to_a_client_that_asks(scan, era, arguments):
+    updates = []
+
+    async def on_progress(progress, total, message):
+        updates.append((progress, total, message))
+
+    async with scan.connect(era) as client:
+        map_id = await registered(client)
+        result = await client.call_tool("geomap_georeference", {"map_id": map_id, **arguments}, progress_callback=on_progress)
+    assert result.is_error is False, result
+    values = [progress for progress, _, _ in updates]
+    assert all(a < b for a, b in zip(values, values[1:])), f"progress must increase with each notification: {updates}"
+    assert values[0] == 0 and values[-1] == 100, updates
+    assert all(total == 100 for _, total, _ in updates)
+    assert {"writing the GeoTIFF", "warping the scan"} & {message for _, _, message in updates}, updates

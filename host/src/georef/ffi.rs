@@ -125,9 +125,36 @@ impl Drop for Transformer {
     }
 }
 
+/// Receives GDAL's progress, from 0.0 to 1.0, on the thread doing the work.
+pub type Progress<'a> = &'a mut dyn FnMut(f64);
+
+/// GDAL's progress callback: forwards to the `Progress` behind `data`. A panic
+/// in the receiver is caught here (it must not unwind into C) and stops the work.
+unsafe extern "C" fn forward_progress(complete: f64, _message: *const c_char, data: *mut c_void) -> c_int {
+    // SAFETY: `data` is the `*mut Progress` that `warp` or `create_copy` passed, alive for their call.
+    let progress = unsafe { &mut *(data as *mut Progress<'_>) };
+    c_int::from(std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| progress(complete))).is_ok())
+}
+
+/// `GDALCreateCopy` with progress: writes `source` to `destination` with `driver`.
+pub fn create_copy(driver: &gdal::Driver, source: &Dataset, destination: &Path, options: &[&str], mut progress: Progress<'_>) -> Result<Dataset, String> {
+    let destination = CString::new(destination.to_str().ok_or("the output path is not UTF-8")?).map_err(|e| e.to_string())?;
+    let options: gdal::cpl::CslStringList = options.iter().copied().collect();
+    let data = &mut progress as *mut Progress<'_> as *mut c_void;
+    // SAFETY: every handle and string is live for the call; `data` points at `progress`, which outlives it.
+    let output = unsafe {
+        gdal_sys::GDALCreateCopy(driver.c_driver(), destination.as_ptr(), source.c_dataset(), 0, options.as_ptr(), Some(forward_progress), data)
+    };
+    if output.is_null() {
+        return Err(last_error_message("GDALCreateCopy failed"));
+    }
+    // SAFETY: GDALCreateCopy returned a new dataset that we now own.
+    Ok(unsafe { Dataset::from_c_dataset(output) })
+}
+
 /// Runs the `gdalwarp` library entry point on `source` with command-line style
 /// `arguments`, writing `destination`. Errors carry GDAL's last message.
-pub fn warp(source: &Dataset, destination: &Path, arguments: &[&str]) -> Result<Dataset, String> {
+pub fn warp(source: &Dataset, destination: &Path, arguments: &[&str], mut progress: Progress<'_>) -> Result<Dataset, String> {
     let argv: Vec<CString> = arguments.iter().map(|a| CString::new(*a).expect("warp options hold no NUL")).collect();
     let mut argv_ptrs: Vec<*mut c_char> = argv.iter().map(|a| a.as_ptr() as *mut c_char).collect();
     argv_ptrs.push(ptr::null_mut());
@@ -137,6 +164,9 @@ pub fn warp(source: &Dataset, destination: &Path, arguments: &[&str]) -> Result<
     if options.is_null() {
         return Err(last_error_message("invalid warp options"));
     }
+    let data = &mut progress as *mut Progress<'_> as *mut c_void;
+    // SAFETY: `options` is live; `data` points at `progress`, which outlives the GDALWarp call below.
+    unsafe { gdal_sys::GDALWarpAppOptionsSetProgress(options, Some(forward_progress), data) };
     let mut sources = [source.c_dataset()];
     let mut usage_error: c_int = 0;
     // SAFETY: `sources` holds one live dataset handle; `options` is live until freed below.

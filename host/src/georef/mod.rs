@@ -347,8 +347,13 @@ pub struct Scan<'a> {
     pub height: u64,
 }
 
-/// Checks `request` against the scan, fits it, and writes the artifacts into `output_dir`.
-pub fn georeference(scan: &Scan<'_>, request: &Request, revision_id: &str, output_dir: &Path) -> Result<Revision, GeorefError> {
+/// Receives `(fraction done 0..=1, what is happening)` on the working thread.
+pub type Progress<'a> = &'a mut dyn FnMut(f64, &'static str);
+
+/// Checks `request` against the scan, fits it, and writes the artifacts into
+/// `output_dir`, reporting progress as it writes.
+pub fn georeference(scan: &Scan<'_>, request: &Request, revision_id: &str, output_dir: &Path, progress: Progress<'_>) -> Result<Revision, GeorefError> {
+    progress(0.0, "checking and fitting");
     Readiness::check().require()?;
     let srs = resolve_crs(&request.crs)?;
     let crs_name = srs.name().unwrap_or_else(|| request.crs.clone());
@@ -380,7 +385,8 @@ pub fn georeference(scan: &Scan<'_>, request: &Request, revision_id: &str, outpu
     }
 
     fs::create_dir_all(output_dir).map_err(|source| GeorefError::Io { action: "create the revision folder", source })?;
-    let artifacts = write_artifacts(scan, &fitted, &request.placement, &srs, output_dir)?;
+    let artifacts = write_artifacts(scan, &fitted, &request.placement, &srs, output_dir, progress)?;
+    progress(1.0, "done");
     Ok(Revision {
         revision_id: revision_id.to_owned(),
         created_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
@@ -701,7 +707,7 @@ fn geotiff_options(dataset: &Dataset) -> Vec<String> {
     options
 }
 
-fn write_artifacts(scan: &Scan<'_>, fitted: &Fitted, placement: &Placement, srs: &SpatialRef, dir: &Path) -> Result<Vec<Artifact>, GeorefError> {
+fn write_artifacts(scan: &Scan<'_>, fitted: &Fitted, placement: &Placement, srs: &SpatialRef, dir: &Path, progress: Progress<'_>) -> Result<Vec<Artifact>, GeorefError> {
     use std::os::fd::AsRawFd;
     let mut source = Dataset::open(format!("/proc/self/fd/{}", scan.file.as_raw_fd())).map_err(gdal_error("open the scan"))?;
     // VRTs record the source by its description: make it the scan's real path.
@@ -714,9 +720,10 @@ fn write_artifacts(scan: &Scan<'_>, fitted: &Fitted, placement: &Placement, srs:
             virtual_copy.set_geo_transform(gt).map_err(gdal_error("set the geotransform"))?;
             virtual_copy.set_spatial_ref(srs).map_err(gdal_error("set the CRS"))?;
             let gtiff = DriverManager::get_driver_by_name("GTiff").map_err(gdal_error("load the GTiff driver"))?;
-            let options: RasterCreationOptions = creation.iter().map(String::as_str).collect();
+            let options: Vec<&str> = creation.iter().map(String::as_str).collect();
             let output = dir.join("georeferenced.tif");
-            virtual_copy.create_copy(&gtiff, &output, &options).map_err(gdal_error("write the GeoTIFF"))?;
+            ffi::create_copy(&gtiff, &virtual_copy, &output, &options, &mut |done| progress(writing(done), "writing the GeoTIFF"))
+                .map_err(|message| GeorefError::Gdal { action: "write the GeoTIFF", message })?;
             vec![output]
         }
         (Fitted::Warp(_, transform), Placement::ControlPoints { points, .. }) => {
@@ -732,7 +739,8 @@ fn write_artifacts(scan: &Scan<'_>, fitted: &Fitted, placement: &Placement, srs:
             let output = dir.join("warped.tif");
             let arguments = warp_arguments(*transform, &creation);
             let arguments: Vec<&str> = arguments.iter().map(String::as_str).collect();
-            ffi::warp(&with_gcps, &output, &arguments).map_err(|message| GeorefError::Gdal { action: "warp the scan", message })?;
+            ffi::warp(&with_gcps, &output, &arguments, &mut |done| progress(writing(done), "warping the scan"))
+                .map_err(|message| GeorefError::Gdal { action: "warp the scan", message })?;
             vec![gcp_path, output]
         }
         (Fitted::Warp(..), Placement::Bounds { .. }) => unreachable!("bounds always fit an affine transform"),
@@ -746,6 +754,11 @@ fn write_artifacts(scan: &Scan<'_>, fitted: &Fitted, placement: &Placement, srs:
             Ok(Artifact { name, media_type: media_type.to_owned(), bytes, resource_uri: None, path: None })
         })
         .collect()
+}
+
+/// Writing outputs spans 5% to 99% of a georeference; checking and fitting come before.
+fn writing(done: f64) -> f64 {
+    0.05 + 0.94 * done
 }
 
 /// The `gdalwarp` arguments for a GCP transform; the benchmark runs the CLI with the same ones.

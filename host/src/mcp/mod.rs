@@ -124,7 +124,7 @@ impl GeomapServer {
         GeomapServer { state: Arc::new(state) }
     }
 
-    async fn dispatch(&self, name: ToolName, arguments: Option<JsonObject>) -> Result<ToolOutput, ToolError> {
+    async fn dispatch(&self, name: ToolName, arguments: Option<JsonObject>, progress: Option<tools::ProgressSink>) -> Result<ToolOutput, ToolError> {
         #[cfg(feature = "fault-injection")]
         if std::env::var("GEOMAP_FAULT_PANIC_TOOL").is_ok_and(|tool| tool == name.as_str()) {
             panic!("fault injection: {} panics on purpose", name.as_str());
@@ -145,7 +145,7 @@ impl GeomapServer {
                 Ok(ToolOutput::new(&report, vec![map_resource(&report)]))
             }
             ToolName::Georeference => {
-                let report = tools::georeference(state, arguments::parse(arguments)?).await?;
+                let report = tools::georeference(state, arguments::parse(arguments)?, progress).await?;
                 let links = report.revision.artifacts.iter().map(artifact_resource).collect();
                 Ok(ToolOutput::new(&report, links))
             }
@@ -154,7 +154,12 @@ impl GeomapServer {
 
     /// One tool call from start to its log line: `arguments` is `Err` when the
     /// request already failed to parse.
-    async fn run_tool_call(&self, name: &str, arguments: Result<Option<JsonObject>, ArgumentError>) -> Result<CallToolResult, ErrorData> {
+    async fn run_tool_call(
+        &self,
+        name: &str,
+        arguments: Result<Option<JsonObject>, ArgumentError>,
+        progress: Option<tools::ProgressSink>,
+    ) -> Result<CallToolResult, ErrorData> {
         let trace_id = TraceId::random();
         let started = Instant::now();
         let Some(spec) = self.state.inventory.find(name) else {
@@ -163,7 +168,7 @@ impl GeomapServer {
             return Err(error_result::protocol_error(&envelope));
         };
         let outcome = match arguments {
-            Ok(arguments) => trace::run_call(trace_id.clone(), self.dispatch(spec.name, arguments)).await,
+            Ok(arguments) => trace::run_call(trace_id.clone(), self.dispatch(spec.name, arguments, progress)).await,
             Err(malformed) => Ok(Err(ToolError::InvalidArguments(malformed))),
         };
         let (result, label, detail) = match outcome {
@@ -230,8 +235,9 @@ impl ServerHandler for GeomapServer {
         Ok(ListToolsResult::with_all_items(self.state.inventory.specs().iter().map(|spec| spec.tool.clone()).collect()))
     }
 
-    async fn call_tool(&self, request: CallToolRequestParams, _context: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
-        self.run_tool_call(&request.name, Ok(request.arguments)).await.map(Into::into)
+    async fn call_tool(&self, request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
+        let progress = context.meta.get_progress_token().map(|token| tools::ProgressSink { peer: context.peer.clone(), token });
+        self.run_tool_call(&request.name, Ok(request.arguments), progress).await.map(Into::into)
     }
 
     /// rmcp hands a `tools/call` whose params do not fit `CallToolRequestParams`
@@ -248,7 +254,7 @@ impl ServerHandler for GeomapServer {
             problem: ArgumentProblem::WrongValue,
             expected: "an object holding the tool's arguments".to_owned(),
         };
-        let mut result = self.run_tool_call(name, Err(malformed)).await?;
+        let mut result = self.run_tool_call(name, Err(malformed), None).await?;
         result.result_type = None; // absent means complete, in every protocol era
         Ok(CustomResult(serde_json::to_value(result).expect("tool results always serialize")))
     }

@@ -379,17 +379,51 @@ pub async fn describe_map(state: Arc<ServerState>, map_id: String) -> Result<Map
     .await
 }
 
+/// Where a call's progress goes: the client that asked for it with a progress token.
+pub struct ProgressSink {
+    /// The client.
+    pub peer: rmcp::Peer<rmcp::RoleServer>,
+    /// The token from the request's `_meta`.
+    pub token: rmcp::model::ProgressToken,
+}
+
+impl ProgressSink {
+    /// Forwards `(fraction, message)` pairs as `notifications/progress` (0..100)
+    /// until the sender is dropped: one per whole percent, strictly increasing, as MCP requires.
+    async fn forward(self, mut updates: tokio::sync::mpsc::UnboundedReceiver<(f64, &'static str)>) {
+        let mut last: Option<u32> = None;
+        while let Some((fraction, message)) = updates.recv().await {
+            let percent = (fraction.clamp(0.0, 1.0) * 100.0).floor() as u32;
+            if last.is_some_and(|previous| previous >= percent) {
+                continue;
+            }
+            last = Some(percent);
+            let param = rmcp::model::ProgressNotificationParam::new(self.token.clone(), f64::from(percent))
+                .with_total(100.0)
+                .with_message(message);
+            if self.peer.notify_progress(param).await.is_err() {
+                break; // the client went away; the work finishes anyway
+            }
+        }
+    }
+}
+
 /// `geomap_georeference`: fit, write the artifacts, then append the revision under the registry lock.
-pub async fn georeference(state: Arc<ServerState>, args: GeoreferenceArgs) -> Result<GeoreferenceReport, ToolError> {
+pub async fn georeference(state: Arc<ServerState>, args: GeoreferenceArgs, progress: Option<ProgressSink>) -> Result<GeoreferenceReport, ToolError> {
     let placement = args.placement()?;
-    trace::spawn_blocking(move || {
+    let (updates, received) = tokio::sync::mpsc::unbounded_channel();
+    let forwarding = progress.map(|sink| tokio::spawn(sink.forward(received)));
+    let outcome = trace::spawn_blocking(move || {
         let map = open_registered(&state, &args.map_id)?;
         let revision_id = format!("rev_{}", trace::random_hex(10));
         let output_dir = revision_dir(&state, &map.record.map_id, &revision_id);
         let scan_path = map.record.root.join(&map.record.relative_path);
         let scan = georef::Scan { file: &map.file, path: &scan_path, width: map.record.width, height: map.record.height };
         let request = georef::Request { crs: args.crs, placement };
-        let revision = georef::georeference(&scan, &request, &revision_id, &output_dir).inspect_err(|_| {
+        let mut report_progress = |fraction: f64, message: &'static str| {
+            let _ = updates.send((fraction, message)); // no receiver when nobody asked
+        };
+        let revision = georef::georeference(&scan, &request, &revision_id, &output_dir, &mut report_progress).inspect_err(|_| {
             // Best effort: a failed revision leaves no half-written files behind.
             let _ = std::fs::remove_dir_all(&output_dir);
         })?;
@@ -402,7 +436,11 @@ pub async fn georeference(state: Arc<ServerState>, args: GeoreferenceArgs) -> Re
         }
         Ok(GeoreferenceReport { map_id: map.record.map_id.clone(), revision: located(&state, &map.record.map_id, revision) })
     })
-    .await
+    .await;
+    if let Some(forwarding) = forwarding {
+        let _ = forwarding.await; // every progress notification goes out before the result
+    }
+    outcome
 }
 
 /// The folder of one revision's artifacts: `<data root>/artifacts/<map_id>/<revision_id>`.
