@@ -308,3 +308,52 @@ async def test_georeferencing_reports_progress_to_a_client_that_asks(scan, era, 
     assert values[0] == 0 and values[-1] == 100, updates
     assert all(total == 100 for _, total, _ in updates)
     assert {"writing the GeoTIFF", "warping the scan"} & {message for _, _, message in updates}, updates
+
+
+@pytest.mark.parametrize("transform", ["affine", "polynomial2"])
+async def test_a_geotiff_scan_is_placed_by_the_new_points_not_its_old_georeference(server, transform):
+    png_path = pillow_image(server.base / "plain.png", WIDTH, HEIGHT, "PNG")
+    subprocess.run(["gdal_translate", "-q", "-a_srs", "EPSG:4326", "-a_ullr", "10", "50", "11", "49", str(png_path), str(server.map_root / "old.tif")], check=True)
+    mapping = quadratic if transform == "polynomial2" else (lambda c, r: apply(UTM_GT, c, r))
+    async with server.connect() as client:
+        map_id = (await client.call_tool("geomap_register_map", {"path": "old.tif"})).structured_content["map_id"]
+        result = await georeference(client, map_id=map_id, crs="EPSG:32633", control_points=points_from(mapping, SPREAD), transform=transform)
+    revision = result.structured_content
+    assert result.is_error is False, result
+    output = next(a for a in revision["artifacts"] if a["name"].endswith(".tif"))
+    info = gdalinfo(output["path"])
+    assert 'ID["EPSG",32633]' in info["coordinateSystem"]["wkt"]
+    corners = [mapping(c, r) for c, r in [(0, 0), (WIDTH, 0), (0, HEIGHT), (WIDTH, HEIGHT)]]
+    gt = info["geoTransform"]
+    assert abs(gt[0] - min(x for x, _ in corners)) < 3 * abs(gt[1]) + abs(gt[2]) * HEIGHT, (gt, corners)
+    assert gt[0] > 1000, "the old lon/lat georeference must not leak into the output"
+
+
+@pytest.mark.parametrize(
+    "crs, name",
+    [
+        ("+proj=utm +zone=33 +datum=WGS84 +units=m +no_defs", "unknown"),
+        (subprocess.run(["gdalsrsinfo", "-o", "wkt", "EPSG:32633"], capture_output=True, text=True).stdout.strip(), "WGS 84 / UTM zone 33N"),
+    ],
+)
+async def test_proj_strings_and_wkt_are_accepted_on_a_jpeg_scan(server, crs, name):
+    pillow_image(server.map_root / "scan.jpg", WIDTH, HEIGHT, "JPEG")
+    async with server.connect() as client:
+        map_id = (await client.call_tool("geomap_register_map", {"path": "scan.jpg"})).structured_content["map_id"]
+        result = await georeference(client, map_id=map_id, crs=crs, control_points=points_from(lambda c, r: apply(UTM_GT, c, r), SPREAD[:5]))
+    revision = result.structured_content
+    assert result.is_error is False, result
+    assert revision["crs_name"] == name
+    assert revision["geotransform"] == pytest.approx(UTM_GT, rel=1e-9)
+    expected = box(gdaltransform([apply(UTM_GT, c, r) for c, r in outline(0, 0, WIDTH, HEIGHT)], "EPSG:32633"))
+    assert all(abs(revision["wgs84_bounds"][side] - expected[side]) < 1e-6 for side in expected)
+
+
+async def test_nearly_collinear_points_fit_with_a_warning(scan):
+    cells = [(0, 400), (500, 401), (1000, 402), (250, 400.5), (750, 401.2)]
+    async with scan.connect() as client:
+        map_id = await registered(client)
+        result = await georeference(client, map_id=map_id, crs="EPSG:32633", control_points=points_from(lambda c, r: apply(UTM_GT, c, r), cells))
+    revision = result.structured_content
+    assert result.is_error is False, result
+    assert any("nearly collinear" in w for w in revision["warnings"]), revision["warnings"]

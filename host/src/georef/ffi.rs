@@ -1,6 +1,7 @@
 //! The only `unsafe` GDAL calls: what the `gdal` crate does not wrap
 //! (GCPs → geotransform, GCP polynomial and thin-plate-spline transformers,
-//! and the `gdalwarp` library entry point).
+//! `GDALCreateCopy` with progress, and the `gdal_translate` and `gdalwarp`
+//! library entry points).
 //!
 //! Invariants: every pointer handed to GDAL outlives the call (`GcpList` owns
 //! its strings; transformers are destroyed in `Drop`); every C string comes
@@ -138,7 +139,7 @@ unsafe extern "C" fn forward_progress(complete: f64, _message: *const c_char, da
 
 /// `GDALCreateCopy` with progress: writes `source` to `destination` with `driver`.
 pub fn create_copy(driver: &gdal::Driver, source: &Dataset, destination: &Path, options: &[&str], mut progress: Progress<'_>) -> Result<Dataset, String> {
-    let destination = CString::new(destination.to_str().ok_or("the output path is not UTF-8")?).map_err(|e| e.to_string())?;
+    let destination = c_path(destination)?;
     let options: gdal::cpl::CslStringList = options.iter().copied().collect();
     let data = &mut progress as *mut Progress<'_> as *mut c_void;
     // SAFETY: every handle and string is live for the call; `data` points at `progress`, which outlives it.
@@ -152,15 +153,55 @@ pub fn create_copy(driver: &gdal::Driver, source: &Dataset, destination: &Path, 
     Ok(unsafe { Dataset::from_c_dataset(output) })
 }
 
+/// Command-line style arguments as the NULL-terminated `char**` GDAL's
+/// utility functions take, with the strings kept alive.
+struct Arguments {
+    _owned: Vec<CString>,
+    pointers: Vec<*mut c_char>,
+}
+
+impl Arguments {
+    fn new(arguments: &[&str]) -> Arguments {
+        let owned: Vec<CString> = arguments.iter().map(|a| CString::new(*a).expect("utility arguments hold no NUL")).collect();
+        let mut pointers: Vec<*mut c_char> = owned.iter().map(|a| a.as_ptr() as *mut c_char).collect();
+        pointers.push(ptr::null_mut());
+        Arguments { _owned: owned, pointers }
+    }
+}
+
+fn c_path(path: &Path) -> Result<CString, String> {
+    CString::new(path.to_str().ok_or("the output path is not UTF-8")?).map_err(|e| e.to_string())
+}
+
+/// Runs the `gdal_translate` library entry point on `source` with
+/// command-line style `arguments`, writing `destination`.
+pub fn translate(source: &Dataset, destination: &Path, arguments: &[&str]) -> Result<Dataset, String> {
+    let mut argv = Arguments::new(arguments);
+    let destination = c_path(destination)?;
+    // SAFETY: `argv.pointers` is a NULL-terminated array of live C strings; GDAL copies it.
+    let options = unsafe { gdal_sys::GDALTranslateOptionsNew(argv.pointers.as_mut_ptr(), ptr::null_mut()) };
+    if options.is_null() {
+        return Err(last_error_message("invalid gdal_translate options"));
+    }
+    let mut usage_error: c_int = 0;
+    // SAFETY: the source handle and `options` are live for the call.
+    let output = unsafe { gdal_sys::GDALTranslate(destination.as_ptr(), source.c_dataset(), options, &mut usage_error) };
+    // SAFETY: `options` came from GDALTranslateOptionsNew and is freed once.
+    unsafe { gdal_sys::GDALTranslateOptionsFree(options) };
+    if output.is_null() {
+        return Err(last_error_message("gdal_translate failed"));
+    }
+    // SAFETY: GDALTranslate returned a new dataset that we now own.
+    Ok(unsafe { Dataset::from_c_dataset(output) })
+}
+
 /// Runs the `gdalwarp` library entry point on `source` with command-line style
 /// `arguments`, writing `destination`. Errors carry GDAL's last message.
 pub fn warp(source: &Dataset, destination: &Path, arguments: &[&str], mut progress: Progress<'_>) -> Result<Dataset, String> {
-    let argv: Vec<CString> = arguments.iter().map(|a| CString::new(*a).expect("warp options hold no NUL")).collect();
-    let mut argv_ptrs: Vec<*mut c_char> = argv.iter().map(|a| a.as_ptr() as *mut c_char).collect();
-    argv_ptrs.push(ptr::null_mut());
-    let destination = CString::new(destination.to_str().ok_or("the output path is not UTF-8")?).map_err(|e| e.to_string())?;
-    // SAFETY: `argv_ptrs` is a NULL-terminated array of live C strings; GDAL copies it.
-    let options = unsafe { gdal_sys::GDALWarpAppOptionsNew(argv_ptrs.as_mut_ptr(), ptr::null_mut()) };
+    let mut argv = Arguments::new(arguments);
+    let destination = c_path(destination)?;
+    // SAFETY: `argv.pointers` is a NULL-terminated array of live C strings; GDAL copies it.
+    let options = unsafe { gdal_sys::GDALWarpAppOptionsNew(argv.pointers.as_mut_ptr(), ptr::null_mut()) };
     if options.is_null() {
         return Err(last_error_message("invalid warp options"));
     }

@@ -712,11 +712,14 @@ fn write_artifacts(scan: &Scan<'_>, fitted: &Fitted, placement: &Placement, srs:
     let mut source = Dataset::open(format!("/proc/self/fd/{}", scan.file.as_raw_fd())).map_err(gdal_error("open the scan"))?;
     // VRTs record the source by its description: make it the scan's real path.
     source.set_description(&scan.path.to_string_lossy()).map_err(gdal_error("name the scan"))?;
-    let vrt = DriverManager::get_driver_by_name("VRT").map_err(gdal_error("load the VRT driver"))?;
     let creation = geotiff_options(&source);
     let written = match (fitted, placement) {
         (Fitted::Affine(gt), _) => {
+            let vrt = DriverManager::get_driver_by_name("VRT").map_err(gdal_error("load the VRT driver"))?;
             let mut virtual_copy = source.create_copy(&vrt, "", &RasterCreationOptions::new()).map_err(gdal_error("wrap the scan"))?;
+            if !virtual_copy.gcps().is_empty() {
+                virtual_copy.set_gcps(Vec::new(), srs).map_err(gdal_error("drop the scan's own GCPs"))?;
+            }
             virtual_copy.set_geo_transform(gt).map_err(gdal_error("set the geotransform"))?;
             virtual_copy.set_spatial_ref(srs).map_err(gdal_error("set the CRS"))?;
             let gtiff = DriverManager::get_driver_by_name("GTiff").map_err(gdal_error("load the GTiff driver"))?;
@@ -727,15 +730,17 @@ fn write_artifacts(scan: &Scan<'_>, fitted: &Fitted, placement: &Placement, srs:
             vec![output]
         }
         (Fitted::Warp(_, transform), Placement::ControlPoints { points, .. }) => {
+            // `gdal_translate -gcp` (as on the command line) drops any geotransform
+            // the scan already has, so the warp follows the control points alone.
             let gcp_path = dir.join("gcps.vrt");
-            let mut with_gcps = source.create_copy(&vrt, &gcp_path, &RasterCreationOptions::new()).map_err(gdal_error("write the GCP VRT"))?;
-            let gcps = points
-                .iter()
-                .enumerate()
-                .map(|(i, p)| gdal::Gcp { id: (i + 1).to_string(), info: String::new(), pixel: p.col.0, line: p.row.0, x: p.x.0, y: p.y.0, z: 0.0 })
-                .collect();
-            with_gcps.set_gcps(gcps, srs).map_err(gdal_error("set the GCPs"))?;
-            with_gcps.flush_cache().map_err(gdal_error("write the GCP VRT"))?;
+            let crs_wkt = srs.to_wkt().map_err(gdal_error("describe the CRS"))?;
+            let mut arguments = vec!["-of".to_owned(), "VRT".to_owned(), "-a_srs".to_owned(), crs_wkt];
+            for point in points {
+                arguments.push("-gcp".to_owned());
+                arguments.extend([point.col.0, point.row.0, point.x.0, point.y.0].map(|v| format!("{v:?}")));
+            }
+            let arguments: Vec<&str> = arguments.iter().map(String::as_str).collect();
+            let with_gcps = ffi::translate(&source, &gcp_path, &arguments).map_err(|message| GeorefError::Gdal { action: "write the GCP VRT", message })?;
             let output = dir.join("warped.tif");
             let arguments = warp_arguments(*transform, &creation);
             let arguments: Vec<&str> = arguments.iter().map(String::as_str).collect();
