@@ -357,3 +357,15 @@ async def test_nearly_collinear_points_fit_with_a_warning(scan):
     revision = result.structured_content
     assert result.is_error is False, result
     assert any("nearly collinear" in w for w in revision["warnings"]), revision["warnings"]
+
+
+async def test_a_paletted_scan_is_warped_as_rgb(server):
+    from PIL import Image
+
+    Image.new("RGB", (WIDTH, HEIGHT), (200, 30, 30)).convert("P", palette=Image.Palette.ADAPTIVE, colors=16).save(server.map_root / "paletted.png")
+    async with server.connect() as client:
+        map_id = (await client.call_tool("geomap_register_map", {"path": "paletted.png"})).structured_content["map_id"]
+        result = await georeference(client, map_id=map_id, crs="EPSG:32633", control_points=points_from(quadratic, SPREAD), transform="polynomial2")
+    assert result.is_error is False, result
+    warped = next(a for a in result.structured_content["artifacts"] if a["name"] == "warped.tif")
+    assert [band["colorInterpretation"] for band in gdalinfo(warped["path"])["bands"]] == ["Red", "Green", "Blue"]

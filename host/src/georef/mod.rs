@@ -712,7 +712,6 @@ fn write_artifacts(scan: &Scan<'_>, fitted: &Fitted, placement: &Placement, srs:
     let mut source = Dataset::open(format!("/proc/self/fd/{}", scan.file.as_raw_fd())).map_err(gdal_error("open the scan"))?;
     // VRTs record the source by its description: make it the scan's real path.
     source.set_description(&scan.path.to_string_lossy()).map_err(gdal_error("name the scan"))?;
-    let creation = geotiff_options(&source);
     let written = match (fitted, placement) {
         (Fitted::Affine(gt), _) => {
             let vrt = DriverManager::get_driver_by_name("VRT").map_err(gdal_error("load the VRT driver"))?;
@@ -723,6 +722,7 @@ fn write_artifacts(scan: &Scan<'_>, fitted: &Fitted, placement: &Placement, srs:
             virtual_copy.set_geo_transform(gt).map_err(gdal_error("set the geotransform"))?;
             virtual_copy.set_spatial_ref(srs).map_err(gdal_error("set the CRS"))?;
             let gtiff = DriverManager::get_driver_by_name("GTiff").map_err(gdal_error("load the GTiff driver"))?;
+            let creation = geotiff_options(&source);
             let options: Vec<&str> = creation.iter().map(String::as_str).collect();
             let output = dir.join("georeferenced.tif");
             ffi::create_copy(&gtiff, &virtual_copy, &output, &options, &mut |done| progress(writing(done), "writing the GeoTIFF"))
@@ -735,6 +735,10 @@ fn write_artifacts(scan: &Scan<'_>, fitted: &Fitted, placement: &Placement, srs:
             let gcp_path = dir.join("gcps.vrt");
             let crs_wkt = srs.to_wkt().map_err(gdal_error("describe the CRS"))?;
             let mut arguments = vec!["-of".to_owned(), "VRT".to_owned(), "-a_srs".to_owned(), crs_wkt];
+            if let Some(expand) = palette_expansion(&source) {
+                // Resampling palette indices would mix unrelated colours: warp RGB(A) instead.
+                arguments.extend(["-expand".to_owned(), expand.to_owned()]);
+            }
             for point in points {
                 arguments.push("-gcp".to_owned());
                 arguments.extend([point.col.0, point.row.0, point.x.0, point.y.0].map(|v| format!("{v:?}")));
@@ -742,7 +746,7 @@ fn write_artifacts(scan: &Scan<'_>, fitted: &Fitted, placement: &Placement, srs:
             let arguments: Vec<&str> = arguments.iter().map(String::as_str).collect();
             let with_gcps = ffi::translate(&source, &gcp_path, &arguments).map_err(|message| GeorefError::Gdal { action: "write the GCP VRT", message })?;
             let output = dir.join("warped.tif");
-            let arguments = warp_arguments(*transform, &creation);
+            let arguments = warp_arguments(*transform, &geotiff_options(&with_gcps));
             let arguments: Vec<&str> = arguments.iter().map(String::as_str).collect();
             ffi::warp(&with_gcps, &output, &arguments, &mut |done| progress(writing(done), "warping the scan"))
                 .map_err(|message| GeorefError::Gdal { action: "warp the scan", message })?;
@@ -759,6 +763,14 @@ fn write_artifacts(scan: &Scan<'_>, fitted: &Fitted, placement: &Placement, srs:
             Ok(Artifact { name, media_type: media_type.to_owned(), bytes, resource_uri: None, path: None })
         })
         .collect()
+}
+
+/// `rgb` or `rgba` (when any entry is transparent) for a paletted scan, else `None`.
+fn palette_expansion(dataset: &Dataset) -> Option<&'static str> {
+    let band = dataset.rasterband(1).ok()?;
+    let table = band.color_table()?;
+    let transparent = (0..table.entry_count()).any(|i| table.entry_as_rgb(i).is_some_and(|entry| entry.a < 255));
+    Some(if transparent { "rgba" } else { "rgb" })
 }
 
 /// Writing outputs spans 5% to 99% of a georeference; checking and fitting come before.
