@@ -77,7 +77,6 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    stratigraphic_amenity::georef::init();
     match command {
         Command::Check => check(&settings),
         _ => serve(settings),

@@ -10,7 +10,8 @@
 //!   top-left corner of the image, pixel centres sit at `+0.5`.
 //! - Everything an agent can get wrong is checked before GDAL runs and comes
 //!   back as [`GeorefError::InvalidBounds`]; GDAL and PROJ messages go to the
-//!   log through [`init`]'s handler, never raw to stderr.
+//!   log through the handler `init_gdal` installs before GDAL's first use
+//!   (every entry point starts with [`Readiness::check`]), never raw to stderr.
 //! - The scan is read through a file descriptor the caller opened inside a map
 //!   root (`/proc/self/fd/N`), never by re-resolving its path.
 //! - `unsafe` lives only in [`ffi`].
@@ -288,13 +289,18 @@ fn gdal_error(action: &'static str) -> impl FnOnce(gdal::errors::GdalError) -> G
 }
 
 /// Sends GDAL's and PROJ's messages to the log instead of stderr, and stops
-/// GDAL from listing the scan's folder for sidecar files. Call once at start.
-pub fn init() {
-    gdal::config::set_error_handler(|class, number, message| {
-        tracing::debug!(target: "gdal", "GDAL {class:?} {number}: {message}");
+/// GDAL from listing the scan's folder for sidecar files. Runs once, on the
+/// first use of GDAL (registering GDAL's drivers costs ~30 ms, which server
+/// start-up should not pay).
+fn init_gdal() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        gdal::config::set_error_handler(|class, number, message| {
+            tracing::debug!(target: "gdal", "GDAL {class:?} {number}: {message}");
+        });
+        // Best effort: an unknown option is harmless.
+        let _ = gdal::config::set_config_option("GDAL_DISABLE_READDIR_ON_OPEN", "EMPTY_DIR");
     });
-    // Best effort: an unknown option is harmless.
-    let _ = gdal::config::set_config_option("GDAL_DISABLE_READDIR_ON_OPEN", "EMPTY_DIR");
 }
 
 /// What georeferencing needs from the system, as found now.
@@ -311,6 +317,7 @@ pub struct Readiness {
 impl Readiness {
     /// Checks GDAL's drivers and PROJ's database.
     pub fn check() -> Readiness {
+        init_gdal();
         let proj_database = SpatialRef::from_epsg(4326).is_ok();
         let mut missing: Vec<String> = REQUIRED_DRIVERS
             .iter()
