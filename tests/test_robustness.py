@@ -51,6 +51,8 @@ def test_a_corrupt_registry_stops_the_server_and_is_left_untouched(server, conte
     assert f"mv {registry} {registry}.corrupt" in started.stderr
     checked = run_binary(server, "check")
     assert checked.returncode == 1 and "PROBLEM registry:" in checked.stdout
+    assert f"recover with: mv {registry} {registry}.corrupt" in checked.stdout
+    assert "result: 1 problem(s)" in checked.stdout
     assert registry.read_bytes() == content
 
 

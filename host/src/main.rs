@@ -118,14 +118,14 @@ fn serve(settings: Settings) -> ExitCode {
 
 /// `stratigraphic-amenity check`: reports every setting and whether the server could start.
 fn check(settings: &Settings) -> ExitCode {
+    let mut report = format!("{SERVER_NAME} {SERVER_VERSION}: settings check\n");
     let mut problems = 0;
     let mut line = |ok: bool, text: String| {
         if !ok {
             problems += 1;
         }
-        println!("{} {text}", if ok { "ok     " } else { "PROBLEM" });
+        report.push_str(&format!("{} {text}\n", if ok { "ok     " } else { "PROBLEM" }));
     };
-    println!("{SERVER_NAME} {SERVER_VERSION}: settings check");
     line(true, format!("config file: {}", settings.config_file.as_ref().map_or("(none)".into(), |p| p.display().to_string())));
     if settings.data_root.is_dir() {
         line(true, format!("data root: {}", settings.data_root.display()));
@@ -138,10 +138,13 @@ fn check(settings: &Settings) -> ExitCode {
                 }
             }
             Err(error) => {
-                line(false, format!("registry: {error}"));
-                if let RegistryError::Corrupt { path, .. } = &error {
-                    println!("        recover: mv {0} {0}.corrupt   (maps must then be registered again)", path.display());
-                }
+                let recover = match &error {
+                    RegistryError::Corrupt { path, .. } => {
+                        format!("\n        recover with: mv {0} {0}.corrupt   (maps must then be registered again)", path.display())
+                    }
+                    RegistryError::Io { .. } => String::new(),
+                };
+                line(false, format!("registry: {error}{recover}"));
             }
         }
     } else {
@@ -171,11 +174,12 @@ fn check(settings: &Settings) -> ExitCode {
     ));
     line(true, format!("asset mirror: {}", settings.asset_mirror.as_deref().unwrap_or("(none: upstream)")));
     line(true, format!("log filter: {}", settings.log_filter));
-    if problems == 0 {
-        println!("result: ready to serve");
-        ExitCode::SUCCESS
-    } else {
-        println!("result: {problems} problem(s); the server would not start or would fail calls");
-        ExitCode::FAILURE
-    }
+    let ready = problems == 0;
+    report.push_str(&match ready {
+        true => "result: ready to serve\n".to_owned(),
+        false => format!("result: {problems} problem(s); the server would not start or would fail calls\n"),
+    });
+    // A closed pipe (`check | head`) is not an error worth a panic.
+    let _ = std::io::Write::write_all(&mut std::io::stdout(), report.as_bytes());
+    if ready { ExitCode::SUCCESS } else { ExitCode::FAILURE }
 }

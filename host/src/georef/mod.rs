@@ -33,7 +33,7 @@ use ffi::{GroundControl, Model, Transformer};
 /// edges of projected maps are followed, not just the corners).
 pub const OUTLINE_POINTS_PER_EDGE: usize = 101;
 /// GDAL drivers the georeferencer needs.
-pub const REQUIRED_DRIVERS: [&str; 5] = ["GTiff", "VRT", "PNG", "JPEG", "MEM"];
+pub const REQUIRED_DRIVERS: [&str; 4] = ["GTiff", "VRT", "PNG", "JPEG"];
 
 /// How pixels map to the CRS.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]

@@ -342,12 +342,15 @@ fn describe_georef(error: &GeorefError, call: &FailedCall<'_>) -> Parts {
         // The agent reads the message: it names what is wrong and what is accepted.
         GeorefError::InvalidBounds(message) => parts(ErrorCode::InvalidBounds, message.clone(), json!({}), Vec::new()),
         GeorefError::MissingDependency { what, .. } => {
-            let install = "Operator: install GDAL with its GTiff, VRT, PNG, JPEG and MEM drivers and PROJ's database (Debian/Ubuntu: sudo apt-get install gdal-bin proj-data), check that PROJ_DATA (or PROJ_LIB) is unset or points at the folder holding proj.db, then restart the server; `stratigraphic-amenity check` shows what it finds.";
+            let install = format!(
+                "Operator: install GDAL with its {} drivers and PROJ's database (Debian/Ubuntu: sudo apt-get install gdal-bin proj-data), check that PROJ_DATA (or PROJ_LIB) is unset or points at the folder holding proj.db, then restart the server; `stratigraphic-amenity check` shows what it finds.",
+                crate::georef::REQUIRED_DRIVERS.join(", ")
+            );
             parts(
                 ErrorCode::MissingSystemDependency,
                 format!("{} cannot georeference: the server is missing {what}. {install}", call.tool),
                 json!({ "missing": what }),
-                vec![install.to_owned(), format!("Tell the operator the trace_id {}.", call.trace_id)],
+                vec![install, format!("Tell the operator the trace_id {}.", call.trace_id)],
             )
         }
         GeorefError::Gdal { action, .. } | GeorefError::Io { action, .. } => Parts {
