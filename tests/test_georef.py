@@ -109,6 +109,7 @@ async def test_a_second_order_polynomial_is_recovered_and_warped(scan):
     vrt = gdalinfo(names["gcps.vrt"]["path"])
     assert len(vrt["gcps"]["gcpList"]) == 10
     assert 'ID["EPSG",32633]' in vrt["gcps"]["coordinateSystem"]["wkt"]
+    assert [band["colorInterpretation"] for band in vrt["bands"]] == ["Red", "Green", "Blue"]
     assert str(scan.map_root / "scan.png") in open(names["gcps.vrt"]["path"]).read(), "the VRT points at the scan itself"
     warped = gdalinfo(names["warped.tif"]["path"])
     assert 'ID["EPSG",32633]' in warped["coordinateSystem"]["wkt"] and len(warped["geoTransform"]) == 6
@@ -284,6 +285,19 @@ async def test_a_missing_proj_database_is_for_the_operator(tmp_path):
     assert envelope["details"]["missing"] == "PROJ database (proj.db)"
     assert "proj-data" in envelope["recovery_hints"][0]
     assert not any(line.startswith("ERROR 1:") for line in server.log()), "GDAL's messages never reach stderr raw"
+
+
+async def test_a_missing_gdal_driver_is_for_the_operator(tmp_path):
+    server = Server(tmp_path, {"GDAL_SKIP": "GTiff"})  # GDAL registers every driver but this one
+    pillow_image(server.map_root / "scan.png", 50, 40, "PNG")
+    async with server.connect() as client:
+        capabilities = (await client.call_tool("geomap_capabilities", {})).structured_content
+        map_id = await registered(client)
+        result = await georeference(client, map_id=map_id, crs="EPSG:4267", bounds=GOOD_BOUNDS)
+    assert capabilities["georeference"]["missing"] == ["GDAL driver GTiff"]
+    envelope = assert_envelope(result, "missing_system_dependency", server, tool="geomap_georeference")
+    assert envelope["details"]["missing"] == "GDAL driver GTiff"
+    assert not (server.data_root / "artifacts").exists() or not any((server.data_root / "artifacts").rglob("*.tif"))
 
 
 async def test_georeferencing_an_unknown_map_is_artifact_not_found(scan):
