@@ -149,3 +149,16 @@ async def test_sigkill_mid_registration_never_loses_an_acknowledged_map(server):
     assert len(acknowledged) > 0
     checked = run_binary(server, "check")
     assert checked.returncode == 0 and f"({len(server.registry()['maps'])} maps)" in checked.stdout
+
+
+async def test_the_config_file_is_read_and_the_environment_wins(tmp_path):
+    config = tmp_path / "geomap.toml"
+    config.write_text('max_image_pixels = 10\nmax_image_bytes = 123456\n')
+    server = Server(tmp_path, {"GEOMAP_CONFIG": str(config), "GEOMAP_MAX_IMAGE_BYTES": "2MiB"})
+    png(server.map_root / "small.png", 4, 4)
+    async with server.connect() as client:
+        caps = (await client.call_tool("geomap_capabilities", {})).structured_content
+        result = await client.call_tool("geomap_register_map", {"path": "small.png"})
+    assert (caps["media"]["max_image_pixels"], caps["media"]["max_image_bytes"]) == (10, 2 * 2**20)
+    envelope = assert_envelope(result, "oversize_image", server)
+    assert envelope["details"]["limit_value"] == 10
