@@ -383,3 +383,21 @@ async def test_a_paletted_scan_is_warped_as_rgb(server):
     assert result.is_error is False, result
     warped = next(a for a in result.structured_content["artifacts"] if a["name"] == "warped.tif")
     assert [band["colorInterpretation"] for band in gdalinfo(warped["path"])["bands"]] == ["Red", "Green", "Blue"]
+
+
+async def test_an_artifact_too_large_for_a_resource_points_at_its_file(server):
+    from mcp.shared.exceptions import MCPError
+    from conftest import png
+
+    png(server.map_root / "noise.png", 3600, 3600, noise=True)  # ~37 MiB of incompressible pixels
+    async with server.connect() as client:
+        map_id = (await client.call_tool("geomap_register_map", {"path": "noise.png"})).structured_content["map_id"]
+        revision = (await georeference(client, map_id=map_id, crs="EPSG:4267", bounds=GOOD_BOUNDS)).structured_content
+        [tif] = revision["artifacts"]
+        assert tif["bytes"] > 32 * 2**20
+        with pytest.raises(MCPError) as raised:
+            await client.read_resource(tif["resource_uri"])
+    assert raised.value.error.code == -32602
+    envelope = raised.value.error.data
+    assert envelope["code"] == "oversize_image" and envelope["details"]["limit"] == "resource_blob_bytes"
+    assert tif["path"] in envelope["recovery_hints"][0]

@@ -64,6 +64,9 @@ pub enum ToolError {
     /// A registered map is gone or unknown.
     #[error("map {map_id} is not available ({reason:?})")]
     MapNotFound { map_id: String, reason: MapGone, registered_as: Option<String> },
+    /// An artifact is too large to send as an MCP resource.
+    #[error("artifact {name} has {bytes} bytes")]
+    ArtifactTooLarge { name: String, bytes: u64, path: std::path::PathBuf },
     /// The tool panicked; the backtrace is in the log.
     #[error("the tool panicked")]
     Panic,
@@ -140,6 +143,16 @@ fn describe(error: &ToolError, call: &FailedCall<'_>) -> Parts {
                 format!("{what} (map_id {map_id}). {again}"),
                 json!({ "map_id": map_id, "reason": reason.reason() }),
                 vec![again],
+            )
+        }
+        ToolError::ArtifactTooLarge { name, bytes, path } => {
+            let limit = super::tools::MAX_RESOURCE_BLOB_BYTES;
+            let open = format!("Open the file directly instead, in QGIS or GDAL: {}", path.display());
+            parts(
+                ErrorCode::OversizeImage,
+                format!("{name} has {bytes} bytes, more than the {limit} this server sends as an MCP resource. {open}"),
+                json!({ "limit": "resource_blob_bytes", "limit_value": limit, "actual": bytes, "unit": "bytes" }),
+                vec![open],
             )
         }
         ToolError::Panic => {

@@ -323,7 +323,8 @@ impl ServerHandler for GeomapServer {
         let message = format!("{}: {} (trace_id {})", envelope.code, envelope.message, envelope.trace_id);
         Err(match envelope.code {
             ErrorCode::ArtifactNotFound => ErrorData::resource_not_found(message, data),
-            _ => ErrorData::internal_error(message, data),
+            ErrorCode::InternalError | ErrorCode::RegistryCorrupt => ErrorData::internal_error(message, data),
+            _ => ErrorData::invalid_params(message, data),
         })
     }
 }

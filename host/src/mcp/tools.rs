@@ -453,6 +453,10 @@ pub fn artifact_uri(map_id: &str, revision_id: &str, name: &str) -> String {
     format!("{MAP_URI_PREFIX}{map_id}/revisions/{revision_id}/{name}")
 }
 
+/// The largest artifact `resources/read` sends (base64 in one JSON message);
+/// larger ones are opened from their `path` instead.
+pub const MAX_RESOURCE_BLOB_BYTES: u64 = 32 << 20;
+
 /// The bytes and media type of one revision artifact; only names the registry
 /// recorded are served, so a URI cannot reach any other file.
 pub async fn read_artifact(state: Arc<ServerState>, map_id: String, revision_id: String, name: String) -> Result<(Vec<u8>, String), ToolError> {
@@ -462,7 +466,11 @@ pub async fn read_artifact(state: Arc<ServerState>, map_id: String, revision_id:
         let record = data.maps.get(&map_id).ok_or_else(unknown)?;
         let revision = record.revisions.iter().find(|r| r.revision_id == revision_id).ok_or_else(unknown)?;
         let artifact = revision.artifacts.iter().find(|a| a.name == name).ok_or_else(unknown)?;
-        let bytes = std::fs::read(revision_dir(&state, &map_id, &revision_id).join(&artifact.name)).map_err(|_| unknown())?;
+        let path = revision_dir(&state, &map_id, &revision_id).join(&artifact.name);
+        if artifact.bytes > MAX_RESOURCE_BLOB_BYTES {
+            return Err(ToolError::ArtifactTooLarge { name: artifact.name.clone(), bytes: artifact.bytes, path });
+        }
+        let bytes = std::fs::read(path).map_err(|_| unknown())?;
         Ok((bytes, artifact.media_type.clone()))
     })
     .await
