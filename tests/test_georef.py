@@ -401,3 +401,13 @@ async def test_an_artifact_too_large_for_a_resource_points_at_its_file(server):
     envelope = raised.value.error.data
     assert envelope["code"] == "oversize_image" and envelope["details"]["limit"] == "resource_blob_bytes"
     assert tif["path"] in envelope["recovery_hints"][0]
+
+
+async def test_gdal_messages_are_logged_under_the_calls_trace_id(tmp_path):
+    server = Server(tmp_path, {"GEOMAP_LOG": "info,gdal=debug"})
+    pillow_image(server.map_root / "scan.png", 50, 40, "PNG")
+    async with server.connect() as client:
+        map_id = await registered(client)
+        result = await georeference(client, map_id=map_id, crs="EPSG:999999", bounds=GOOD_BOUNDS)
+    envelope = assert_envelope(result, "invalid_bounds", server, hints=False)
+    assert any(f"trace_id={envelope['trace_id']} GDAL" in line and "crs not found" in line for line in server.log()), server.log()

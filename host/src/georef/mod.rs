@@ -296,7 +296,9 @@ fn init_gdal() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         gdal::config::set_error_handler(|class, number, message| {
-            tracing::debug!(target: "gdal", "GDAL {class:?} {number}: {message}");
+            // GDAL reports on the working thread, inside the call's trace scope.
+            let trace_id = crate::trace::current_trace_id().map_or_else(|| "-".to_owned(), |id| id.to_string());
+            tracing::debug!(target: "gdal", "trace_id={trace_id} GDAL {class:?} {number}: {message}");
         });
         // Best effort: an unknown option is harmless.
         let _ = gdal::config::set_config_option("GDAL_DISABLE_READDIR_ON_OPEN", "EMPTY_DIR");
