@@ -3,7 +3,7 @@
 use rmcp::ErrorData;
 use rmcp::model::{CallToolResult, ContentBlock};
 
-use crate::errors::Envelope;
+use crate::errors::{Envelope, ErrorCode};
 
 /// Renders `envelope` as a tool result: `isError: true`, the envelope as
 /// structured content, and a text block ending with the Evidence digest.
@@ -18,6 +18,19 @@ pub fn error_result(envelope: &Envelope) -> CallToolResult {
 pub fn protocol_error(envelope: &Envelope) -> ErrorData {
     let data = serde_json::to_value(envelope).expect("envelopes always serialize");
     ErrorData::invalid_params(format!("{}: {} (trace_id {})", envelope.code, envelope.message, envelope.trace_id), Some(data))
+}
+
+/// Renders `envelope` as the JSON-RPC error of a resource request: -32002
+/// (resource not found) for `artifact_not_found`, -32603 for server-side
+/// failures, -32602 otherwise; the envelope is the error's `data`.
+pub fn resource_error(envelope: &Envelope) -> ErrorData {
+    let data = Some(serde_json::to_value(envelope).expect("envelopes always serialize"));
+    let message = format!("{}: {} (trace_id {})", envelope.code, envelope.message, envelope.trace_id);
+    match envelope.code {
+        ErrorCode::ArtifactNotFound => ErrorData::resource_not_found(message, data),
+        ErrorCode::InternalError | ErrorCode::RegistryCorrupt => ErrorData::internal_error(message, data),
+        _ => ErrorData::invalid_params(message, data),
+    }
 }
 
 /// The text block: the message, then the Evidence digest.
@@ -37,7 +50,6 @@ pub fn error_text(envelope: &Envelope) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::errors::ErrorCode;
     use serde_json::json;
 
     fn sample() -> Envelope {
@@ -86,5 +98,16 @@ mod tests {
         assert_eq!(error.code.0, -32602);
         assert!(error.message.contains("unknown_tool") && error.message.contains(&"c".repeat(32)));
         assert_eq!(error.data.unwrap()["code"], "unknown_tool");
+    }
+
+    #[test]
+    fn resource_errors_pick_the_json_rpc_code_by_who_acts() {
+        let code_for = |code| resource_error(&Envelope::new(code, "m", "d".repeat(32))).code.0;
+        assert_eq!(code_for(ErrorCode::ArtifactNotFound), -32002);
+        assert_eq!(code_for(ErrorCode::RegistryCorrupt), -32603);
+        assert_eq!(code_for(ErrorCode::OversizeImage), -32602);
+        let error = resource_error(&Envelope::new(ErrorCode::InternalError, "Failed.", "e".repeat(32)));
+        assert!(error.message.contains("internal_error") && error.message.contains(&"e".repeat(32)));
+        assert_eq!(error.data.unwrap()["code"], "internal_error");
     }
 }

@@ -146,7 +146,7 @@ impl GeomapServer {
             }
             ToolName::Georeference => {
                 let report = tools::georeference(state, arguments::parse(arguments)?, progress).await?;
-                let links = report.revision.artifacts.iter().map(artifact_resource).collect();
+                let links = report.revision.artifacts.iter().map(|a| artifact_resource(&report.map_id, &report.revision.revision_id, a)).collect();
                 Ok(ToolOutput::new(&report, links))
             }
         }
@@ -207,14 +207,15 @@ fn map_resource(report: &MapReport) -> Resource {
 
 /// The MCP resource of a registered map.
 fn registered_map_resource(map_id: &str, relative_path: &str, media_type: MediaType, width: u64, height: u64) -> Resource {
-    Resource::new(format!("{MAP_URI_PREFIX}{map_id}"), relative_path)
+    Resource::new(tools::map_uri(map_id), relative_path)
         .with_title(format!("Map {map_id}"))
         .with_description(format!("{} {width}×{height} registered map", media_type.mime()))
         .with_mime_type("application/json")
 }
 
-fn artifact_resource(artifact: &crate::georef::Artifact) -> Resource {
-    Resource::new(artifact.resource_uri.clone().unwrap_or_default(), artifact.name.clone())
+/// The MCP resource of one revision artifact.
+fn artifact_resource(map_id: &str, revision_id: &str, artifact: &crate::georef::Artifact) -> Resource {
+    Resource::new(tools::artifact_uri(map_id, revision_id, &artifact.name), artifact.name.clone())
         .with_mime_type(artifact.media_type.clone())
         .with_size(artifact.bytes)
 }
@@ -263,16 +264,13 @@ impl ServerHandler for GeomapServer {
         let data = self.state.registry.load().map_err(|error| {
             let trace_id = TraceId::random();
             let spec = self.state.inventory.find(ToolName::DescribeMap.as_str()).expect("describe is always offered");
-            ErrorData::internal_error(error.to_string(), Some(json!(self.envelope(&ToolError::Registry(error), spec, &trace_id))))
+            error_result::resource_error(&self.envelope(&ToolError::Registry(error), spec, &trace_id))
         })?;
         let mut resources = Vec::new();
         for record in data.maps.values() {
             resources.push(registered_map_resource(&record.map_id, &record.relative_path, record.media_type, record.width, record.height));
             for revision in &record.revisions {
-                for artifact in &revision.artifacts {
-                    let uri = tools::artifact_uri(&record.map_id, &revision.revision_id, &artifact.name);
-                    resources.push(Resource::new(uri, artifact.name.clone()).with_mime_type(artifact.media_type.clone()).with_size(artifact.bytes));
-                }
+                resources.extend(revision.artifacts.iter().map(|a| artifact_resource(&record.map_id, &revision.revision_id, a)));
             }
         }
         Ok(ListResourcesResult::with_all_items(resources))
@@ -318,13 +316,6 @@ impl ServerHandler for GeomapServer {
             Ok(Err(error)) => error,
             Err(_) => ToolError::Panic,
         };
-        let envelope = self.envelope(&error, spec, &trace_id);
-        let data = Some(serde_json::to_value(&envelope).expect("envelopes always serialize"));
-        let message = format!("{}: {} (trace_id {})", envelope.code, envelope.message, envelope.trace_id);
-        Err(match envelope.code {
-            ErrorCode::ArtifactNotFound => ErrorData::resource_not_found(message, data),
-            ErrorCode::InternalError | ErrorCode::RegistryCorrupt => ErrorData::internal_error(message, data),
-            _ => ErrorData::invalid_params(message, data),
-        })
+        Err(error_result::resource_error(&self.envelope(&error, spec, &trace_id)))
     }
 }

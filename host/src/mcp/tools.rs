@@ -3,7 +3,6 @@
 //! Invariant: handlers return typed results or a [`ToolError`]; they never
 //! build envelopes or MCP results themselves.
 
-use std::os::unix::fs::MetadataExt;
 use std::sync::Arc;
 use std::time::SystemTime;
 
@@ -14,12 +13,13 @@ use sha2::{Digest, Sha256};
 use crate::errors::ErrorCode;
 use crate::georef::{self, Bounds, ControlPoint, PixelRegion, Placement, Readiness, Revision, TransformKind};
 use crate::media::{self, MediaLimits, MediaType};
-use crate::registry::{MapRecord, RegistryError};
+use crate::registry::{MapRecord, RegistryError, modified_ns};
 use crate::roots::RootsError;
 use crate::trace;
 
 use super::ServerState;
 use super::adapter::{MapGone, ToolError};
+use super::inventory::ToolName;
 use super::arguments::{ArgumentError, ArgumentProblem};
 
 /// The URI scheme prefix of registered maps.
@@ -258,10 +258,10 @@ pub fn capabilities(state: &ServerState) -> CapabilitiesResult {
         .iter()
         .map(|spec| {
             let block = match spec.name {
-                super::inventory::ToolName::Capabilities => None,
-                super::inventory::ToolName::RegisterMap => blocked(true),
-                super::inventory::ToolName::DescribeMap => blocked(false),
-                super::inventory::ToolName::Georeference => match georeference.missing.is_empty() {
+                ToolName::Capabilities => None,
+                ToolName::RegisterMap => blocked(true),
+                ToolName::DescribeMap => blocked(false),
+                ToolName::Georeference => match georeference.missing.is_empty() {
                     true => blocked(true),
                     false => Some((ErrorCode::MissingSystemDependency, "GDAL or PROJ lacks what georeferencing needs (see georeference.missing)")),
                 },
@@ -448,6 +448,11 @@ pub fn revision_dir(state: &ServerState, map_id: &str, revision_id: &str) -> std
     state.settings.data_root.join("artifacts").join(map_id).join(revision_id)
 }
 
+/// The URI of a registered map.
+pub fn map_uri(map_id: &str) -> String {
+    format!("{MAP_URI_PREFIX}{map_id}")
+}
+
 /// The URI of one artifact.
 pub fn artifact_uri(map_id: &str, revision_id: &str, name: &str) -> String {
     format!("{MAP_URI_PREFIX}{map_id}/revisions/{revision_id}/{name}")
@@ -489,7 +494,7 @@ fn located(state: &ServerState, map_id: &str, mut revision: Revision) -> Revisio
 fn report(state: &ServerState, record: &MapRecord, root_index: usize, already_registered: Option<bool>) -> MapReport {
     MapReport {
         map_id: record.map_id.clone(),
-        resource_uri: format!("{MAP_URI_PREFIX}{}", record.map_id),
+        resource_uri: map_uri(&record.map_id),
         media_type: record.media_type,
         width: record.width,
         height: record.height,
@@ -514,8 +519,4 @@ fn map_id_for(root: &std::path::Path, relative_path: &str, sha256: &str) -> Stri
     }
     let digest: String = hasher.finalize().iter().take(10).map(|b| format!("{b:02x}")).collect();
     format!("map_{digest}")
-}
-
-fn modified_ns(metadata: &std::fs::Metadata) -> i128 {
-    i128::from(metadata.mtime()) * 1_000_000_000 + i128::from(metadata.mtime_nsec())
 }

@@ -223,11 +223,12 @@ impl Registry {
 
 fn stamp(file: &File) -> io::Result<FileStamp> {
     let metadata = file.metadata()?;
-    Ok(FileStamp {
-        inode: metadata.ino(),
-        len: metadata.len(),
-        mtime_ns: i128::from(metadata.mtime()) * 1_000_000_000 + i128::from(metadata.mtime_nsec()),
-    })
+    Ok(FileStamp { inode: metadata.ino(), len: metadata.len(), mtime_ns: modified_ns(&metadata) })
+}
+
+/// A file's modification time in nanoseconds since the epoch (as `MapRecord::modified_ns` stores it).
+pub fn modified_ns(metadata: &std::fs::Metadata) -> i128 {
+    i128::from(metadata.mtime()) * 1_000_000_000 + i128::from(metadata.mtime_nsec())
 }
 
 fn io_error<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(io::Error) -> RegistryError + 'a {
