@@ -167,11 +167,14 @@ fn check(settings: &Settings) -> ExitCode {
     let roots: Vec<String> = settings.provider_roots.iter().map(|p| p.display().to_string()).collect();
     line(true, format!("provider roots: {}", roots.join(", ")));
     line(true, format!("providers: {}", settings.providers.as_ref().map_or("all found".into(), |p| p.join(", "))));
-    line(true, format!(
-        "preparation over MCP: detectors {}, knowledge {}",
-        if settings.detector_preparation { "offered" } else { "withheld" },
-        if settings.knowledge_preparation { "offered" } else { "withheld" }
-    ));
+    line(
+        true,
+        format!(
+            "preparation over MCP: detectors {}, knowledge {}",
+            if settings.detector_preparation { "offered" } else { "withheld" },
+            if settings.knowledge_preparation { "offered" } else { "withheld" }
+        ),
+    );
     line(true, format!("asset mirror: {}", settings.asset_mirror.as_deref().unwrap_or("(none: upstream)")));
     line(true, format!("log filter: {}", settings.log_filter));
     let ready = problems == 0;

@@ -104,17 +104,7 @@ impl Transformer {
         let mut success = vec![0 as c_int; xs.len()];
         let count = c_int::try_from(xs.len()).expect("point counts are small");
         // SAFETY: the handle is a live transformer; the four arrays hold `count` elements.
-        let ok = unsafe {
-            gdal_sys::GDALUseTransformer(
-                self.handle,
-                0,
-                count,
-                xs.as_mut_ptr(),
-                ys.as_mut_ptr(),
-                zs.as_mut_ptr(),
-                success.as_mut_ptr(),
-            )
-        };
+        let ok = unsafe { gdal_sys::GDALUseTransformer(self.handle, 0, count, xs.as_mut_ptr(), ys.as_mut_ptr(), zs.as_mut_ptr(), success.as_mut_ptr()) };
         ok != 0 && success.iter().all(|&s| s != 0)
     }
 }
@@ -143,9 +133,8 @@ pub fn create_copy(driver: &gdal::Driver, source: &Dataset, destination: &Path, 
     let options: gdal::cpl::CslStringList = options.iter().copied().collect();
     let data = &mut progress as *mut Progress<'_> as *mut c_void;
     // SAFETY: every handle and string is live for the call; `data` points at `progress`, which outlives it.
-    let output = unsafe {
-        gdal_sys::GDALCreateCopy(driver.c_driver(), destination.as_ptr(), source.c_dataset(), 0, options.as_ptr(), Some(forward_progress), data)
-    };
+    let output =
+        unsafe { gdal_sys::GDALCreateCopy(driver.c_driver(), destination.as_ptr(), source.c_dataset(), 0, options.as_ptr(), Some(forward_progress), data) };
     if output.is_null() {
         return Err(last_error_message("GDALCreateCopy failed"));
     }

@@ -321,11 +321,8 @@ impl Readiness {
     pub fn check() -> Readiness {
         init_gdal();
         let proj_database = SpatialRef::from_epsg(4326).is_ok();
-        let mut missing: Vec<String> = REQUIRED_DRIVERS
-            .iter()
-            .filter(|name| DriverManager::get_driver_by_name(name).is_err())
-            .map(|name| format!("GDAL driver {name}"))
-            .collect();
+        let mut missing: Vec<String> =
+            REQUIRED_DRIVERS.iter().filter(|name| DriverManager::get_driver_by_name(name).is_err()).map(|name| format!("GDAL driver {name}")).collect();
         if !proj_database {
             missing.push("PROJ database (proj.db)".to_owned());
         }
@@ -335,10 +332,7 @@ impl Readiness {
     fn require(&self) -> Result<(), GeorefError> {
         match self.missing.is_empty() {
             true => Ok(()),
-            false => Err(GeorefError::MissingDependency {
-                what: self.missing.join(", "),
-                detail: "GDAL or PROJ was installed without it".to_owned(),
-            }),
+            false => Err(GeorefError::MissingDependency { what: self.missing.join(", "), detail: "GDAL or PROJ was installed without it".to_owned() }),
         }
     }
 }
@@ -441,9 +435,7 @@ fn resolve_crs(crs: &str) -> Result<SpatialRef, GeorefError> {
 }
 
 fn not_finite(what: &str) -> GeorefError {
-    GeorefError::InvalidBounds(format!(
-        "{what} is not a finite number (JSON clients send NaN and infinity as null). Give finite numbers."
-    ))
+    GeorefError::InvalidBounds(format!("{what} is not a finite number (JSON clients send NaN and infinity as null). Give finite numbers."))
 }
 
 fn check_bounds(bounds: &Bounds, region: &PixelRegion, scan: &Scan<'_>, geographic: bool) -> Result<(), GeorefError> {
@@ -456,7 +448,9 @@ fn check_bounds(bounds: &Bounds, region: &PixelRegion, scan: &Scan<'_>, geograph
         return Err(GeorefError::InvalidBounds(format!("bounds.west ({west}) must be less than bounds.east ({east}). Give west < east in the CRS's x units.")));
     }
     if south >= north {
-        return Err(GeorefError::InvalidBounds(format!("bounds.south ({south}) must be less than bounds.north ({north}). Give south < north in the CRS's y units.")));
+        return Err(GeorefError::InvalidBounds(format!(
+            "bounds.south ({south}) must be less than bounds.north ({north}). Give south < north in the CRS's y units."
+        )));
     }
     if geographic {
         check_geographic("bounds", west, south)?;
@@ -577,7 +571,8 @@ impl Fitted {
             Fitted::Warp(transformer, _) => match transformer.forward(xs, ys) {
                 true => Ok(()),
                 false => Err(GeorefError::InvalidBounds(
-                    "The fitted transform cannot map every point (it folds over itself). Spread the control points more evenly or use a lower-order transform.".to_owned(),
+                    "The fitted transform cannot map every point (it folds over itself). Spread the control points more evenly or use a lower-order transform."
+                        .to_owned(),
                 )),
             },
         }
@@ -610,8 +605,7 @@ fn residuals(fitted: &Fitted, points: &[ControlPoint]) -> Result<Vec<Residual>, 
     const STEP: f64 = 0.5;
     // Per point: the point itself, then ±STEP along col and along row.
     let offsets = [(0.0, 0.0), (STEP, 0.0), (-STEP, 0.0), (0.0, STEP), (0.0, -STEP)];
-    let (mut xs, mut ys): (Vec<f64>, Vec<f64>) =
-        points.iter().flat_map(|p| offsets.iter().map(move |(dc, dr)| (p.col.0 + dc, p.row.0 + dr))).unzip();
+    let (mut xs, mut ys): (Vec<f64>, Vec<f64>) = points.iter().flat_map(|p| offsets.iter().map(move |(dc, dr)| (p.col.0 + dc, p.row.0 + dr))).unzip();
     fitted.to_crs(&mut xs, &mut ys)?;
     Ok(points
         .iter()
@@ -684,13 +678,13 @@ fn outline_on_wgs84(fitted: &Fitted, region: &PixelRegion, srs: &SpatialRef) -> 
         }
     }
     fitted.to_crs(&mut xs, &mut ys)?;
-    let mut wgs84 = SpatialRef::from_epsg(4326).map_err(|error| GeorefError::MissingDependency {
-        what: "PROJ database (proj.db)".to_owned(),
-        detail: error.to_string(),
-    })?;
+    let mut wgs84 = SpatialRef::from_epsg(4326)
+        .map_err(|error| GeorefError::MissingDependency { what: "PROJ database (proj.db)".to_owned(), detail: error.to_string() })?;
     wgs84.set_axis_mapping_strategy(AxisMappingStrategy::TraditionalGisOrder);
     let to_wgs84 = CoordTransform::new(srs, &wgs84).map_err(|error| {
-        GeorefError::InvalidBounds(format!("PROJ has no transformation from this CRS to WGS84 ({error}). Give a CRS tied to the Earth (not an engineering or local CRS)."))
+        GeorefError::InvalidBounds(format!(
+            "PROJ has no transformation from this CRS to WGS84 ({error}). Give a CRS tied to the Earth (not an engineering or local CRS)."
+        ))
     })?;
     to_wgs84.transform_coords(&mut xs, &mut ys, &mut []).map_err(|error| {
         GeorefError::InvalidBounds(format!(
@@ -716,7 +710,14 @@ fn geotiff_options(dataset: &Dataset) -> Vec<String> {
     options
 }
 
-fn write_artifacts(scan: &Scan<'_>, fitted: &Fitted, placement: &Placement, srs: &SpatialRef, dir: &Path, progress: Progress<'_>) -> Result<Vec<Artifact>, GeorefError> {
+fn write_artifacts(
+    scan: &Scan<'_>,
+    fitted: &Fitted,
+    placement: &Placement,
+    srs: &SpatialRef,
+    dir: &Path,
+    progress: Progress<'_>,
+) -> Result<Vec<Artifact>, GeorefError> {
     use std::os::fd::AsRawFd;
     let mut source = Dataset::open(format!("/proc/self/fd/{}", scan.file.as_raw_fd())).map_err(gdal_error("open the scan"))?;
     // VRTs record the source by its description: make it the scan's real path.

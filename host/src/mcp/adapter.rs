@@ -117,7 +117,11 @@ fn describe(error: &ToolError, call: &FailedCall<'_>) -> Parts {
             ErrorCode::InvalidArguments,
             format!(
                 "Invalid arguments for {}: {} at {}. Call it again with {} as {}.",
-                call.tool, argument.problem_text(), argument.field, argument.field, argument.expected
+                call.tool,
+                argument.problem_text(),
+                argument.field,
+                argument.field,
+                argument.expected
             ),
             json!({ "field": argument.field, "problem": argument.problem.as_str(), "expected": argument.expected }),
             vec![format!("Fix {} ({}) and call {} again; tools/list shows the tool's input schema.", argument.field, argument.expected, call.tool)],
@@ -128,7 +132,9 @@ fn describe(error: &ToolError, call: &FailedCall<'_>) -> Parts {
         ToolError::Georef(error) => describe_georef(error, call),
         ToolError::MapNotFound { map_id, reason, registered_as } => {
             let again = match registered_as {
-                Some(path) => format!("Register the map again with geomap_register_map {{\"path\": \"{path}\"}} (its path relative to the first map root when that is where it was) and use the new map_id."),
+                Some(path) => format!(
+                    "Register the map again with geomap_register_map {{\"path\": \"{path}\"}} (its path relative to the first map root when that is where it was) and use the new map_id."
+                ),
                 None => "Register the map's file with geomap_register_map and use the map_id it returns.".to_owned(),
             };
             let what = match reason {
@@ -156,10 +162,7 @@ fn describe(error: &ToolError, call: &FailedCall<'_>) -> Parts {
             )
         }
         ToolError::Panic => {
-            let mut hints = vec![format!(
-                "Report trace_id {} to the operator: the server logged the failure and its backtrace under that ID.",
-                call.trace_id
-            )];
+            let mut hints = vec![format!("Report trace_id {} to the operator: the server logged the failure and its backtrace under that ID.", call.trace_id)];
             if call.idempotent {
                 hints.push(format!("{} is safe to repeat: you may retry it once.", call.tool));
             }
@@ -182,10 +185,7 @@ fn roots_list(settings: &Settings) -> String {
 
 fn describe_path(requested: &str, error: &RootsError, settings: &Settings) -> Parts {
     let first_root = settings.map_roots[0].display();
-    let inside = format!(
-        "Register a file inside an allowed map root ({}); relative paths resolve against {first_root}.",
-        roots_list(settings)
-    );
+    let inside = format!("Register a file inside an allowed map root ({}); relative paths resolve against {first_root}.", roots_list(settings));
     let operator = format!(
         "If the file must stay where it is, ask the operator to add its folder to GEOMAP_MAP_ROOTS (now: {}) and restart the server.",
         roots_list(settings)
@@ -212,12 +212,9 @@ fn describe_path(requested: &str, error: &RootsError, settings: &Settings) -> Pa
             "The server may not read this file",
             vec![format!("Ask the operator to make the file readable by the user the server runs as. {inside}")],
         ),
-        RootsError::NotFound => (
-            ErrorCode::InvalidArguments,
-            "file_not_found",
-            "No file exists at this path",
-            vec![format!("Check the path for typos. {inside}")],
-        ),
+        RootsError::NotFound => {
+            (ErrorCode::InvalidArguments, "file_not_found", "No file exists at this path", vec![format!("Check the path for typos. {inside}")])
+        }
         RootsError::NotAFile => (
             ErrorCode::InvalidArguments,
             "not_a_file",
@@ -246,7 +243,9 @@ fn describe_media(error: &MediaError, settings: &Settings) -> Parts {
     let supported: Vec<&str> = MediaType::SUPPORTED.iter().map(|t| t.mime()).collect();
     match error {
         MediaError::Unsupported { detected } => {
-            let convert = format!("Or convert it to GeoTIFF first, e.g. `gdal_translate -of GTiff -co COMPRESS=DEFLATE input output.tif`, save the result in {first_root} and register that.");
+            let convert = format!(
+                "Or convert it to GeoTIFF first, e.g. `gdal_translate -of GTiff -co COMPRESS=DEFLATE input output.tif`, save the result in {first_root} and register that."
+            );
             parts(
                 ErrorCode::UnsupportedMedia,
                 format!("The file is {detected}; this server registers only {}. Register a PNG, JPEG or TIFF scan instead.", supported_list()),
@@ -275,15 +274,7 @@ fn describe_media(error: &MediaError, settings: &Settings) -> Parts {
     }
 }
 
-fn describe_oversize(
-    limit: Limit,
-    bytes: u64,
-    width: Option<u64>,
-    height: Option<u64>,
-    max_bytes: u64,
-    max_pixels: u64,
-    settings: &Settings,
-) -> Parts {
+fn describe_oversize(limit: Limit, bytes: u64, width: Option<u64>, height: Option<u64>, max_bytes: u64, max_pixels: u64, settings: &Settings) -> Parts {
     let first_root = settings.map_roots[0].display();
     let (variable, actual, maximum, unit) = match (limit, width.zip(height)) {
         (Limit::Pixels, Some((w, h))) => ("GEOMAP_MAX_IMAGE_PIXELS", w * h, max_pixels, "pixels"),
@@ -309,12 +300,7 @@ fn describe_oversize(
         details["width"] = json!(w);
         details["height"] = json!(h);
     }
-    parts(
-        ErrorCode::OversizeImage,
-        format!("The image is {size}, over this server's limit {variable}={maximum}. {derived}"),
-        details,
-        vec![derived, operator],
-    )
+    parts(ErrorCode::OversizeImage, format!("The image is {size}, over this server's limit {variable}={maximum}. {derived}"), details, vec![derived, operator])
 }
 
 fn describe_registry(error: &RegistryError) -> Parts {
@@ -400,12 +386,8 @@ fn scrub_value(value: &mut Value, settings: &Settings) {
 }
 
 fn scrub_text(text: &str, settings: &Settings) -> String {
-    let mut known: Vec<(String, String)> = settings
-        .map_roots
-        .iter()
-        .enumerate()
-        .map(|(i, root)| (root.display().to_string(), format!("<map_root_{}>", i + 1)))
-        .collect();
+    let mut known: Vec<(String, String)> =
+        settings.map_roots.iter().enumerate().map(|(i, root)| (root.display().to_string(), format!("<map_root_{}>", i + 1))).collect();
     known.push((settings.data_root.display().to_string(), "<data_root>".to_owned()));
     known.sort_by_key(|(path, _)| std::cmp::Reverse(path.len()));
     let mut out = text.to_owned();

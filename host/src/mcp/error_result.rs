@@ -36,10 +36,7 @@ pub fn resource_error(envelope: &Envelope) -> ErrorData {
 /// The text block: the message, then the Evidence digest.
 pub fn error_text(envelope: &Envelope) -> String {
     let details = serde_json::to_string(&envelope.details.clone().unwrap_or_default()).expect("details always serialize");
-    let mut text = format!(
-        "{}\n\nEvidence digest\nerror.code: {}\ntrace_id: {}\ndetails: {details}",
-        envelope.message, envelope.code, envelope.trace_id
-    );
+    let mut text = format!("{}\n\nEvidence digest\nerror.code: {}\ntrace_id: {}\ndetails: {details}", envelope.message, envelope.code, envelope.trace_id);
     for hint in &envelope.recovery_hints {
         text.push_str("\nrecovery_hint: ");
         text.push_str(hint);

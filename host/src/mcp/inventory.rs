@@ -113,11 +113,7 @@ impl Default for Inventory {
 }
 
 fn annotations(title: &str, read_only: bool, idempotent: bool) -> ToolAnnotations {
-    ToolAnnotations::with_title(title)
-        .read_only(read_only)
-        .destructive(false)
-        .idempotent(idempotent)
-        .open_world(false)
+    ToolAnnotations::with_title(title).read_only(read_only).destructive(false).idempotent(idempotent).open_world(false)
 }
 
 fn spec<Args: JsonSchema, Success: JsonSchema>(name: ToolName, title: &str, description: &'static str, annotations: ToolAnnotations) -> ToolSpec {
@@ -138,9 +134,10 @@ fn into_object(schema: Schema) -> JsonObject {
     fn strip_numeric_formats(value: &mut Value) {
         match value {
             Value::Object(map) => {
-                let numeric = map.get("format").and_then(Value::as_str).is_some_and(|format| {
-                    format.starts_with("int") || format.starts_with("uint") || format == "double" || format == "float"
-                });
+                let numeric = map
+                    .get("format")
+                    .and_then(Value::as_str)
+                    .is_some_and(|format| format.starts_with("int") || format.starts_with("uint") || format == "double" || format == "float");
                 if numeric {
                     map.remove("format");
                 }

@@ -19,8 +19,8 @@ use std::time::Instant;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest, CustomResult, Implementation, InitializeResult, JsonObject,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
-    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ResourceTemplate, ServerCapabilities, ServerConfig,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, Resource, ResourceContents, ResourceTemplate, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -250,11 +250,8 @@ impl ServerHandler for GeomapServer {
         }
         let params = request.params.unwrap_or_default();
         let name = params.get("name").and_then(Value::as_str).unwrap_or_default();
-        let malformed = ArgumentError {
-            field: "/".to_owned(),
-            problem: ArgumentProblem::WrongValue,
-            expected: "an object holding the tool's arguments".to_owned(),
-        };
+        let malformed =
+            ArgumentError { field: "/".to_owned(), problem: ArgumentProblem::WrongValue, expected: "an object holding the tool's arguments".to_owned() };
         let mut result = self.run_tool_call(name, Err(malformed), None).await?;
         result.result_type = None; // absent means complete, in every protocol era
         Ok(CustomResult(serde_json::to_value(result).expect("tool results always serialize")))

@@ -19,8 +19,8 @@ use crate::trace;
 
 use super::ServerState;
 use super::adapter::{MapGone, ToolError};
-use super::inventory::ToolName;
 use super::arguments::{ArgumentError, ArgumentProblem};
+use super::inventory::ToolName;
 
 /// The URI scheme prefix of registered maps.
 pub const MAP_URI_PREFIX: &str = "geomap://maps/";
@@ -68,11 +68,8 @@ pub struct GeoreferenceArgs {
 impl GeoreferenceArgs {
     /// The placement these arguments ask for, or the argument that does not fit.
     fn placement(&self) -> Result<Placement, ArgumentError> {
-        let conflict = |field: &str, expected: &str| ArgumentError {
-            field: field.to_owned(),
-            problem: ArgumentProblem::Conflict,
-            expected: expected.to_owned(),
-        };
+        let conflict =
+            |field: &str, expected: &str| ArgumentError { field: field.to_owned(), problem: ArgumentProblem::Conflict, expected: expected.to_owned() };
         match (&self.bounds, &self.control_points) {
             (Some(_), Some(_)) => Err(conflict("/control_points", "either bounds or control_points, not both")),
             (None, None) => Err(ArgumentError {
@@ -290,11 +287,7 @@ pub fn capabilities(state: &ServerState) -> CapabilitiesResult {
             .enumerate()
             .map(|(index, path)| MapRootInfo { index, path: path.display().to_string(), resolves_relative_paths: index == 0 })
             .collect(),
-        media: MediaInfo {
-            supported: MediaType::SUPPORTED.to_vec(),
-            max_image_bytes: settings.max_image_bytes,
-            max_image_pixels: settings.max_image_pixels,
-        },
+        media: MediaInfo { supported: MediaType::SUPPORTED.to_vec(), max_image_bytes: settings.max_image_bytes, max_image_pixels: settings.max_image_pixels },
         data_root: DataRootInfo { path: settings.data_root.display().to_string(), state: data_state, registered_maps },
         georeference,
         warnings,
@@ -398,9 +391,7 @@ impl ProgressSink {
                 continue;
             }
             last = Some(percent);
-            let param = rmcp::model::ProgressNotificationParam::new(self.token.clone(), f64::from(percent))
-                .with_total(100.0)
-                .with_message(message);
+            let param = rmcp::model::ProgressNotificationParam::new(self.token.clone(), f64::from(percent)).with_total(100.0).with_message(message);
             if self.peer.notify_progress(param).await.is_err() {
                 break; // the client went away; the work finishes anyway
             }
@@ -427,9 +418,7 @@ pub async fn georeference(state: Arc<ServerState>, args: GeoreferenceArgs, progr
             // Best effort: a failed revision leaves no half-written files behind.
             let _ = std::fs::remove_dir_all(&output_dir);
         })?;
-        let recorded = state.registry.update(|data| {
-            data.maps.get_mut(&map.record.map_id).map(|record| record.revisions.push(revision.clone())).is_some()
-        })?;
+        let recorded = state.registry.update(|data| data.maps.get_mut(&map.record.map_id).map(|record| record.revisions.push(revision.clone())).is_some())?;
         if !recorded {
             let _ = std::fs::remove_dir_all(&output_dir);
             return Err(ToolError::MapNotFound { map_id: map.record.map_id.clone(), reason: MapGone::UnknownId, registered_as: None });

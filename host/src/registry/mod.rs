@@ -199,8 +199,7 @@ impl Registry {
         struct VersionOnly {
             schema_version: u32,
         }
-        let version: VersionOnly =
-            serde_json::from_str(&text).map_err(|e| corrupt(CorruptProblem::InvalidJson(e.to_string())))?;
+        let version: VersionOnly = serde_json::from_str(&text).map_err(|e| corrupt(CorruptProblem::InvalidJson(e.to_string())))?;
         if !READABLE_VERSIONS.contains(&version.schema_version) {
             return Err(corrupt(CorruptProblem::UnknownSchema(version.schema_version)));
         }

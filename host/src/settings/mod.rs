@@ -100,15 +100,12 @@ impl Settings {
         };
         let env_or_file_paths = |name: &'static str, from_file: Option<Vec<PathBuf>>| match var(name) {
             Some(value) => path_list(name, &value).map(Some),
-            None => from_file
-                .map(|paths| paths.iter().map(|p| absolute_path(name, p.as_os_str())).collect())
-                .transpose(),
+            None => from_file.map(|paths| paths.iter().map(|p| absolute_path(name, p.as_os_str())).collect()).transpose(),
         };
         let map_roots = env_or_file_paths("GEOMAP_MAP_ROOTS", file.map_roots)?;
         let map_roots_configured = map_roots.is_some();
         let map_roots = map_roots.unwrap_or_else(|| vec![data_root.join("maps")]);
-        let provider_roots = env_or_file_paths("GEOMAP_PROVIDER_ROOTS", file.provider_roots)?
-            .unwrap_or_else(|| vec![data_root.join("providers")]);
+        let provider_roots = env_or_file_paths("GEOMAP_PROVIDER_ROOTS", file.provider_roots)?.unwrap_or_else(|| vec![data_root.join("providers")]);
 
         let providers = match var("GEOMAP_PROVIDERS") {
             Some(value) => Some(provider_names(&text("GEOMAP_PROVIDERS", &value)?)?),
@@ -137,9 +134,8 @@ impl Settings {
             Some(value) => text("GEOMAP_LOG", &value)?,
             None => file.log.unwrap_or_else(|| "info".to_owned()),
         };
-        tracing_subscriber::EnvFilter::try_new(&log_filter).map_err(|error| {
-            invalid("GEOMAP_LOG", &log_filter, &format!("a tracing filter such as `info` or `warn,stratigraphic_amenity=debug` ({error})"))
-        })?;
+        tracing_subscriber::EnvFilter::try_new(&log_filter)
+            .map_err(|error| invalid("GEOMAP_LOG", &log_filter, &format!("a tracing filter such as `info` or `warn,stratigraphic_amenity=debug` ({error})")))?;
 
         Ok(Settings {
             data_root,
@@ -174,19 +170,12 @@ fn read_config_file(path: &Path) -> Result<ConfigFile, SettingsError> {
 }
 
 fn text(variable: &'static str, value: &OsString) -> Result<String, SettingsError> {
-    value
-        .to_str()
-        .map(str::to_owned)
-        .ok_or_else(|| invalid(variable, &value.to_string_lossy(), "UTF-8 text"))
+    value.to_str().map(str::to_owned).ok_or_else(|| invalid(variable, &value.to_string_lossy(), "UTF-8 text"))
 }
 
 fn absolute_path(variable: &'static str, value: &std::ffi::OsStr) -> Result<PathBuf, SettingsError> {
     let path = PathBuf::from(value);
-    if path.is_absolute() {
-        Ok(path)
-    } else {
-        Err(invalid(variable, &value.to_string_lossy(), "an absolute path"))
-    }
+    if path.is_absolute() { Ok(path) } else { Err(invalid(variable, &value.to_string_lossy(), "an absolute path")) }
 }
 
 fn path_list(variable: &'static str, value: &OsString) -> Result<Vec<PathBuf>, SettingsError> {
@@ -228,12 +217,7 @@ fn positive_count(variable: &'static str, value: &str, bytes: bool) -> Result<u6
             .unwrap_or((compact.clone(), 1)),
         false => (compact.clone(), 1),
     };
-    digits
-        .parse::<u64>()
-        .ok()
-        .and_then(|n| n.checked_mul(scale))
-        .filter(|&n| n > 0)
-        .ok_or_else(|| invalid(variable, value, accepts))
+    digits.parse::<u64>().ok().and_then(|n| n.checked_mul(scale)).filter(|&n| n > 0).ok_or_else(|| invalid(variable, value, accepts))
 }
 
 fn mirror_url(url: &str) -> Result<(), SettingsError> {

@@ -63,10 +63,7 @@ thread_local! {
 }
 
 fn current_scope() -> Option<Arc<CallScope>> {
-    CURRENT_CALL
-        .try_with(Arc::clone)
-        .ok()
-        .or_else(|| BLOCKING_CALL.with(|slot| slot.borrow().clone()))
+    CURRENT_CALL.try_with(Arc::clone).ok().or_else(|| BLOCKING_CALL.with(|slot| slot.borrow().clone()))
 }
 
 /// The trace ID of the call this code runs for, if any.
@@ -153,11 +150,7 @@ where
 /// backtrace, or an operator-facing failure) is logged just above it; the line
 /// itself carries no message. The tool name is sanitized: it may come from the client.
 pub fn log_tool_call(tool: &str, outcome: &str, duration: Duration, trace_id: &TraceId, detail: Option<&str>) {
-    let tool: String = tool
-        .chars()
-        .take(64)
-        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '?' })
-        .collect();
+    let tool: String = tool.chars().take(64).map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '?' }).collect();
     let tool = if tool.is_empty() { "-".to_owned() } else { tool };
     if let Some(detail) = detail {
         tracing::error!("trace_id={trace_id} tool={tool} failed: {detail}");
