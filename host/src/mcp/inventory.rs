@@ -13,7 +13,11 @@ use serde_json::{Map, Value, json};
 
 use crate::errors::Envelope;
 
-use super::tools::{CapabilitiesArgs, CapabilitiesResult, DescribeMapArgs, GeoreferenceArgs, GeoreferenceReport, MapReport, RegisterMapArgs};
+use super::tools::MapReport;
+use super::tools::capabilities::{CapabilitiesArgs, CapabilitiesResult};
+use super::tools::describe_map::DescribeMapArgs;
+use super::tools::georeference::{GeoreferenceArgs, GeoreferenceReport};
+use super::tools::register_map::RegisterMapArgs;
 
 /// Every tool, by name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

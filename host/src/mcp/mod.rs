@@ -11,6 +11,8 @@ pub mod adapter;
 pub mod arguments;
 pub mod error_result;
 pub mod inventory;
+pub mod progress;
+pub mod resources;
 pub mod tools;
 
 use std::path::PathBuf;
@@ -19,8 +21,8 @@ use std::time::Instant;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest, CustomResult, Implementation, InitializeResult, JsonObject,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
-    ReadResourceResult, Resource, ResourceContents, ResourceTemplate, ServerCapabilities, ServerConfig,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, Resource,
+    ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -28,7 +30,6 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::errors::{Envelope, ErrorCode};
-use crate::media::MediaType;
 use crate::registry::{Registry, RegistryError};
 use crate::roots::MapRoots;
 use crate::settings::Settings;
@@ -37,7 +38,9 @@ use crate::trace::{self, TraceId};
 use adapter::{FailedCall, ToolError};
 use arguments::{ArgumentError, ArgumentProblem};
 use inventory::{Inventory, ToolName, ToolSpec};
-use tools::{MAP_URI_PREFIX, MapReport};
+use progress::ProgressSink;
+use resources::{artifact_resource, map_resource};
+use tools::{capabilities, describe_map, georeference, register_map};
 
 /// The server's name on the wire.
 pub const SERVER_NAME: &str = "stratigraphic-amenity";
@@ -124,7 +127,7 @@ impl GeomapServer {
         GeomapServer { state: Arc::new(state) }
     }
 
-    async fn dispatch(&self, name: ToolName, arguments: Option<JsonObject>, progress: Option<tools::ProgressSink>) -> Result<ToolOutput, ToolError> {
+    async fn dispatch(&self, name: ToolName, arguments: Option<JsonObject>, progress: Option<ProgressSink>) -> Result<ToolOutput, ToolError> {
         #[cfg(feature = "fault-injection")]
         if std::env::var("GEOMAP_FAULT_PANIC_TOOL").is_ok_and(|tool| tool == name.as_str()) {
             panic!("fault injection: {} panics on purpose", name.as_str());
@@ -132,20 +135,20 @@ impl GeomapServer {
         let state = Arc::clone(&self.state);
         match name {
             ToolName::Capabilities => {
-                let _: tools::CapabilitiesArgs = arguments::parse(arguments)?;
-                Ok(ToolOutput::new(&tools::capabilities(&state), Vec::new()))
+                let _: capabilities::CapabilitiesArgs = arguments::parse(arguments)?;
+                Ok(ToolOutput::new(&capabilities::capabilities(&state), Vec::new()))
             }
             ToolName::RegisterMap => {
-                let report = tools::register_map(state, arguments::parse(arguments)?).await?;
+                let report = register_map::register_map(state, arguments::parse(arguments)?).await?;
                 Ok(ToolOutput::new(&report, vec![map_resource(&report)]))
             }
             ToolName::DescribeMap => {
-                let args: tools::DescribeMapArgs = arguments::parse(arguments)?;
-                let report = tools::describe_map(state, args.map_id).await?;
+                let args: describe_map::DescribeMapArgs = arguments::parse(arguments)?;
+                let report = describe_map::describe_map(state, args.map_id).await?;
                 Ok(ToolOutput::new(&report, vec![map_resource(&report)]))
             }
             ToolName::Georeference => {
-                let report = tools::georeference(state, arguments::parse(arguments)?, progress).await?;
+                let report = georeference::georeference(state, arguments::parse(arguments)?, progress).await?;
                 let links = report.revision.artifacts.iter().map(|a| artifact_resource(&report.map_id, &report.revision.revision_id, a)).collect();
                 Ok(ToolOutput::new(&report, links))
             }
@@ -158,7 +161,7 @@ impl GeomapServer {
         &self,
         name: &str,
         arguments: Result<Option<JsonObject>, ArgumentError>,
-        progress: Option<tools::ProgressSink>,
+        progress: Option<ProgressSink>,
     ) -> Result<CallToolResult, ErrorData> {
         let trace_id = TraceId::random();
         let started = Instant::now();
@@ -201,25 +204,6 @@ impl GeomapServer {
     }
 }
 
-fn map_resource(report: &MapReport) -> Resource {
-    registered_map_resource(&report.map_id, &report.source.relative_path, report.media_type, report.width, report.height)
-}
-
-/// The MCP resource of a registered map.
-fn registered_map_resource(map_id: &str, relative_path: &str, media_type: MediaType, width: u64, height: u64) -> Resource {
-    Resource::new(tools::map_uri(map_id), relative_path)
-        .with_title(format!("Map {map_id}"))
-        .with_description(format!("{} {width}×{height} registered map", media_type.mime()))
-        .with_mime_type("application/json")
-}
-
-/// The MCP resource of one revision artifact.
-fn artifact_resource(map_id: &str, revision_id: &str, artifact: &crate::georef::Artifact) -> Resource {
-    Resource::new(tools::artifact_uri(map_id, revision_id, &artifact.name), artifact.name.clone())
-        .with_mime_type(artifact.media_type.clone())
-        .with_size(artifact.bytes)
-}
-
 /// Operator-facing failures get their domain error logged above the call's line.
 fn operator_detail(error: &ToolError, envelope: &Envelope) -> Option<String> {
     matches!(envelope.code, ErrorCode::InternalError | ErrorCode::RegistryCorrupt | ErrorCode::MissingSystemDependency).then(|| error.to_string())
@@ -237,7 +221,7 @@ impl ServerHandler for GeomapServer {
     }
 
     async fn call_tool(&self, request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
-        let progress = context.meta.get_progress_token().map(|token| tools::ProgressSink { peer: context.peer.clone(), token });
+        let progress = context.meta.get_progress_token().map(|token| ProgressSink { peer: context.peer.clone(), token });
         self.run_tool_call(&request.name, Ok(request.arguments), progress).await.map(Into::into)
     }
 
@@ -258,19 +242,7 @@ impl ServerHandler for GeomapServer {
     }
 
     async fn list_resources(&self, _request: Option<PaginatedRequestParams>, _context: RequestContext<RoleServer>) -> Result<ListResourcesResult, ErrorData> {
-        let data = self.state.registry.load().map_err(|error| {
-            let trace_id = TraceId::random();
-            let spec = self.state.inventory.find(ToolName::DescribeMap.as_str()).expect("describe is always offered");
-            error_result::resource_error(&self.envelope(&ToolError::Registry(error), spec, &trace_id))
-        })?;
-        let mut resources = Vec::new();
-        for record in data.maps.values() {
-            resources.push(registered_map_resource(&record.map_id, &record.relative_path, record.media_type, record.width, record.height));
-            for revision in &record.revisions {
-                resources.extend(revision.artifacts.iter().map(|a| artifact_resource(&record.map_id, &revision.revision_id, a)));
-            }
-        }
-        Ok(ListResourcesResult::with_all_items(resources))
+        self.list()
     }
 
     async fn list_resource_templates(
@@ -278,41 +250,10 @@ impl ServerHandler for GeomapServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        let template = ResourceTemplate::new(format!("{MAP_URI_PREFIX}{{map_id}}"), "map")
-            .with_title("A registered map")
-            .with_description("What is known about a map registered with geomap_register_map (JSON).")
-            .with_mime_type("application/json");
-        Ok(ListResourceTemplatesResult::with_all_items(vec![template]))
+        Ok(resources::templates())
     }
 
     async fn read_resource(&self, request: ReadResourceRequestParams, _context: RequestContext<RoleServer>) -> Result<ReadResourceResponse, ErrorData> {
-        let trace_id = TraceId::random();
-        let spec = self.state.inventory.find(ToolName::DescribeMap.as_str()).expect("describe is always offered");
-        let path = request.uri.strip_prefix(MAP_URI_PREFIX).unwrap_or(&request.uri).to_owned();
-        let state = Arc::clone(&self.state);
-        let contents = match path.split('/').collect::<Vec<_>>().as_slice() {
-            [map_id, "revisions", revision_id, name] => {
-                let read = tools::read_artifact(state, map_id.to_string(), revision_id.to_string(), name.to_string());
-                trace::run_call(trace_id.clone(), read).await.map(|outcome| {
-                    outcome.map(|(bytes, media_type)| {
-                        use base64::Engine;
-                        let blob = base64::engine::general_purpose::STANDARD.encode(bytes);
-                        ResourceContents::blob(blob, request.uri.clone()).with_mime_type(media_type)
-                    })
-                })
-            }
-            _ => trace::run_call(trace_id.clone(), tools::describe_map(state, path.clone())).await.map(|outcome| {
-                outcome.map(|report| {
-                    let text = serde_json::to_string_pretty(&report).expect("reports always serialize");
-                    ResourceContents::text(text, request.uri.clone()).with_mime_type("application/json")
-                })
-            }),
-        };
-        let error = match contents {
-            Ok(Ok(contents)) => return Ok(ReadResourceResult::new(vec![contents]).into()),
-            Ok(Err(error)) => error,
-            Err(_) => ToolError::Panic,
-        };
-        Err(error_result::resource_error(&self.envelope(&error, spec, &trace_id)))
+        self.read(request.uri).await.map(Into::into)
     }
 }

@@ -1,0 +1,203 @@
+//! The one adapter from domain errors to `geomap-error/v1` envelopes, one
+//! short file per domain (`roots`, `media`, `registry`, `georef`, `maps`),
+//! plus `scrub` for server paths.
+//!
+//! Invariants: every failure of a tool call passes through [`envelope_for`];
+//! hints are computed here from the settings at the moment of failure;
+//! `details` are scrubbed of server paths before they leave.
+
+mod georef;
+mod maps;
+mod media;
+mod registry;
+mod roots;
+mod scrub;
+
+use serde_json::{Map, Value, json};
+
+use crate::errors::{Cause, Envelope, ErrorCode};
+use crate::georef::GeorefError;
+use crate::media::MediaError;
+use crate::registry::RegistryError;
+use crate::roots::RootsError;
+use crate::settings::Settings;
+use crate::trace::TraceId;
+
+use super::arguments::ArgumentError;
+
+pub use maps::MapGone;
+pub use scrub::scrub_details;
+
+/// Every way a tool call can fail, as the MCP edge sees it.
+#[derive(Debug, thiserror::Error)]
+pub enum ToolError {
+    /// The arguments do not fit the tool's input schema.
+    #[error(transparent)]
+    InvalidArguments(#[from] ArgumentError),
+    /// The map path was refused or could not be opened.
+    #[error("{error}")]
+    MapPath { requested: String, error: RootsError },
+    /// The file is not a map this server accepts.
+    #[error(transparent)]
+    Media(#[from] MediaError),
+    /// The registry failed.
+    #[error(transparent)]
+    Registry(#[from] RegistryError),
+    /// Georeferencing failed.
+    #[error(transparent)]
+    Georef(#[from] GeorefError),
+    /// A registered map is gone or unknown.
+    #[error("map {map_id} is not available ({reason:?})")]
+    MapNotFound { map_id: String, reason: MapGone, registered_as: Option<String> },
+    /// An artifact is too large to send as an MCP resource.
+    #[error("artifact {name} has {bytes} bytes")]
+    ArtifactTooLarge { name: String, bytes: u64, path: std::path::PathBuf },
+    /// The tool panicked; the backtrace is in the log.
+    #[error("the tool panicked")]
+    Panic,
+}
+
+/// What the adapter knows about the failed call.
+pub struct FailedCall<'a> {
+    /// The tool's name.
+    pub tool: &'a str,
+    /// Whether the tool is safe to call again unchanged.
+    pub idempotent: bool,
+    /// The call's trace ID.
+    pub trace_id: &'a TraceId,
+    /// The settings in force.
+    pub settings: &'a Settings,
+}
+
+/// Turns `error` into the envelope the agent receives.
+pub fn envelope_for(error: &ToolError, call: &FailedCall<'_>) -> Envelope {
+    let parts = describe(error, call);
+    let mut details = parts.details;
+    scrub_details(&mut details, call.settings);
+    let hints = parts.hints.into_iter().map(|hint| hint.replace('\n', " ")).collect();
+    Envelope::new(parts.code, parts.message, call.trace_id.as_str())
+        .with_details(details)
+        .with_cause(parts.cause)
+        .with_hints(hints)
+        .with_retryable(parts.code == ErrorCode::InternalError && call.idempotent)
+}
+
+pub(super) struct Parts {
+    pub code: ErrorCode,
+    pub message: String,
+    pub details: Map<String, Value>,
+    pub cause: Option<Cause>,
+    pub hints: Vec<String>,
+}
+
+pub(super) fn parts(code: ErrorCode, message: String, details: Value, hints: Vec<String>) -> Parts {
+    let Value::Object(details) = details else { unreachable!("details are always built as objects") };
+    Parts { code, message, details, cause: None, hints }
+}
+
+fn describe(error: &ToolError, call: &FailedCall<'_>) -> Parts {
+    let settings = call.settings;
+    match error {
+        ToolError::InvalidArguments(argument) => parts(
+            ErrorCode::InvalidArguments,
+            format!(
+                "Invalid arguments for {}: {} at {}. Call it again with {} as {}.",
+                call.tool,
+                argument.problem_text(),
+                argument.field,
+                argument.field,
+                argument.expected
+            ),
+            json!({ "field": argument.field, "problem": argument.problem.as_str(), "expected": argument.expected }),
+            vec![format!("Fix {} ({}) and call {} again; tools/list shows the tool's input schema.", argument.field, argument.expected, call.tool)],
+        ),
+        ToolError::MapPath { requested, error } => roots::describe_path(requested, error, settings),
+        ToolError::Media(error) => media::describe_media(error, settings),
+        ToolError::Registry(error) => registry::describe_registry(error),
+        ToolError::Georef(error) => georef::describe_georef(error, call),
+        ToolError::MapNotFound { map_id, reason, registered_as } => maps::describe_map_gone(map_id, *reason, registered_as.as_deref()),
+        ToolError::ArtifactTooLarge { name, bytes, path } => maps::describe_artifact_too_large(name, *bytes, path),
+        ToolError::Panic => {
+            let mut hints = vec![format!("Report trace_id {} to the operator: the server logged the failure and its backtrace under that ID.", call.trace_id)];
+            if call.idempotent {
+                hints.push(format!("{} is safe to repeat: you may retry it once.", call.tool));
+            }
+            Parts {
+                cause: Some(Cause::Panic),
+                ..parts(
+                    ErrorCode::InternalError,
+                    format!("{} failed with an internal error. Report trace_id {} to the operator.", call.tool, call.trace_id),
+                    json!({ "tool": call.tool }),
+                    hints,
+                )
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::media::{Limit, MediaLimits};
+    use std::path::PathBuf;
+
+    /// Settings with two map roots and a data root, for the adapter's tests.
+    pub(super) fn settings() -> Settings {
+        let mut settings = Settings::load(|name| (name == "GEOMAP_DATA_ROOT").then(|| "/srv/geomap".into())).unwrap();
+        settings.map_roots = vec![PathBuf::from("/data/maps"), PathBuf::from("/mnt/scans")];
+        settings
+    }
+
+    fn envelope(error: ToolError, idempotent: bool) -> Envelope {
+        let trace_id = TraceId::random();
+        let settings = settings();
+        envelope_for(&error, &FailedCall { tool: "geomap_register_map", idempotent, trace_id: &trace_id, settings: &settings })
+    }
+
+    #[test]
+    fn details_never_carry_a_server_path() {
+        let error = ToolError::MapPath { requested: "/etc/passwd".into(), error: RootsError::OutsideRoots };
+        let envelope = envelope(error, true);
+        assert_eq!(envelope.code, ErrorCode::PathNotAllowed);
+        let details = serde_json::to_string(&envelope.details).unwrap();
+        assert!(!details.contains("/etc") && !details.contains("/data/maps"), "{details}");
+        assert_eq!(envelope.details.unwrap()["requested"], "<path>");
+    }
+
+    #[test]
+    fn the_argument_pointer_is_not_mistaken_for_a_path() {
+        let error = ToolError::MapPath { requested: "/data/maps/missing.png".into(), error: RootsError::NotFound };
+        let details = envelope(error, true).details.unwrap();
+        assert_eq!(details["field"], "/path");
+        assert_eq!(details["requested"], "<map_root_1>/missing.png");
+    }
+
+    #[test]
+    fn hints_are_computed_from_the_settings_in_force() {
+        let error = ToolError::MapPath { requested: "/tmp/x.png".into(), error: RootsError::OutsideRoots };
+        let hints = envelope(error, true).recovery_hints;
+        assert!(hints[0].contains("/data/maps, /mnt/scans"), "{hints:?}");
+        assert!(hints[1].contains("GEOMAP_MAP_ROOTS"), "{hints:?}");
+    }
+
+    #[test]
+    fn oversize_hints_give_a_concrete_outsize_that_fits() {
+        let limits = MediaLimits { max_bytes: 1 << 30, max_pixels: 100_000_000 };
+        let error = MediaError::Oversize { limit: Limit::Pixels, bytes: 10, width: Some(20_000), height: Some(20_000), limits };
+        let envelope = envelope(ToolError::Media(error), true);
+        assert_eq!(envelope.code, ErrorCode::OversizeImage);
+        assert!(envelope.recovery_hints[0].contains("-outsize 50% 50%"), "{:?}", envelope.recovery_hints);
+        assert!(envelope.recovery_hints[0].contains("10000×10000 = 100000000 pixels"), "{:?}", envelope.recovery_hints);
+        assert!(envelope.recovery_hints[1].contains("GEOMAP_MAX_IMAGE_PIXELS (now 100000000) to at least 400000000"));
+        assert!(envelope.message.contains("-outsize 50% 50%"), "the message repeats the remedy");
+    }
+
+    #[test]
+    fn only_a_panic_in_an_idempotent_tool_is_retryable() {
+        let panicked = envelope(ToolError::Panic, true);
+        assert_eq!((panicked.code, panicked.cause, panicked.retryable), (ErrorCode::InternalError, Some(Cause::Panic), true));
+        assert!(!envelope(ToolError::Panic, false).retryable);
+        let unknown = ToolError::MapNotFound { map_id: "m".into(), reason: MapGone::UnknownId, registered_as: None };
+        assert!(!envelope(unknown, true).retryable);
+    }
+}

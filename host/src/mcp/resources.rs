@@ -1,0 +1,143 @@
+//! Registered maps and revision artifacts as MCP resources under `geomap://`.
+//!
+//! Invariant: a resource URI only ever reaches what the registry recorded
+//! (a map's report, or an artifact name of one of its revisions), never an
+//! arbitrary file.
+
+use std::sync::Arc;
+
+use rmcp::ErrorData;
+use rmcp::model::{ListResourceTemplatesResult, ListResourcesResult, ReadResourceResult, Resource, ResourceContents, ResourceTemplate};
+
+use crate::georef::Artifact;
+use crate::media::MediaType;
+use crate::trace::{self, TraceId};
+
+use super::adapter::{MapGone, ToolError};
+use super::inventory::ToolName;
+use super::tools::MapReport;
+use super::tools::describe_map::describe_map;
+use super::{GeomapServer, ServerState, error_result};
+
+/// The URI scheme prefix of registered maps.
+pub const MAP_URI_PREFIX: &str = "geomap://maps/";
+
+/// The largest artifact `resources/read` sends (base64 in one JSON message);
+/// larger ones are opened from their `path` instead.
+pub const MAX_RESOURCE_BLOB_BYTES: u64 = 32 << 20;
+
+/// The URI of a registered map.
+pub fn map_uri(map_id: &str) -> String {
+    format!("{MAP_URI_PREFIX}{map_id}")
+}
+
+/// The URI of one artifact.
+pub fn artifact_uri(map_id: &str, revision_id: &str, name: &str) -> String {
+    format!("{MAP_URI_PREFIX}{map_id}/revisions/{revision_id}/{name}")
+}
+
+/// The folder of one revision's artifacts: `<data root>/artifacts/<map_id>/<revision_id>`.
+pub fn revision_dir(state: &ServerState, map_id: &str, revision_id: &str) -> std::path::PathBuf {
+    state.settings.data_root.join("artifacts").join(map_id).join(revision_id)
+}
+
+/// The MCP resource of a map a tool just reported.
+pub fn map_resource(report: &MapReport) -> Resource {
+    registered_map_resource(&report.map_id, &report.source.relative_path, report.media_type, report.width, report.height)
+}
+
+/// The MCP resource of a registered map.
+fn registered_map_resource(map_id: &str, relative_path: &str, media_type: MediaType, width: u64, height: u64) -> Resource {
+    Resource::new(map_uri(map_id), relative_path)
+        .with_title(format!("Map {map_id}"))
+        .with_description(format!("{} {width}×{height} registered map", media_type.mime()))
+        .with_mime_type("application/json")
+}
+
+/// The MCP resource of one revision artifact.
+pub fn artifact_resource(map_id: &str, revision_id: &str, artifact: &Artifact) -> Resource {
+    Resource::new(artifact_uri(map_id, revision_id, &artifact.name), artifact.name.clone())
+        .with_mime_type(artifact.media_type.clone())
+        .with_size(artifact.bytes)
+}
+
+/// The resource template agents fill in with a `map_id`.
+pub fn templates() -> ListResourceTemplatesResult {
+    let template = ResourceTemplate::new(format!("{MAP_URI_PREFIX}{{map_id}}"), "map")
+        .with_title("A registered map")
+        .with_description("What is known about a map registered with geomap_register_map (JSON).")
+        .with_mime_type("application/json");
+    ListResourceTemplatesResult::with_all_items(vec![template])
+}
+
+impl GeomapServer {
+    /// A resource request's failure as a JSON-RPC error carrying the envelope
+    /// (reported as if from `geomap_describe_map`, the read-only tool resources mirror).
+    fn resource_failure(&self, error: &ToolError, trace_id: &TraceId) -> ErrorData {
+        let spec = self.state.inventory.find(ToolName::DescribeMap.as_str()).expect("describe is always offered");
+        error_result::resource_error(&self.envelope(error, spec, trace_id))
+    }
+
+    /// `resources/list`: every registered map and every revision artifact.
+    pub(super) fn list(&self) -> Result<ListResourcesResult, ErrorData> {
+        let data = self.state.registry.load().map_err(|error| self.resource_failure(&ToolError::Registry(error), &TraceId::random()))?;
+        let mut resources = Vec::new();
+        for record in data.maps.values() {
+            resources.push(registered_map_resource(&record.map_id, &record.relative_path, record.media_type, record.width, record.height));
+            for revision in &record.revisions {
+                resources.extend(revision.artifacts.iter().map(|a| artifact_resource(&record.map_id, &revision.revision_id, a)));
+            }
+        }
+        Ok(ListResourcesResult::with_all_items(resources))
+    }
+
+    /// `resources/read`: a map's report (JSON) or an artifact's bytes (base64).
+    pub(super) async fn read(&self, uri: String) -> Result<ReadResourceResult, ErrorData> {
+        let trace_id = TraceId::random();
+        let path = uri.strip_prefix(MAP_URI_PREFIX).unwrap_or(&uri).to_owned();
+        let state = Arc::clone(&self.state);
+        let contents = match path.split('/').collect::<Vec<_>>().as_slice() {
+            [map_id, "revisions", revision_id, name] => {
+                let read = read_artifact(state, map_id.to_string(), revision_id.to_string(), name.to_string());
+                trace::run_call(trace_id.clone(), read).await.map(|outcome| {
+                    outcome.map(|(bytes, media_type)| {
+                        use base64::Engine;
+                        let blob = base64::engine::general_purpose::STANDARD.encode(bytes);
+                        ResourceContents::blob(blob, uri.clone()).with_mime_type(media_type)
+                    })
+                })
+            }
+            _ => trace::run_call(trace_id.clone(), describe_map(state, path.clone())).await.map(|outcome| {
+                outcome.map(|report| {
+                    let text = serde_json::to_string_pretty(&report).expect("reports always serialize");
+                    ResourceContents::text(text, uri.clone()).with_mime_type("application/json")
+                })
+            }),
+        };
+        let error = match contents {
+            Ok(Ok(contents)) => return Ok(ReadResourceResult::new(vec![contents])),
+            Ok(Err(error)) => error,
+            Err(_) => ToolError::Panic,
+        };
+        Err(self.resource_failure(&error, &trace_id))
+    }
+}
+
+/// The bytes and media type of one revision artifact; only names the registry
+/// recorded are served, so a URI cannot reach any other file.
+pub async fn read_artifact(state: Arc<ServerState>, map_id: String, revision_id: String, name: String) -> Result<(Vec<u8>, String), ToolError> {
+    trace::spawn_blocking(move || {
+        let data = state.registry.load()?;
+        let unknown = || ToolError::MapNotFound { map_id: map_id.clone(), reason: MapGone::UnknownArtifact, registered_as: None };
+        let record = data.maps.get(&map_id).ok_or_else(unknown)?;
+        let revision = record.revisions.iter().find(|r| r.revision_id == revision_id).ok_or_else(unknown)?;
+        let artifact = revision.artifacts.iter().find(|a| a.name == name).ok_or_else(unknown)?;
+        let path = revision_dir(&state, &map_id, &revision_id).join(&artifact.name);
+        if artifact.bytes > MAX_RESOURCE_BLOB_BYTES {
+            return Err(ToolError::ArtifactTooLarge { name: artifact.name.clone(), bytes: artifact.bytes, path });
+        }
+        let bytes = std::fs::read(path).map_err(|_| unknown())?;
+        Ok((bytes, artifact.media_type.clone()))
+    })
+    .await
+}

@@ -1,0 +1,124 @@
+//! The tool handlers, one file per tool: thin orchestration over `roots`,
+//! `media`, `registry` and `georef`. This file holds what several tools share:
+//! the map report and the check that a registered map's file is unchanged.
+//!
+//! Invariant: handlers return typed results or a [`ToolError`]; they never
+//! build envelopes or MCP results themselves.
+
+pub mod capabilities;
+pub mod describe_map;
+pub mod georeference;
+pub mod register_map;
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use crate::georef::Revision;
+use crate::media::{self, MediaType};
+use crate::registry::{MapRecord, modified_ns};
+use crate::roots::RootsError;
+
+use super::ServerState;
+use super::adapter::{MapGone, ToolError};
+use super::resources::{artifact_uri, map_uri, revision_dir};
+
+/// Where a registered map's file is, relative to the allowed roots.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct MapSource {
+    /// Index of the map root in geomap_capabilities' `map_roots` (0 resolves relative paths).
+    pub root_index: usize,
+    /// The file's path inside that root, symbolic links resolved.
+    pub relative_path: String,
+}
+
+/// What is known about a registered map (the result of register and describe).
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct MapReport {
+    /// Stable ID: the same unchanged file always gets the same one.
+    pub map_id: String,
+    /// The map as an MCP resource.
+    pub resource_uri: String,
+    /// Type sniffed from the file's bytes.
+    pub media_type: MediaType,
+    /// Width in pixels, from the header.
+    pub width: u64,
+    /// Height in pixels, from the header.
+    pub height: u64,
+    /// File size.
+    pub bytes: u64,
+    /// SHA-256 of the file, lowercase hex.
+    pub sha256: String,
+    /// When the map was first registered (RFC 3339, UTC).
+    pub registered_at: String,
+    /// Where the file is.
+    pub source: MapSource,
+    /// geomap_register_map only: true when this file was already registered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub already_registered: Option<bool>,
+    /// Georeferences, oldest first.
+    pub revisions: Vec<Revision>,
+    /// The newest revision: the map's current georeference.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub current_revision_id: Option<String>,
+    /// Things the agent should know that are not failures.
+    pub warnings: Vec<String>,
+}
+
+/// A registered map whose file is still the one registered, opened inside its root.
+struct RegisteredMap {
+    record: MapRecord,
+    root_index: usize,
+    file: std::fs::File,
+}
+
+/// Looks `map_id` up and checks its file is unchanged (size, then content when the mtime moved).
+fn open_registered(state: &ServerState, map_id: &str) -> Result<RegisteredMap, ToolError> {
+    let data = state.registry.load()?;
+    let gone = |reason, record: Option<&MapRecord>| ToolError::MapNotFound {
+        map_id: map_id.to_owned(),
+        reason,
+        registered_as: record.map(|r| r.relative_path.clone()),
+    };
+    let record = data.maps.get(map_id).ok_or_else(|| gone(MapGone::UnknownId, None))?;
+    let root_index = state.roots.index_of(&record.root).ok_or_else(|| gone(MapGone::RootNoLongerAllowed, Some(record)))?;
+    let mut file = state.roots.reopen(&record.root, &record.relative_path).map_err(|error| match error {
+        RootsError::OutsideRoots => gone(MapGone::RootNoLongerAllowed, Some(record)),
+        _ => gone(MapGone::FileMissing, Some(record)),
+    })?;
+    let metadata = file.metadata().map_err(media::MediaError::Io)?;
+    if metadata.len() != record.bytes {
+        return Err(gone(MapGone::FileChanged, Some(record)));
+    }
+    if modified_ns(&metadata) != record.modified_ns && media::content_sha256(&mut file).map_err(media::MediaError::Io)? != record.sha256 {
+        return Err(gone(MapGone::FileChanged, Some(record)));
+    }
+    Ok(RegisteredMap { record: record.clone(), root_index, file })
+}
+
+/// `revision` with each artifact's resource URI and server path filled in.
+fn located(state: &ServerState, map_id: &str, mut revision: Revision) -> Revision {
+    let dir = revision_dir(state, map_id, &revision.revision_id);
+    for artifact in &mut revision.artifacts {
+        artifact.resource_uri = Some(artifact_uri(map_id, &revision.revision_id, &artifact.name));
+        artifact.path = Some(dir.join(&artifact.name).display().to_string());
+    }
+    revision
+}
+
+fn report(state: &ServerState, record: &MapRecord, root_index: usize, already_registered: Option<bool>) -> MapReport {
+    MapReport {
+        map_id: record.map_id.clone(),
+        resource_uri: map_uri(&record.map_id),
+        media_type: record.media_type,
+        width: record.width,
+        height: record.height,
+        bytes: record.bytes,
+        sha256: record.sha256.clone(),
+        registered_at: record.registered_at.clone(),
+        source: MapSource { root_index, relative_path: record.relative_path.clone() },
+        already_registered,
+        revisions: record.revisions.iter().map(|revision| located(state, &record.map_id, revision.clone())).collect(),
+        current_revision_id: record.revisions.last().map(|revision| revision.revision_id.clone()),
+        warnings: Vec::new(),
+    }
+}

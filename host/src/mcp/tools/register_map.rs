@@ -1,0 +1,73 @@
+//! `geomap_register_map`: a scan from an allowed root becomes a registered map.
+
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+
+use crate::media::{self, MediaLimits};
+use crate::registry::{MapRecord, modified_ns};
+use crate::trace;
+
+use super::{MapReport, report};
+use crate::mcp::ServerState;
+use crate::mcp::adapter::ToolError;
+
+/// Arguments of `geomap_register_map`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RegisterMapArgs {
+    /// The scan's path: absolute inside an allowed map root, or relative to the first root.
+    pub path: String,
+}
+/// `geomap_register_map`: resolve inside a root, check the media, record it.
+pub async fn register_map(state: Arc<ServerState>, args: RegisterMapArgs) -> Result<MapReport, ToolError> {
+    trace::spawn_blocking(move || {
+        let requested = args.path;
+        let mut opened = state.roots.open_map(&requested).map_err(|error| ToolError::MapPath { requested: requested.clone(), error })?;
+        let limits = MediaLimits { max_bytes: state.settings.max_image_bytes, max_pixels: state.settings.max_image_pixels };
+        let header = media::inspect(&mut opened.file, limits)?;
+        let sha256 = media::content_sha256(&mut opened.file).map_err(media::MediaError::Io)?;
+        let metadata = opened.file.metadata().map_err(media::MediaError::Io)?;
+        let map_id = map_id_for(&opened.root, &opened.relative_path, &sha256);
+        let candidate = MapRecord {
+            map_id: map_id.clone(),
+            root: opened.root,
+            relative_path: opened.relative_path,
+            media_type: header.media_type,
+            width: header.width,
+            height: header.height,
+            bytes: metadata.len(),
+            sha256,
+            modified_ns: modified_ns(&metadata),
+            registered_at: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
+            revisions: Vec::new(),
+        };
+        let (record, already_registered) = state.registry.update(|data| match data.maps.get_mut(&map_id) {
+            Some(existing) => {
+                existing.modified_ns = candidate.modified_ns;
+                (existing.clone(), true)
+            }
+            None => {
+                data.maps.insert(map_id.clone(), candidate.clone());
+                (candidate, false)
+            }
+        })?;
+        Ok(report(&state, &record, opened.root_index, Some(already_registered)))
+    })
+    .await
+}
+
+/// `map_` and 20 hex characters of SHA-256 over the root, the path inside it and the content hash.
+fn map_id_for(root: &std::path::Path, relative_path: &str, sha256: &str) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let mut hasher = Sha256::new();
+    for part in [root.as_os_str().as_bytes(), relative_path.as_bytes(), sha256.as_bytes()] {
+        hasher.update(part);
+        hasher.update([0]);
+    }
+    let digest: String = hasher.finalize().iter().take(10).map(|b| format!("{b:02x}")).collect();
+    format!("map_{digest}")
+}
