@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sqlite3
 import struct
 import zlib
 from contextlib import asynccontextmanager
@@ -69,8 +70,21 @@ class Server:
         assert len(matches) == 1, f"expected one tool_call line for {trace_id}, got {matches}\n" + "\n".join(self.log())
         return matches[0]
 
+    @property
+    def database(self) -> Path:
+        return self.data_root / "registry.sqlite"
+
     def registry(self) -> dict:
-        return json.loads((self.data_root / "registry.json").read_text())
+        """The registry's maps and revision IDs, read straight from the database (read-only)."""
+        connection = sqlite3.connect(f"file:{self.database}?mode=ro", uri=True)
+        try:
+            maps = {map_id: {"revisions": []} for (map_id,) in connection.execute("SELECT map_id FROM maps ORDER BY id")}
+            query = "SELECT maps.map_id, revisions.revision_id FROM revisions JOIN maps ON revisions.map = maps.id ORDER BY revisions.id"
+            for map_id, revision_id in connection.execute(query):
+                maps[map_id]["revisions"].append(revision_id)
+            return {"maps": maps}
+        finally:
+            connection.close()
 
 
 @pytest.fixture

@@ -1,10 +1,12 @@
 //! The `stratigraphic-amenity` binary: serve MCP over stdio, or check the set-up.
 
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::SystemTime;
 
 use rmcp::ServiceExt;
 use stratigraphic_amenity::mcp::{GeomapServer, SERVER_NAME, SERVER_VERSION, ServerState};
-use stratigraphic_amenity::registry::{Registry, RegistryError};
+use stratigraphic_amenity::registry::{self, Registry, RegistryDocument, RegistryError};
 use stratigraphic_amenity::roots::MapRoots;
 use stratigraphic_amenity::settings::Settings;
 use stratigraphic_amenity::trace;
@@ -14,7 +16,11 @@ stratigraphic-amenity — an MCP server for scanned geologic maps
 
 USAGE:
     stratigraphic-amenity            serve MCP over stdio (what MCP hosts run)
-    stratigraphic-amenity check      validate settings, data root and registry, print them, exit
+    stratigraphic-amenity check      validate settings, data root and registry (full integrity check), print them, exit
+    stratigraphic-amenity registry export [FILE]
+                                     write the whole registry as JSON to FILE (default: standard output)
+    stratigraphic-amenity registry import FILE
+                                     restore an exported registry into an empty data root
     stratigraphic-amenity --help     this text
     stratigraphic-amenity --version  the version
 
@@ -33,20 +39,25 @@ lower case without GEOMAP_; the environment wins):
 enum Command {
     Serve,
     Check,
+    Export(Option<PathBuf>),
+    Import(PathBuf),
     Help,
     Version,
 }
 
 fn parse_command(args: &[String]) -> Result<Command, String> {
-    match args {
+    let words: Vec<&str> = args.iter().map(String::as_str).collect();
+    match words.as_slice() {
         [] => Ok(Command::Serve),
-        [one] => match one.as_str() {
-            "check" => Ok(Command::Check),
-            "--help" | "-h" | "help" => Ok(Command::Help),
-            "--version" | "-V" => Ok(Command::Version),
-            other => Err(format!("unknown argument {other:?}")),
-        },
-        _ => Err(format!("too many arguments: {}", args.join(" "))),
+        ["check"] => Ok(Command::Check),
+        ["--help" | "-h" | "help"] => Ok(Command::Help),
+        ["--version" | "-V"] => Ok(Command::Version),
+        ["registry", "export"] => Ok(Command::Export(None)),
+        ["registry", "export", file] => Ok(Command::Export(Some(PathBuf::from(file)))),
+        ["registry", "import", file] => Ok(Command::Import(PathBuf::from(file))),
+        ["registry", ..] => Err("registry takes `export [FILE]` or `import FILE`".to_owned()),
+        [one] => Err(format!("unknown argument {one:?}")),
+        _ => Err(format!("unknown arguments: {}", args.join(" "))),
     }
 }
 
@@ -68,7 +79,7 @@ fn main() -> ExitCode {
             println!("{SERVER_NAME} {SERVER_VERSION}");
             return ExitCode::SUCCESS;
         }
-        Command::Serve | Command::Check => {}
+        Command::Serve | Command::Check | Command::Export(_) | Command::Import(_) => {}
     }
     let settings = match Settings::from_process_env() {
         Ok(settings) => settings,
@@ -79,6 +90,8 @@ fn main() -> ExitCode {
     };
     match command {
         Command::Check => check(&settings),
+        Command::Export(file) => export(&settings, file.as_deref()),
+        Command::Import(file) => import(&settings, &file),
         _ => serve(settings),
     }
 }
@@ -91,11 +104,7 @@ fn serve(settings: Settings) -> ExitCode {
         Err(error) => {
             eprintln!("stratigraphic-amenity: cannot start: {error}");
             if let stratigraphic_amenity::mcp::StartupError::Registry(RegistryError::Corrupt { path, .. }) = &error {
-                eprintln!(
-                    "The registry file is left untouched. To recover, move it aside and start again \
-                     (maps must then be registered again):\n    mv {0} {0}.corrupt",
-                    path.display()
-                );
+                eprintln!("error.code: registry_corrupt\n{}", corrupt_registry_advice(path));
             }
             return ExitCode::FAILURE;
         }
@@ -116,6 +125,82 @@ fn serve(settings: Settings) -> ExitCode {
     }
 }
 
+/// What the operator reads about a registry that failed: the error and, when
+/// the file is damaged, how to recover.
+fn registry_problem(error: &RegistryError) -> String {
+    match error {
+        RegistryError::Corrupt { path, .. } => format!("registry: {error}\n        {}", corrupt_registry_advice(path).replace('\n', "\n        ")),
+        _ => format!("registry: {error}"),
+    }
+}
+
+/// The recovery steps for a damaged registry file (which the server never touches).
+fn corrupt_registry_advice(path: &Path) -> String {
+    format!(
+        "The registry file is left untouched. To recover, stop every server on this data root, move it aside and start again:\n    recover with: {}\n\
+         then restore a backup (`stratigraphic-amenity registry import FILE`) or register the maps again.",
+        registry::recovery_command(path, SystemTime::now())
+    )
+}
+
+/// `stratigraphic-amenity registry export [FILE]`: the whole registry as JSON,
+/// written to FILE atomically (or to standard output).
+fn export(settings: &Settings, file: Option<&Path>) -> ExitCode {
+    let registry = match Registry::open(&settings.data_root) {
+        Ok(registry) => registry,
+        Err(error) => {
+            eprintln!("stratigraphic-amenity: cannot open the registry: {}", registry_problem(&error));
+            return ExitCode::FAILURE;
+        }
+    };
+    let outcome = match file {
+        None => registry.export(std::io::stdout().lock()),
+        Some(file) => {
+            let mut temp_name = file.as_os_str().to_owned();
+            temp_name.push(".partial");
+            let temp = PathBuf::from(temp_name);
+            std::fs::File::create(&temp)
+                .map_err(|source| RegistryError::Io { action: "create", path: temp.clone(), source })
+                .and_then(|out| registry.export(std::io::BufWriter::new(out)))
+                .and_then(|maps| {
+                    std::fs::rename(&temp, file).map(|()| maps).map_err(|source| RegistryError::Io { action: "rename", path: temp.clone(), source })
+                })
+                .inspect_err(|_| {
+                    let _ = std::fs::remove_file(&temp);
+                })
+        }
+    };
+    match outcome {
+        Ok(maps) => {
+            eprintln!("stratigraphic-amenity: exported {maps} maps from {}", registry.path().display());
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("stratigraphic-amenity: export failed: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `stratigraphic-amenity registry import FILE`: restores an export into an empty data root.
+fn import(settings: &Settings, file: &Path) -> ExitCode {
+    let outcome = RegistryDocument::read(file).and_then(|document| Registry::open(&settings.data_root).and_then(|registry| registry.import(&document)));
+    match outcome {
+        Ok(imported) => {
+            eprintln!("stratigraphic-amenity: imported {} maps and {} revisions from {}", imported.maps, imported.revisions, file.display());
+            ExitCode::SUCCESS
+        }
+        Err(RegistryError::Corrupt { path, problem }) if path == file => {
+            eprintln!("stratigraphic-amenity: {} is not a registry export: {problem}", file.display());
+            ExitCode::FAILURE
+        }
+        Err(error) => {
+            eprintln!("stratigraphic-amenity: import failed: {}", registry_problem(&error));
+            ExitCode::FAILURE
+        }
+    }
+}
+
 /// `stratigraphic-amenity check`: reports every setting and whether the server could start.
 fn check(settings: &Settings) -> ExitCode {
     let mut report = format!("{SERVER_NAME} {SERVER_VERSION}: settings check\n");
@@ -129,23 +214,35 @@ fn check(settings: &Settings) -> ExitCode {
     line(true, format!("config file: {}", settings.config_file.as_ref().map_or("(none)".into(), |p| p.display().to_string())));
     if settings.data_root.is_dir() {
         line(true, format!("data root: {}", settings.data_root.display()));
-        match Registry::open(&settings.data_root).and_then(|registry| registry.load().map(|data| (registry, data))) {
-            Ok((registry, data)) => {
-                line(true, format!("registry: {} ({} maps)", registry.path().display(), data.maps.len()));
+        let legacy = settings.data_root.join(registry::LEGACY_FILE);
+        if legacy.exists() {
+            match RegistryDocument::read(&legacy) {
+                Ok(document) => line(true, format!("{}: {} maps, imported into the database at the next start", legacy.display(), document.maps.len())),
+                Err(error) => line(false, registry_problem(&error)),
+            }
+        }
+        match Registry::open_read_only(&settings.data_root).and_then(|registry| registry.map(|r| r.health().map(|health| (r, health))).transpose()) {
+            Ok(None) => line(true, format!("registry: {} (created at start)", settings.data_root.join(registry::DATABASE_FILE).display())),
+            Ok(Some((registry, health))) => {
+                let sizes = format!("{} maps, {} revisions", health.counts.maps, health.counts.revisions);
+                match health.problems.is_empty() {
+                    true => line(true, format!("registry: {} ({sizes}; integrity check passed)", registry.path().display())),
+                    false => line(
+                        false,
+                        format!(
+                            "registry: {} fails SQLite's integrity check: {}\n        {}",
+                            registry.path().display(),
+                            health.problems.join("; "),
+                            corrupt_registry_advice(registry.path()).replace('\n', "\n        ")
+                        ),
+                    ),
+                }
                 match registry.check_writable() {
                     Ok(()) => line(true, "data root is writable".into()),
                     Err(error) => line(false, format!("data root is not writable: {error}")),
                 }
             }
-            Err(error) => {
-                let recover = match &error {
-                    RegistryError::Corrupt { path, .. } => {
-                        format!("\n        recover with: mv {0} {0}.corrupt   (maps must then be registered again)", path.display())
-                    }
-                    RegistryError::Io { .. } => String::new(),
-                };
-                line(false, format!("registry: {error}{recover}"));
-            }
+            Err(error) => line(false, registry_problem(&error)),
         }
     } else {
         line(true, format!("data root: {} (will be created at start)", settings.data_root.display()));

@@ -116,6 +116,8 @@ pub enum Cause {
     UnknownSchemaVersion,
     /// GDAL failed reading a scan or writing an output.
     Gdal,
+    /// The registry database (SQLite) failed or reports damage.
+    Database,
 }
 
 /// The envelope's fixed schema tag: `V1` is `geomap-error/v1` (inlined in JSON

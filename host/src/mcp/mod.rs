@@ -136,7 +136,7 @@ impl GeomapServer {
         match name {
             ToolName::Capabilities => {
                 let _: capabilities::CapabilitiesArgs = arguments::parse(arguments)?;
-                Ok(ToolOutput::new(&capabilities::capabilities(&state), Vec::new()))
+                Ok(ToolOutput::new(&capabilities::capabilities(state).await, Vec::new()))
             }
             ToolName::RegisterMap => {
                 let report = register_map::register_map(state, arguments::parse(arguments)?).await?;
@@ -241,8 +241,8 @@ impl ServerHandler for GeomapServer {
         Ok(CustomResult(serde_json::to_value(result).expect("tool results always serialize")))
     }
 
-    async fn list_resources(&self, _request: Option<PaginatedRequestParams>, _context: RequestContext<RoleServer>) -> Result<ListResourcesResult, ErrorData> {
-        self.list()
+    async fn list_resources(&self, request: Option<PaginatedRequestParams>, _context: RequestContext<RoleServer>) -> Result<ListResourcesResult, ErrorData> {
+        self.list(request.and_then(|request| request.cursor)).await
     }
 
     async fn list_resource_templates(

@@ -13,8 +13,10 @@ use crate::georef::Artifact;
 use crate::media::MediaType;
 use crate::trace::{self, TraceId};
 
-use super::adapter::{MapGone, ToolError};
-use super::inventory::ToolName;
+use crate::registry::{ListPosition, Listed};
+
+use super::adapter::{self, FailedCall, MapGone, ToolError};
+use super::arguments::{ArgumentError, ArgumentProblem};
 use super::tools::MapReport;
 use super::tools::describe_map::describe_map;
 use super::{GeomapServer, ServerState, error_result};
@@ -25,6 +27,37 @@ pub const MAP_URI_PREFIX: &str = "geomap://maps/";
 /// The largest artifact `resources/read` sends (base64 in one JSON message);
 /// larger ones are opened from their `path` instead.
 pub const MAX_RESOURCE_BLOB_BYTES: u64 = 32 << 20;
+
+/// How many resources one `resources/list` page holds.
+pub const RESOURCES_PER_PAGE: usize = 200;
+
+/// The opaque `nextCursor` of a listing position: `m<row>` or `a<row>`, base64url.
+fn encode_cursor(position: ListPosition) -> String {
+    use base64::Engine;
+    let text = match position {
+        ListPosition::Start => "m0".to_owned(),
+        ListPosition::AfterMap(row) => format!("m{row}"),
+        ListPosition::AfterArtifact(row) => format!("a{row}"),
+    };
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(text)
+}
+
+/// The position a cursor names; anything this server did not hand out is `invalid_arguments` for `/cursor`.
+fn decode_cursor(cursor: &str) -> Result<ListPosition, ArgumentError> {
+    use base64::Engine;
+    let bad = || ArgumentError {
+        field: "/cursor".to_owned(),
+        problem: ArgumentProblem::WrongValue,
+        expected: "the nextCursor of an earlier resources/list answer, unchanged (or no cursor to start from the beginning)".to_owned(),
+    };
+    let text = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(cursor).ok().and_then(|bytes| String::from_utf8(bytes).ok()).ok_or_else(bad)?;
+    let row = |digits: &str| digits.parse::<i64>().ok().filter(|row| *row >= 0 && digits == row.to_string());
+    match text.split_at_checked(1) {
+        Some(("m", digits)) => row(digits).map(ListPosition::AfterMap).ok_or_else(bad),
+        Some(("a", digits)) => row(digits).map(ListPosition::AfterArtifact).ok_or_else(bad),
+        _ => Err(bad()),
+    }
+}
 
 /// The URI of a registered map.
 pub fn map_uri(map_id: &str) -> String {
@@ -71,24 +104,42 @@ pub fn templates() -> ListResourceTemplatesResult {
 }
 
 impl GeomapServer {
-    /// A resource request's failure as a JSON-RPC error carrying the envelope
-    /// (reported as if from `geomap_describe_map`, the read-only tool resources mirror).
-    fn resource_failure(&self, error: &ToolError, trace_id: &TraceId) -> ErrorData {
-        let spec = self.state.inventory.find(ToolName::DescribeMap.as_str()).expect("describe is always offered");
-        error_result::resource_error(&self.envelope(error, spec, trace_id))
+    /// A resource request's failure as a JSON-RPC error carrying the envelope.
+    fn resource_failure(&self, method: &str, error: &ToolError, trace_id: &TraceId) -> ErrorData {
+        let call = FailedCall { tool: method, idempotent: true, trace_id, settings: &self.state.settings };
+        error_result::resource_error(&adapter::envelope_for(error, &call))
     }
 
-    /// `resources/list`: every registered map and every revision artifact.
-    pub(super) fn list(&self) -> Result<ListResourcesResult, ErrorData> {
-        let data = self.state.registry.load().map_err(|error| self.resource_failure(&ToolError::Registry(error), &TraceId::random()))?;
-        let mut resources = Vec::new();
-        for record in data.maps.values() {
-            resources.push(registered_map_resource(&record.map_id, &record.relative_path, record.media_type, record.width, record.height));
-            for revision in &record.revisions {
-                resources.extend(revision.artifacts.iter().map(|a| artifact_resource(&record.map_id, &revision.revision_id, a)));
-            }
-        }
-        Ok(ListResourcesResult::with_all_items(resources))
+    /// `resources/list`: one page of every registered map, then every
+    /// revision artifact, [`RESOURCES_PER_PAGE`] at a time.
+    pub(super) async fn list(&self, cursor: Option<String>) -> Result<ListResourcesResult, ErrorData> {
+        let trace_id = TraceId::random();
+        let state = Arc::clone(&self.state);
+        let listed = trace::run_call(trace_id.clone(), async move {
+            let position = match cursor {
+                Some(cursor) => decode_cursor(&cursor)?,
+                None => ListPosition::Start,
+            };
+            let page = trace::spawn_blocking(move || state.registry.list(position, RESOURCES_PER_PAGE)).await?;
+            Ok::<_, ToolError>(page)
+        })
+        .await;
+        let page = match listed {
+            Ok(Ok(page)) => page,
+            Ok(Err(error)) => return Err(self.resource_failure("resources/list", &error, &trace_id)),
+            Err(_) => return Err(self.resource_failure("resources/list", &ToolError::Panic, &trace_id)),
+        };
+        let resources = page
+            .entries
+            .iter()
+            .map(|entry| match entry {
+                Listed::Map(map) => registered_map_resource(&map.map_id, &map.relative_path, map.media_type, map.width, map.height),
+                Listed::Artifact { map_id, revision_id, artifact } => artifact_resource(map_id, revision_id, artifact),
+            })
+            .collect();
+        let mut result = ListResourcesResult::with_all_items(resources);
+        result.next_cursor = page.next.map(encode_cursor);
+        Ok(result)
     }
 
     /// `resources/read`: a map's report (JSON) or an artifact's bytes (base64).
@@ -119,7 +170,7 @@ impl GeomapServer {
             Ok(Err(error)) => error,
             Err(_) => ToolError::Panic,
         };
-        Err(self.resource_failure(&error, &trace_id))
+        Err(self.resource_failure("resources/read", &error, &trace_id))
     }
 }
 
@@ -127,11 +178,8 @@ impl GeomapServer {
 /// recorded are served, so a URI cannot reach any other file.
 pub async fn read_artifact(state: Arc<ServerState>, map_id: String, revision_id: String, name: String) -> Result<(Vec<u8>, String), ToolError> {
     trace::spawn_blocking(move || {
-        let data = state.registry.load()?;
         let unknown = || ToolError::MapNotFound { map_id: map_id.clone(), reason: MapGone::UnknownArtifact, registered_as: None };
-        let record = data.maps.get(&map_id).ok_or_else(unknown)?;
-        let revision = record.revisions.iter().find(|r| r.revision_id == revision_id).ok_or_else(unknown)?;
-        let artifact = revision.artifacts.iter().find(|a| a.name == name).ok_or_else(unknown)?;
+        let artifact = state.registry.artifact(&map_id, &revision_id, &name)?.ok_or_else(unknown)?;
         let path = revision_dir(&state, &map_id, &revision_id).join(&artifact.name);
         if artifact.bytes > MAX_RESOURCE_BLOB_BYTES {
             return Err(ToolError::ArtifactTooLarge { name: artifact.name.clone(), bytes: artifact.bytes, path });

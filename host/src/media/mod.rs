@@ -38,6 +38,11 @@ impl MediaType {
             MediaType::Tiff => "image/tiff",
         }
     }
+
+    /// The type with this MIME name.
+    pub fn from_mime(mime: &str) -> Option<MediaType> {
+        MediaType::SUPPORTED.into_iter().find(|media_type| media_type.mime() == mime)
+    }
 }
 
 /// The limits a map must fit.

@@ -1,35 +1,38 @@
 //! Registry failures: `registry_corrupt` (the operator moves the file aside) or `internal_error`.
 
+use std::time::SystemTime;
+
 use serde_json::json;
 
 use crate::errors::{Cause, ErrorCode};
-use crate::registry::{CorruptProblem, RegistryError};
+use crate::registry::{CorruptProblem, RegistryError, recovery_command};
 
 use super::{Parts, parts};
 
 pub(super) fn describe_registry(error: &RegistryError) -> Parts {
     match error {
         RegistryError::Corrupt { path, problem } => {
-            let (reason, extra) = match problem {
-                CorruptProblem::InvalidJson(_) => ("invalid_json", Cause::InvalidJson),
-                CorruptProblem::UnknownSchema(_) => ("unknown_schema_version", Cause::UnknownSchemaVersion),
+            let cause = match problem {
+                CorruptProblem::InvalidJson(_) => Cause::InvalidJson,
+                CorruptProblem::UnknownSchema(_) => Cause::UnknownSchemaVersion,
+                CorruptProblem::NotADatabase(_) | CorruptProblem::Truncated { .. } | CorruptProblem::Malformed(_) => Cause::Database,
             };
             let fix = format!(
-                "Operator: stop the server, move the registry aside (`mv {0} {0}.corrupt`) and start it again; maps registered before must then be registered again.",
-                path.display()
+                "Operator: stop every server on this data root, move the damaged registry aside (`{}`) and start again; then restore a backup with `stratigraphic-amenity registry import FILE`, or register the maps again.",
+                recovery_command(path, SystemTime::now())
             );
             Parts {
-                cause: Some(extra),
+                cause: Some(cause),
                 ..parts(
                     ErrorCode::RegistryCorrupt,
-                    format!("The server's registry file cannot be read, so nothing can be registered or looked up. {fix}"),
-                    json!({ "reason": reason }),
+                    format!("The server's registry cannot be read, so nothing can be registered or looked up. {fix}"),
+                    json!({ "reason": problem.reason() }),
                     vec![fix, "Tell the operator the trace_id; the server never repairs the file by itself.".to_owned()],
                 )
             }
         }
-        RegistryError::Io { action, .. } => Parts {
-            cause: Some(Cause::Io),
+        RegistryError::Io { action, .. } | RegistryError::Database { action, .. } => Parts {
+            cause: Some(if matches!(error, RegistryError::Io { .. }) { Cause::Io } else { Cause::Database }),
             ..parts(
                 ErrorCode::InternalError,
                 format!("The server could not {action} its registry. Report the trace_id to the operator."),
@@ -37,5 +40,11 @@ pub(super) fn describe_registry(error: &RegistryError) -> Parts {
                 vec!["Operator: check free space and write permission on GEOMAP_DATA_ROOT; the log line under the trace_id names the failure.".to_owned()],
             )
         },
+        RegistryError::NotEmpty { maps, .. } => parts(
+            ErrorCode::InternalError,
+            format!("The registry already holds {maps} maps; a registry document is imported only into an empty data root."),
+            json!({ "maps": maps }),
+            vec!["Operator: import into a new GEOMAP_DATA_ROOT.".to_owned()],
+        ),
     }
 }

@@ -1,5 +1,7 @@
 //! `geomap_capabilities`: what the server can do right now.
 
+use std::sync::Arc;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -7,6 +9,7 @@ use crate::errors::ErrorCode;
 use crate::georef::Readiness;
 use crate::media::MediaType;
 use crate::registry::RegistryError;
+use crate::trace;
 
 use crate::mcp::ServerState;
 use crate::mcp::inventory::ToolName;
@@ -82,7 +85,10 @@ pub struct DataRootInfo {
     pub state: DataRootState,
     /// Maps in the registry, when it is readable.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub registered_maps: Option<usize>,
+    pub registered_maps: Option<u64>,
+    /// Revisions (georeferences) of all maps, when the registry is readable.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub revisions: Option<u64>,
 }
 
 /// The result of `geomap_capabilities`.
@@ -104,16 +110,20 @@ pub struct CapabilitiesResult {
     pub warnings: Vec<String>,
 }
 
-/// `geomap_capabilities`.
-pub fn capabilities(state: &ServerState) -> CapabilitiesResult {
+/// `geomap_capabilities`: counts, never lists that grow with the archive.
+pub async fn capabilities(state: Arc<ServerState>) -> CapabilitiesResult {
+    trace::spawn_blocking(move || capabilities_now(&state)).await
+}
+
+fn capabilities_now(state: &ServerState) -> CapabilitiesResult {
     let settings = &state.settings;
-    let (data_state, registered_maps) = match state.registry.load() {
-        Ok(data) => match state.registry.check_writable() {
-            Ok(()) => (DataRootState::Ready, Some(data.maps.len())),
-            Err(_) => (DataRootState::Unwritable, Some(data.maps.len())),
+    let (data_state, counts) = match state.registry.counts() {
+        Ok(counts) => match state.registry.check_writable() {
+            Ok(()) => (DataRootState::Ready, Some(counts)),
+            Err(_) => (DataRootState::Unwritable, Some(counts)),
         },
         Err(RegistryError::Corrupt { .. }) => (DataRootState::RegistryCorrupt, None),
-        Err(RegistryError::Io { .. }) => (DataRootState::Unwritable, None),
+        Err(RegistryError::Io { .. } | RegistryError::Database { .. } | RegistryError::NotEmpty { .. }) => (DataRootState::Unwritable, None),
     };
     let georeference = Readiness::check();
     let blocked = |writes: bool| match data_state {
@@ -160,7 +170,12 @@ pub fn capabilities(state: &ServerState) -> CapabilitiesResult {
             .map(|(index, path)| MapRootInfo { index, path: path.display().to_string(), resolves_relative_paths: index == 0 })
             .collect(),
         media: MediaInfo { supported: MediaType::SUPPORTED.to_vec(), max_image_bytes: settings.max_image_bytes, max_image_pixels: settings.max_image_pixels },
-        data_root: DataRootInfo { path: settings.data_root.display().to_string(), state: data_state, registered_maps },
+        data_root: DataRootInfo {
+            path: settings.data_root.display().to_string(),
+            state: data_state,
+            registered_maps: counts.map(|counts| counts.maps),
+            revisions: counts.map(|counts| counts.revisions),
+        },
         georeference,
         warnings,
     }

@@ -89,7 +89,7 @@ pub async fn georeference(state: Arc<ServerState>, args: GeoreferenceArgs, progr
             // Best effort: a failed revision leaves no half-written files behind.
             let _ = std::fs::remove_dir_all(&output_dir);
         })?;
-        let recorded = state.registry.update(|data| data.maps.get_mut(&map.record.map_id).map(|record| record.revisions.push(revision.clone())).is_some())?;
+        let recorded = state.registry.add_revision(&map.record.map_id, &revision)?;
         if !recorded {
             let _ = std::fs::remove_dir_all(&output_dir);
             return Err(ToolError::MapNotFound { map_id: map.record.map_id.clone(), reason: MapGone::UnknownId, registered_as: None });

@@ -73,26 +73,26 @@ struct RegisteredMap {
 
 /// Looks `map_id` up and checks its file is unchanged (size, then content when the mtime moved).
 fn open_registered(state: &ServerState, map_id: &str) -> Result<RegisteredMap, ToolError> {
-    let data = state.registry.load()?;
+    let record = state.registry.map(map_id)?;
     let gone = |reason, record: Option<&MapRecord>| ToolError::MapNotFound {
         map_id: map_id.to_owned(),
         reason,
         registered_as: record.map(|r| r.relative_path.clone()),
     };
-    let record = data.maps.get(map_id).ok_or_else(|| gone(MapGone::UnknownId, None))?;
-    let root_index = state.roots.index_of(&record.root).ok_or_else(|| gone(MapGone::RootNoLongerAllowed, Some(record)))?;
+    let record = record.ok_or_else(|| gone(MapGone::UnknownId, None))?;
+    let root_index = state.roots.index_of(&record.root).ok_or_else(|| gone(MapGone::RootNoLongerAllowed, Some(&record)))?;
     let mut file = state.roots.reopen(&record.root, &record.relative_path).map_err(|error| match error {
-        RootsError::OutsideRoots => gone(MapGone::RootNoLongerAllowed, Some(record)),
-        _ => gone(MapGone::FileMissing, Some(record)),
+        RootsError::OutsideRoots => gone(MapGone::RootNoLongerAllowed, Some(&record)),
+        _ => gone(MapGone::FileMissing, Some(&record)),
     })?;
     let metadata = file.metadata().map_err(media::MediaError::Io)?;
     if metadata.len() != record.bytes {
-        return Err(gone(MapGone::FileChanged, Some(record)));
+        return Err(gone(MapGone::FileChanged, Some(&record)));
     }
     if modified_ns(&metadata) != record.modified_ns && media::content_sha256(&mut file).map_err(media::MediaError::Io)? != record.sha256 {
-        return Err(gone(MapGone::FileChanged, Some(record)));
+        return Err(gone(MapGone::FileChanged, Some(&record)));
     }
-    Ok(RegisteredMap { record: record.clone(), root_index, file })
+    Ok(RegisteredMap { record, root_index, file })
 }
 
 /// `revision` with each artifact's resource URI and server path filled in.

@@ -33,7 +33,7 @@ pub async fn register_map(state: Arc<ServerState>, args: RegisterMapArgs) -> Res
         let metadata = opened.file.metadata().map_err(media::MediaError::Io)?;
         let map_id = map_id_for(&opened.root, &opened.relative_path, &sha256);
         let candidate = MapRecord {
-            map_id: map_id.clone(),
+            map_id,
             root: opened.root,
             relative_path: opened.relative_path,
             media_type: header.media_type,
@@ -45,16 +45,7 @@ pub async fn register_map(state: Arc<ServerState>, args: RegisterMapArgs) -> Res
             registered_at: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
             revisions: Vec::new(),
         };
-        let (record, already_registered) = state.registry.update(|data| match data.maps.get_mut(&map_id) {
-            Some(existing) => {
-                existing.modified_ns = candidate.modified_ns;
-                (existing.clone(), true)
-            }
-            None => {
-                data.maps.insert(map_id.clone(), candidate.clone());
-                (candidate, false)
-            }
-        })?;
+        let (record, already_registered) = state.registry.register(&candidate)?;
         Ok(report(&state, &record, opened.root_index, Some(already_registered)))
     })
     .await
