@@ -712,7 +712,7 @@ pub(crate) mod tests {
         let changes = |registry: &Registry| registry.pool.run("read", |c| c.query_row("PRAGMA data_version", [], |r| r.get::<_, i64>(0))).unwrap();
         let watcher = Registry::open(dir.path()).unwrap();
         let before = changes(&watcher);
-        assert_eq!(registry.register(&record("a")).unwrap().1, true);
+        assert!(registry.register(&record("a")).unwrap().1);
         assert_eq!(changes(&watcher), before, "no commit for an unchanged file");
         let touched = MapRecord { modified_ns: 42, ..record("a") };
         assert_eq!(registry.register(&touched).unwrap(), (touched.clone(), true));
