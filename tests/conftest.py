@@ -13,6 +13,7 @@ import os
 import re
 import sqlite3
 import struct
+import subprocess
 import zlib
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -85,6 +86,28 @@ class Server:
             return {"maps": maps}
         finally:
             connection.close()
+
+
+def run_binary(server: Server, *args: str, env: dict | None = None, timeout: float = 30) -> subprocess.CompletedProcess:
+    """Runs the binary once (check, registry export/import, or a start that should fail) on the server's settings."""
+    environment = {"PATH": os.environ["PATH"], "HOME": str(server.base), **server.env, **(env or {})}
+    return subprocess.run([BINARY, *args], env=environment, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=timeout)
+
+
+def child_servers() -> list[int]:
+    """PIDs of server processes started by this test process."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+                exe = os.readlink(entry / "exe")
+            except OSError:
+                continue
+            ppid = int(stat.rsplit(")", 1)[1].split()[1])
+            if ppid == os.getpid() and os.path.basename(exe) == os.path.basename(BINARY):
+                found.append(int(entry.name))
+    return found
 
 
 @pytest.fixture

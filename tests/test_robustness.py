@@ -1,23 +1,10 @@
-"""Panics, a corrupt registry, the command line, and several servers on one data root."""
+"""Panics, a corrupt legacy registry, the command line and the config file."""
 
-import json
-import os
-import random
-import signal
-import subprocess
-from pathlib import Path
-
-import anyio
 import pytest
 
-from conftest import BINARY, Server, assert_envelope, png
+from conftest import Server, assert_envelope, png, run_binary
 
 pytestmark = pytest.mark.anyio
-
-
-def run_binary(server: Server, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    environment = {"PATH": os.environ["PATH"], "HOME": str(server.base), **server.env, **(env or {})}
-    return subprocess.run([BINARY, *args], env=environment, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=30)
 
 
 async def test_a_panic_is_internal_error_with_its_backtrace_logged_above_the_line(tmp_path, era):
@@ -83,72 +70,6 @@ def test_help_and_version(server):
     version = run_binary(server, "--version")
     assert version.returncode == 0 and version.stdout.startswith("stratigraphic-amenity ")
     assert run_binary(server, "--bogus").returncode == 2
-
-
-async def test_two_servers_registering_at_once_lose_nothing(server):
-    for n in range(100):
-        png(server.map_root / f"m{n:03}.png", 4 + n, 4)
-
-    async def register_all(start):
-        async with server.connect() as client:
-            for n in range(start, start + 50):
-                result = await client.call_tool("geomap_register_map", {"path": f"m{n:03}.png"})
-                assert result.is_error is False, result
-
-    async with anyio.create_task_group() as group:
-        group.start_soon(register_all, 0)
-        group.start_soon(register_all, 50)
-    assert len(server.registry()["maps"]) == 100
-    async with server.connect("2026-07-28") as client:
-        assert len((await client.list_resources()).resources) == 100
-
-
-def _child_servers() -> list[int]:
-    """PIDs of server processes started by this test process."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-                exe = os.readlink(entry / "exe")
-            except OSError:
-                continue
-            ppid = int(stat.rsplit(")", 1)[1].split()[1])
-            if ppid == os.getpid() and os.path.basename(exe) == os.path.basename(BINARY):
-                found.append(int(entry.name))
-    return found
-
-
-async def test_sigkill_mid_registration_never_loses_an_acknowledged_map(server):
-    files = [png(server.map_root / f"k{n:04}.png", 4, 1 + n) for n in range(1500)]
-    acknowledged: set[str] = set()
-    rng = random.Random(7)
-    next_file = 0
-    killed_mid_work = 0
-    for _ in range(6):
-        async def kill_soon():
-            await anyio.sleep(rng.uniform(0.02, 0.2))
-            for pid in _child_servers():
-                os.kill(pid, signal.SIGKILL)
-
-        try:
-            async with server.connect() as client:
-                async with anyio.create_task_group() as group:
-                    group.start_soon(kill_soon)
-                    while next_file < len(files):
-                        result = await client.call_tool("geomap_register_map", {"path": files[next_file].name})
-                        assert result.is_error is False, result
-                        acknowledged.add(result.structured_content["map_id"])
-                        next_file += 1
-        except Exception:  # the connection dies with the server
-            killed_mid_work += 1
-        next_file += 1  # the call in flight may or may not have landed; do not count on it
-        registry = server.registry()  # always loads: never torn
-        assert acknowledged <= set(registry["maps"]), acknowledged - set(registry["maps"])
-    assert killed_mid_work >= 3, "the kills should land in the middle of registrations"
-    assert len(acknowledged) > 0
-    checked = run_binary(server, "check")
-    assert checked.returncode == 0 and f"({len(server.registry()['maps'])} maps, 0 revisions; integrity check passed)" in checked.stdout
 
 
 async def test_the_config_file_is_read_and_the_environment_wins(tmp_path):

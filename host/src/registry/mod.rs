@@ -433,7 +433,7 @@ impl Registry {
             return Ok(()); // another server migrated the same file at the same moment
         };
         tracing::info!(
-            event = "registry_migrated",
+            event = %"registry_migrated",
             maps = imported.maps,
             revisions = imported.revisions,
             from = %legacy.display(),
