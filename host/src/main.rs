@@ -6,7 +6,7 @@ use std::time::SystemTime;
 
 use rmcp::ServiceExt;
 use stratigraphic_amenity::mcp::{GeomapServer, SERVER_NAME, SERVER_VERSION, ServerState};
-use stratigraphic_amenity::registry::{self, Registry, RegistryDocument, RegistryError};
+use stratigraphic_amenity::registry::{self, CorruptProblem, Registry, RegistryDocument, RegistryError};
 use stratigraphic_amenity::roots::MapRoots;
 use stratigraphic_amenity::settings::Settings;
 use stratigraphic_amenity::trace;
@@ -227,15 +227,10 @@ fn check(settings: &Settings) -> ExitCode {
                 let sizes = format!("{} maps, {} revisions", health.counts.maps, health.counts.revisions);
                 match health.problems.is_empty() {
                     true => line(true, format!("registry: {} ({sizes}; integrity check passed)", registry.path().display())),
-                    false => line(
-                        false,
-                        format!(
-                            "registry: {} fails SQLite's integrity check: {}\n        {}",
-                            registry.path().display(),
-                            health.problems.join("; "),
-                            corrupt_registry_advice(registry.path()).replace('\n', "\n        ")
-                        ),
-                    ),
+                    false => {
+                        let found = CorruptProblem::Malformed(format!("SQLite's integrity check found: {}", health.problems.join("; ")));
+                        line(false, registry_problem(&RegistryError::Corrupt { path: registry.path().to_owned(), problem: found }))
+                    }
                 }
                 match registry.check_writable() {
                     Ok(()) => line(true, "data root is writable".into()),
