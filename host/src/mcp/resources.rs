@@ -11,9 +11,8 @@ use rmcp::model::{ListResourceTemplatesResult, ListResourcesResult, ReadResource
 
 use crate::georef::Artifact;
 use crate::media::MediaType;
-use crate::trace::{self, TraceId};
-
 use crate::registry::{ListPosition, Listed};
+use crate::trace::{self, TraceId};
 
 use super::adapter::{self, FailedCall, MapGone, ToolError};
 use super::arguments::{ArgumentError, ArgumentProblem};
@@ -35,7 +34,6 @@ pub const RESOURCES_PER_PAGE: usize = 200;
 fn encode_cursor(position: ListPosition) -> String {
     use base64::Engine;
     let text = match position {
-        ListPosition::Start => "m0".to_owned(),
         ListPosition::AfterMap(row) => format!("m{row}"),
         ListPosition::AfterArtifact(row) => format!("a{row}"),
     };
@@ -118,7 +116,7 @@ impl GeomapServer {
         let listed = trace::run_call(trace_id.clone(), async move {
             let position = match cursor {
                 Some(cursor) => decode_cursor(&cursor)?,
-                None => ListPosition::Start,
+                None => ListPosition::START,
             };
             let page = trace::spawn_blocking(move || state.registry.list(position, RESOURCES_PER_PAGE)).await?;
             Ok::<_, ToolError>(page)

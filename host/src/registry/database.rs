@@ -60,7 +60,8 @@ pub fn inspect_file(path: &Path) -> Result<FileState, RegistryError> {
     let bytes = file.metadata().map_err(io_error)?.len();
     let mut header = Vec::with_capacity(100);
     file.by_ref().take(100).read_to_end(&mut header).map_err(io_error)?;
-    if header.len() >= 16 && &header[..16] != HEADER_MAGIC || header.len() < 16 && !HEADER_MAGIC.starts_with(&header) {
+    let compared = header.len().min(HEADER_MAGIC.len());
+    if header[..compared] != HEADER_MAGIC[..compared] {
         let looks_like = if header.trim_ascii_start().starts_with(b"{") { "a JSON file" } else { "some other kind of file" };
         return Err(corrupt(CorruptProblem::NotADatabase(looks_like)));
     }
@@ -73,9 +74,9 @@ pub fn inspect_file(path: &Path) -> Result<FileState, RegistryError> {
         _ => return Err(corrupt(CorruptProblem::NotADatabase("a file with an SQLite header but no valid page size"))),
     };
     let header_pages = u64::from(u32::from_be_bytes([header[28], header[29], header[30], header[31]]));
-    let expected = header_pages * page_size;
-    if (bytes % page_size != 0 || bytes < expected) && !wal_holds_pages(path)? {
-        return Err(corrupt(CorruptProblem::Truncated { bytes, expected: expected.max(bytes.next_multiple_of(page_size)) }));
+    let expected = (header_pages * page_size).max(bytes.next_multiple_of(page_size)); // whole pages, at least as many as the header counts
+    if bytes < expected && !wal_holds_pages(path)? {
+        return Err(corrupt(CorruptProblem::Truncated { bytes, expected }));
     }
     Ok(FileState::Present)
 }

@@ -160,12 +160,15 @@ pub enum Listed {
 /// insertion. Row ids only grow, so a position stays valid while others insert.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ListPosition {
-    /// From the first map.
-    Start,
-    /// After the map with this row id.
+    /// After the map with this row id ([`ListPosition::START`] is before the first).
     AfterMap(i64),
     /// After the artifact with this row id (every map listed).
     AfterArtifact(i64),
+}
+
+impl ListPosition {
+    /// The beginning of the listing (row ids start at 1).
+    pub const START: ListPosition = ListPosition::AfterMap(0);
 }
 
 /// One page of the listing.
@@ -303,7 +306,6 @@ impl Registry {
         self.pool.run("list", |connection| {
             let mut entries = Vec::new();
             let mut last_map = match position {
-                ListPosition::Start => Some(0),
                 ListPosition::AfterMap(id) => Some(id),
                 ListPosition::AfterArtifact(_) => None,
             };
@@ -727,7 +729,7 @@ pub(crate) mod tests {
             registry.register(&record(id)).unwrap();
         }
         registry.add_revision("m2", &revision("r1", &["a", "b", "c"])).unwrap();
-        let first = registry.list(ListPosition::Start, 2).unwrap();
+        let first = registry.list(ListPosition::START, 2).unwrap();
         assert_eq!(map_ids(&first), ["m1", "m2"]);
         registry.register(&record("m4")).unwrap(); // arrives while the listing is under way
         let second = registry.list(first.next.unwrap(), 2).unwrap();
@@ -736,7 +738,7 @@ pub(crate) mod tests {
         assert_eq!(map_ids(&third), ["r1/a", "r1/b"]);
         let last = registry.list(third.next.unwrap(), 2).unwrap();
         assert_eq!((map_ids(&last), last.next), (vec!["r1/c".to_owned()], None));
-        let exact = registry.list(ListPosition::Start, 7).unwrap();
+        let exact = registry.list(ListPosition::START, 7).unwrap();
         assert_eq!((exact.entries.len(), exact.next), (7, None), "no empty page after an exactly full one");
     }
 

@@ -152,11 +152,6 @@ impl Settings {
             config_file,
         })
     }
-
-    /// The registry file inside the data root.
-    pub fn registry_path(&self) -> PathBuf {
-        self.data_root.join("registry.json")
-    }
 }
 
 fn invalid(variable: &'static str, value: &str, accepts: &str) -> SettingsError {

@@ -70,7 +70,7 @@ pub struct GeoreferenceReport {
     pub revision: Revision,
 }
 
-/// `geomap_georeference`: fit, write the artifacts, then append the revision under the registry lock.
+/// `geomap_georeference`: fit and write the artifacts, then record the revision in one registry transaction.
 pub async fn georeference(state: Arc<ServerState>, args: GeoreferenceArgs, progress: Option<ProgressSink>) -> Result<GeoreferenceReport, ToolError> {
     let placement = args.placement()?;
     let (updates, received) = tokio::sync::mpsc::unbounded_channel();
