@@ -129,7 +129,7 @@ pub fn content_sha256(file: &mut File) -> io::Result<String> {
         }
         hasher.update(&buffer[..n]);
     }
-    Ok(hasher.finalize().iter().map(|b| format!("{b:02x}")).collect())
+    Ok(crate::lowercase_hex(&hasher.finalize()))
 }
 
 fn read_up_to(file: &mut File, buffer: &mut [u8]) -> io::Result<usize> {

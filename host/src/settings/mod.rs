@@ -5,8 +5,10 @@
 //! Invariant: a bad value never reaches the server; [`Settings::load`] rejects
 //! it with the variable's name and what it accepts.
 
+use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde::Deserialize;
 
@@ -40,10 +42,46 @@ pub struct Settings {
     pub max_image_pixels: u64,
     /// Base URL to fetch approved assets from instead of upstream.
     pub asset_mirror: Option<String>,
+    /// How long a download may go without receiving a byte (`GEOMAP_ASSET_TIMEOUT`).
+    pub asset_timeout: Duration,
+    /// Per-asset overrides from the config file (`[assets.<id>]`).
+    pub assets: BTreeMap<String, AssetOverride>,
     /// The tracing filter for the log (`GEOMAP_LOG`).
     pub log_filter: String,
     /// The TOML file the settings were read from, if any.
     pub config_file: Option<PathBuf>,
+}
+
+/// Default for `GEOMAP_ASSET_TIMEOUT`.
+pub const DEFAULT_ASSET_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The operator's change to one approved asset (config file only).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AssetOverride {
+    /// The operator's own folder holding the asset's files: the installer never touches it.
+    pub path: Option<PathBuf>,
+    /// Replacement sources for some of its files, by file name.
+    #[serde(default)]
+    pub sources: BTreeMap<String, SourceOverride>,
+}
+
+/// Where to fetch one file instead, pinned anew.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SourceOverride {
+    /// An http(s) URL.
+    pub url: String,
+    /// The file's size in bytes.
+    pub size: u64,
+    /// The file's SHA-256 (lowercase hex).
+    pub sha256: String,
+    /// With a zip archive at `url`: the member to extract.
+    pub member: Option<String>,
+    /// With `member`: the archive's size.
+    pub archive_size: Option<u64>,
+    /// With `member`: the archive's SHA-256.
+    pub archive_sha256: Option<String>,
 }
 
 /// A setting the server cannot start with.
@@ -73,6 +111,9 @@ struct ConfigFile {
     max_image_bytes: Option<u64>,
     max_image_pixels: Option<u64>,
     asset_mirror: Option<String>,
+    asset_timeout: Option<String>,
+    #[serde(default)]
+    assets: BTreeMap<String, AssetOverride>,
     log: Option<String>,
 }
 
@@ -130,6 +171,17 @@ impl Settings {
         if let Some(url) = &asset_mirror {
             mirror_url(url)?;
         }
+        let asset_timeout = match var("GEOMAP_ASSET_TIMEOUT") {
+            Some(value) => Some(text("GEOMAP_ASSET_TIMEOUT", &value)?),
+            None => file.asset_timeout,
+        };
+        let asset_timeout = match asset_timeout {
+            Some(value) => humantime::parse_duration(&value)
+                .ok()
+                .filter(|duration| !duration.is_zero())
+                .ok_or_else(|| invalid("GEOMAP_ASSET_TIMEOUT", &value, "a duration above zero such as `30s` or `2m`"))?,
+            None => DEFAULT_ASSET_TIMEOUT,
+        };
         let log_filter = match var("GEOMAP_LOG") {
             Some(value) => text("GEOMAP_LOG", &value)?,
             None => file.log.unwrap_or_else(|| "info".to_owned()),
@@ -148,6 +200,8 @@ impl Settings {
             max_image_bytes: limit("GEOMAP_MAX_IMAGE_BYTES", file.max_image_bytes, DEFAULT_MAX_IMAGE_BYTES, true)?,
             max_image_pixels: limit("GEOMAP_MAX_IMAGE_PIXELS", file.max_image_pixels, DEFAULT_MAX_IMAGE_PIXELS, false)?,
             asset_mirror,
+            asset_timeout,
+            assets: file.assets,
             log_filter,
             config_file,
         })

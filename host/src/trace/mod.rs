@@ -26,7 +26,7 @@ pub struct TraceId(String);
 pub fn random_hex(bytes: usize) -> String {
     let mut buffer = vec![0u8; bytes];
     getrandom::fill(&mut buffer).expect("the operating system's random source is unavailable");
-    buffer.iter().map(|b| format!("{b:02x}")).collect()
+    crate::lowercase_hex(&buffer)
 }
 
 impl TraceId {

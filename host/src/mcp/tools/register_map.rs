@@ -59,6 +59,6 @@ fn map_id_for(root: &std::path::Path, relative_path: &str, sha256: &str) -> Stri
         hasher.update(part);
         hasher.update([0]);
     }
-    let digest: String = hasher.finalize().iter().take(10).map(|b| format!("{b:02x}")).collect();
+    let digest = crate::lowercase_hex(&hasher.finalize()[..10]);
     format!("map_{digest}")
 }

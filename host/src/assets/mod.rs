@@ -1,0 +1,165 @@
+//! Approved assets: the pinned catalog, what is installed under
+//! `$GEOMAP_DATA_ROOT/assets/<id>/`, and the installer.
+//!
+//! Invariants:
+//! - Only catalog files, pinned by size and sha256, are ever installed; a
+//!   download that does not match is never moved into place.
+//! - An asset appears whole or not at all: it is built in a temporary folder
+//!   inside `assets/` and swapped into place with one `rename` (an earlier good
+//!   copy stays until then). Every asset folder holds a manifest
+//!   (`.asset.json`) written last; a folder without one is not installed.
+//! - An operator's own copy (`custom_path`) is never written.
+//! - State is read from the disk on every call (never cached), so a running
+//!   server sees what the CLI installed.
+
+mod catalog;
+mod install;
+
+use std::path::{Path, PathBuf};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+pub use catalog::{AssetKind, Catalog, CatalogAsset, CatalogFile, OverrideError};
+pub use install::{Installer, Outcome, Progress};
+
+/// The folder under the data root that holds installed assets.
+pub const ASSETS_DIR: &str = "assets";
+/// The manifest inside an installed asset's folder.
+pub const MANIFEST_FILE: &str = ".asset.json";
+
+/// Whether an asset can be used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AssetState {
+    /// Installed by the installer, every file as pinned.
+    Installed,
+    /// Not installed.
+    Missing,
+    /// The operator's own files (config `[assets.<id>] path`); never installed over.
+    Custom,
+    /// Installed, but a file's bytes no longer match: never used; install again.
+    Corrupt,
+}
+
+/// An asset's state and where it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AssetStatus {
+    /// The state.
+    pub state: AssetState,
+    /// The folder the asset is (or would be) read from.
+    pub path: PathBuf,
+    /// Why it is corrupt.
+    pub problem: Option<String>,
+}
+
+/// What the installer wrote beside an asset's files.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct Manifest {
+    id: String,
+    version: String,
+    files: Vec<ManifestFile>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct ManifestFile {
+    name: String,
+    size: u64,
+    sha256: String,
+    /// Modification time when installed: unchanged means the bytes were not rewritten.
+    modified_ns: i64,
+}
+
+/// Why installing failed, as `details.reason` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailureReason {
+    /// The bytes do not match the pinned size or sha256.
+    ChecksumMismatch,
+    /// The server answered with an HTTP error status.
+    HttpStatus(u16),
+    /// The host could not be reached.
+    Unreachable,
+    /// No byte arrived for `GEOMAP_ASSET_TIMEOUT`.
+    Timeout,
+    /// The body ended before the pinned size.
+    Truncated,
+    /// The disk is full.
+    DiskFull,
+    /// The data root cannot be written.
+    ReadOnly,
+    /// The caller cancelled.
+    Cancelled,
+}
+
+impl FailureReason {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailureReason::ChecksumMismatch => "checksum_mismatch",
+            FailureReason::HttpStatus(_) => "http_status",
+            FailureReason::Unreachable => "unreachable",
+            FailureReason::Timeout => "timeout",
+            FailureReason::Truncated => "truncated",
+            FailureReason::DiskFull => "disk_full",
+            FailureReason::ReadOnly => "read_only",
+            FailureReason::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// Asset failures.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum AssetError {
+    /// No approved asset has this ID.
+    #[error("no approved asset is called {id:?} (known: {})", known.join(", "))]
+    Unknown { id: String, known: Vec<String> },
+    /// The asset is the operator's own copy; the installer never touches it.
+    #[error("asset {id} is the operator's own copy at {}; it is never installed over", path.display())]
+    Unmanaged { id: String, path: PathBuf },
+    /// Installing failed; nothing half-installed is visible.
+    #[error("installing {id} failed ({}): {detail}", reason.as_str())]
+    Install { id: String, file: Option<String>, url: Option<String>, reason: FailureReason, detail: String },
+}
+
+/// The state of `asset` under `data_root` as the disk says now: sizes and
+/// modification times against the manifest, and a full hash of any file
+/// whose time moved.
+pub fn status(asset: &CatalogAsset, data_root: &Path) -> AssetStatus {
+    if let Some(path) = &asset.custom_path {
+        return AssetStatus { state: AssetState::Custom, path: path.clone(), problem: None };
+    }
+    let path = asset_dir(data_root, &asset.id);
+    let at = |state, problem: Option<String>| AssetStatus { state, path: path.clone(), problem };
+    let manifest = match std::fs::read(path.join(MANIFEST_FILE)) {
+        Ok(bytes) => bytes,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound && !path.exists() => return at(AssetState::Missing, None),
+        Err(_) => return at(AssetState::Corrupt, Some("its manifest is missing".to_owned())),
+    };
+    let Ok(manifest) = serde_json::from_slice::<Manifest>(&manifest) else {
+        return at(AssetState::Corrupt, Some("its manifest is not readable".to_owned()));
+    };
+    for file in &asset.files {
+        let Some(recorded) = manifest.files.iter().find(|recorded| recorded.name == file.name) else {
+            return at(AssetState::Corrupt, Some(format!("{} is not part of the installed copy", file.name)));
+        };
+        if recorded.sha256 != file.sha256 {
+            return at(AssetState::Corrupt, Some(format!("{} is not the approved version", file.name)));
+        }
+        let on_disk = path.join(&file.name);
+        let Ok(metadata) = std::fs::metadata(&on_disk) else {
+            return at(AssetState::Corrupt, Some(format!("{} is missing", file.name)));
+        };
+        if metadata.len() != file.size {
+            return at(AssetState::Corrupt, Some(format!("{} has {} bytes, not {}", file.name, metadata.len(), file.size)));
+        }
+        if crate::registry::modified_ns(&metadata) != recorded.modified_ns && install::file_sha256(&on_disk).ok().as_deref() != Some(file.sha256.as_str()) {
+            return at(AssetState::Corrupt, Some(format!("{}'s bytes no longer match its sha256", file.name)));
+        }
+    }
+    at(AssetState::Installed, None)
+}
+
+/// `$data_root/assets/<id>`.
+pub fn asset_dir(data_root: &Path, id: &str) -> PathBuf {
+    data_root.join(ASSETS_DIR).join(id)
+}

@@ -1,0 +1,294 @@
+"""Approved assets through `stratigraphic-amenity-assets`, from a mirror this test serves on 127.0.0.1."""
+
+import hashlib
+import io
+import json
+import os
+import signal
+import subprocess
+import threading
+import time
+import zipfile
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from conftest import BINARY, Server
+
+ASSETS_BINARY = str(Path(BINARY).with_name("stratigraphic-amenity-assets"))
+SHARED_ASSETS = Path(__file__).resolve().parents[2] / "shared" / "assets"
+KNOWLEDGE = {
+    "ics-chart": ["chart.ttl"],
+    "cgi-simple-lithology": ["simplelithology.ttl"],
+    "usgs-earthquakes-m45": ["earthquake_1970_4.5mag.csv"],
+    "k2-rock-knowledge": ["k2_rock_type.json", "k2_rock_age.json", "k2_rock_detail.json"],
+}
+
+
+class Mirror:
+    """A loopback HTTP server: `files` by name; `behaviour[name]` is `truncate`, `stall` or `tamper`; anything else is 404."""
+
+    def __init__(self):
+        self.files: dict[str, bytes] = {}
+        self.behaviour: dict[str, str] = {}
+        self.requests: list[str] = []
+        self.stop = threading.Event()
+        mirror = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                name = self.path.lstrip("/")
+                mirror.requests.append(name)
+                body = mirror.files.get(name)
+                if body is None:
+                    self.send_error(404)
+                    return
+                how = mirror.behaviour.get(name)
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                if how == "truncate":
+                    self.wfile.write(body[: len(body) // 2])
+                elif how == "stall":
+                    self.wfile.write(body[:1000])
+                    self.wfile.flush()
+                    mirror.stop.wait(60)
+                elif how == "tamper":
+                    self.wfile.write(bytes([body[0] ^ 1]) + body[1:])
+                else:
+                    self.wfile.write(body)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.stop.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def mirror():
+    served = Mirror()
+    yield served
+    served.close()
+
+
+def pin(data: bytes) -> dict:
+    return {"size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+
+
+class Site:
+    """A data root, a config file overriding catalog sources with generated files, and the CLI."""
+
+    def __init__(self, base: Path, mirror: Mirror):
+        self.server = Server(base)
+        self.mirror = mirror
+        self.config = base / "geomap.toml"
+        self.overrides: list[str] = []
+        self.env = {"GEOMAP_CONFIG": str(self.config), "GEOMAP_ASSET_TIMEOUT": "2s"}
+        self.write_config()
+
+    def serve(self, asset: str, name: str, data: bytes, how: str | None = None, served_as: str | None = None) -> bytes:
+        """Serves `data` as the file `name` of `asset`, pinned by an override in the config file."""
+        served_as = served_as or f"{asset}-{name}"
+        self.mirror.files[served_as] = data
+        if how:
+            self.mirror.behaviour[served_as] = how
+        source = pin(data)
+        self.overrides.append(
+            f'[assets.{asset}.sources."{name}"]\nurl = "{self.mirror.url}/{served_as}"\nsize = {source["size"]}\nsha256 = "{source["sha256"]}"\n'
+        )
+        self.write_config()
+        return data
+
+    def write_config(self, extra: str = ""):
+        self.config.write_text("\n".join(self.overrides) + extra)
+
+    def run(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+        env = {"PATH": os.environ["PATH"], "HOME": str(self.server.base), **self.server.env, **self.env}
+        return subprocess.run([ASSETS_BINARY, *args], env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=timeout)
+
+    def asset_dir(self, asset: str) -> Path:
+        return self.server.data_root / "assets" / asset
+
+    def leftovers(self) -> list[str]:
+        root = self.server.data_root / "assets"
+        return sorted(p.name for p in root.iterdir() if p.name.startswith(".partial")) if root.exists() else []
+
+    def status(self) -> dict:
+        done = self.run("--status", "--json")
+        return {asset["id"]: asset for asset in json.loads(done.stdout)["assets"]}
+
+
+@pytest.fixture
+def site(tmp_path, mirror) -> Site:
+    return Site(tmp_path, mirror)
+
+
+def test_the_four_knowledge_assets_install_for_real_from_a_mirror_of_the_shared_copies(tmp_path, mirror):
+    if not SHARED_ASSETS.is_dir():
+        pytest.skip(f"SKIPPED LOUDLY: {SHARED_ASSETS} is absent, so the real catalog cannot be installed here")
+    for path in SHARED_ASSETS.iterdir():
+        mirror.files[path.name] = path.read_bytes()
+    server = Server(tmp_path)
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), **server.env, "GEOMAP_ASSET_MIRROR": mirror.url}
+    done = subprocess.run([ASSETS_BINARY, "--all", "--json"], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert [entry["id"] for entry in report["installed"]] == list(KNOWLEDGE)
+    assert all(entry["attribution"] and entry["licence"] for entry in report["installed"])
+    for asset, names in KNOWLEDGE.items():
+        for name in names:
+            assert (server.data_root / "assets" / asset / name).read_bytes() == (SHARED_ASSETS / name).read_bytes()
+    listed = subprocess.run([ASSETS_BINARY, "--status", "--json"], env=env, capture_output=True, text=True)
+    assert {asset["id"]: asset["state"] for asset in json.loads(listed.stdout)["assets"]} == {asset: "installed" for asset in KNOWLEDGE}
+    again = subprocess.run([ASSETS_BINARY, "--all", "--json"], env=env, capture_output=True, text=True)
+    assert [entry["id"] for entry in json.loads(again.stdout)["already_present"]] == list(KNOWLEDGE)
+
+
+def test_generated_files_install_verified_and_report_progress(site):
+    data = site.serve("ics-chart", "chart.ttl", os.urandom(300_000))
+    done = site.run("ics-chart")
+    assert done.returncode == 0, done.stderr
+    assert (site.asset_dir("ics-chart") / "chart.ttl").read_bytes() == data
+    assert "ics-chart: installed" in done.stdout and "CC BY 4.0" in done.stdout
+    progress = [line for line in done.stderr.splitlines() if line.startswith("ics-chart: ")]
+    assert progress[0].startswith("ics-chart: 0%") and progress[-1].startswith("ics-chart: 100%"), done.stderr
+    assert site.status()["ics-chart"]["state"] == "installed"
+    assert site.leftovers() == []
+
+
+def test_a_member_of_a_zip_archive_is_extracted_and_checked(site):
+    member = os.urandom(50_000)
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zipped:
+        zipped.writestr("pkg/lib/thing.bin", member)
+        zipped.writestr("pkg/other.txt", b"not this one")
+    archive = archive.getvalue()
+    site.mirror.files["thing-1.0-py3-none-any.whl"] = archive
+    wheel, inner = pin(archive), pin(member)
+    site.overrides.append(
+        f'[assets.cgi-simple-lithology.sources."simplelithology.ttl"]\nurl = "{site.mirror.url}/thing-1.0-py3-none-any.whl"\n'
+        f'size = {inner["size"]}\nsha256 = "{inner["sha256"]}"\nmember = "pkg/lib/thing.bin"\n'
+        f'archive_size = {wheel["size"]}\narchive_sha256 = "{wheel["sha256"]}"\n'
+    )
+    site.write_config()
+    done = site.run("cgi-simple-lithology")
+    assert done.returncode == 0, done.stderr
+    folder = site.asset_dir("cgi-simple-lithology")
+    assert (folder / "simplelithology.ttl").read_bytes() == member
+    assert sorted(p.name for p in folder.iterdir()) == [".asset.json", "simplelithology.ttl"], "the archive itself is not kept"
+
+
+@pytest.mark.parametrize(
+    "how, reason",
+    [("tamper", "checksum_mismatch"), ("truncate", "truncated"), ("missing", "http_status"), ("stall", "timeout")],
+)
+def test_a_failed_download_names_its_reason_and_keeps_the_earlier_good_copy(site, how, reason):
+    good = site.serve("usgs-earthquakes-m45", "earthquake_1970_4.5mag.csv", os.urandom(200_000), served_as="good.csv")
+    assert site.run("usgs-earthquakes-m45").returncode == 0
+    before = {p.name: p.read_bytes() for p in site.asset_dir("usgs-earthquakes-m45").iterdir()}
+    site.overrides.clear()
+    newer = os.urandom(200_000)
+    site.serve("usgs-earthquakes-m45", "earthquake_1970_4.5mag.csv", newer, how=None if how == "missing" else how, served_as="newer.csv")
+    if how == "missing":
+        del site.mirror.files["newer.csv"]
+    started = time.monotonic()
+    done = site.run("usgs-earthquakes-m45", "--json")
+    assert done.returncode == 1, done.stdout + done.stderr
+    failed = json.loads(done.stdout)["failed"]
+    assert [(entry["id"], entry["code"], entry["reason"]) for entry in failed] == [("usgs-earthquakes-m45", "install_failed", reason)]
+    assert f"({reason})" in failed[0]["message"]
+    if how == "stall":
+        assert time.monotonic() - started < 20, "GEOMAP_ASSET_TIMEOUT=2s ends a stalled transfer"
+    assert {p.name: p.read_bytes() for p in site.asset_dir("usgs-earthquakes-m45").iterdir()} == before
+    assert before["earthquake_1970_4.5mag.csv"] == good
+    assert site.leftovers() == []
+
+
+def test_an_unreachable_host_is_unreachable_and_installs_nothing(site):
+    site.serve("ics-chart", "chart.ttl", b"x" * 100)
+    site.config.write_text(site.config.read_text().replace(site.mirror.url, "http://127.0.0.1:9"))
+    done = site.run("ics-chart", "--json")
+    assert done.returncode == 1 and json.loads(done.stdout)["failed"][0]["reason"] == "unreachable"
+    assert not site.asset_dir("ics-chart").exists() and site.leftovers() == []
+
+
+def test_an_installed_file_that_changed_is_corrupt(site):
+    site.serve("ics-chart", "chart.ttl", os.urandom(5_000))
+    assert site.run("ics-chart").returncode == 0
+    installed = site.asset_dir("ics-chart") / "chart.ttl"
+    data = bytearray(installed.read_bytes())
+    data[100] ^= 0xFF
+    installed.write_bytes(bytes(data))
+    status = site.status()["ics-chart"]
+    assert status["state"] == "corrupt" and "no longer match" in status["problem"]
+    assert site.run("--status").returncode == 1
+    assert site.run("ics-chart").returncode == 0, "installing again replaces it"
+    assert site.status()["ics-chart"]["state"] == "installed"
+
+
+def test_a_custom_asset_path_is_never_touched(site, tmp_path):
+    own = tmp_path / "own-k2"
+    own.mkdir()
+    (own / "k2_rock_type.json").write_text("{}")
+    site.serve("ics-chart", "chart.ttl", os.urandom(1_000))
+    site.write_config(f'\n[assets.k2-rock-knowledge]\npath = "{own}"\n')
+    assert site.status()["k2-rock-knowledge"]["state"] == "custom"
+    explicit = site.run("k2-rock-knowledge", "--json")
+    assert explicit.returncode == 1 and json.loads(explicit.stdout)["failed"][0]["code"] == "asset_path_unmanaged"
+    everything = site.run("--all", "--json")
+    report = json.loads(everything.stdout)
+    assert [entry["id"] for entry in report["skipped"]] == ["k2-rock-knowledge"] and str(own) in report["skipped"][0]["why"]
+    assert sorted(p.name for p in own.iterdir()) == ["k2_rock_type.json"] and (own / "k2_rock_type.json").read_text() == "{}"
+    assert not site.asset_dir("k2-rock-knowledge").exists()
+
+
+def test_two_installers_of_one_asset_at_once_end_with_one_good_copy(site):
+    data = site.serve("usgs-earthquakes-m45", "earthquake_1970_4.5mag.csv", os.urandom(3_000_000))
+    env = {"PATH": os.environ["PATH"], "HOME": str(site.server.base), **site.server.env, **site.env}
+    first, second = (subprocess.Popen([ASSETS_BINARY, "usgs-earthquakes-m45", "--json"], env=env, stdout=subprocess.PIPE, text=True) for _ in range(2))
+    reports = [json.loads(process.communicate(timeout=60)[0]) for process in (first, second)]
+    assert first.returncode == 0 and second.returncode == 0
+    outcomes = sorted(key for report in reports for key in ("installed", "already_present") if report[key])
+    assert outcomes in (["already_present", "installed"], ["installed", "installed"]), reports
+    assert (site.asset_dir("usgs-earthquakes-m45") / "earthquake_1970_4.5mag.csv").read_bytes() == data
+    assert site.leftovers() == []
+
+
+def test_an_interrupted_install_leaves_nothing(site):
+    site.serve("ics-chart", "chart.ttl", os.urandom(400_000), how="stall")
+    site.env["GEOMAP_ASSET_TIMEOUT"] = "60s"
+    env = {"PATH": os.environ["PATH"], "HOME": str(site.server.base), **site.server.env, **site.env}
+    process = subprocess.Popen([ASSETS_BINARY, "ics-chart", "--json"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 10
+    while not site.leftovers() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert site.leftovers(), "the download started"
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=20)
+    assert process.returncode == 1, err
+    assert json.loads(out)["failed"][0]["reason"] == "cancelled"
+    assert site.leftovers() == [] and not site.asset_dir("ics-chart").exists()
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [(["no-such-asset"], 'no approved asset is called "no-such-asset" (known: ics-chart, '), ([], "say what to do"), (["--all", "ics-chart"], "not both")],
+)
+def test_bad_arguments_exit_2_naming_the_problem(site, args, message):
+    done = site.run(*args)
+    assert done.returncode == 2 and message in done.stderr, done.stderr
+
+
+def test_an_override_naming_no_approved_asset_is_a_bad_setting(site):
+    site.write_config('[assets.nope]\npath = "/x"\n')
+    done = site.run("--list")
+    assert done.returncode == 2 and "[assets.nope]" in done.stderr and "known: ics-chart" in done.stderr
