@@ -205,7 +205,8 @@ def test_a_failed_download_names_its_reason_and_keeps_the_earlier_good_copy(site
     assert done.returncode == 1, done.stdout + done.stderr
     failed = json.loads(done.stdout)["failed"]
     assert [(entry["id"], entry["code"], entry["reason"]) for entry in failed] == [("usgs-earthquakes-m45", "install_failed", reason)]
-    assert f"({reason})" in failed[0]["message"]
+    assert failed[0]["message"].startswith("Installing usgs-earthquakes-m45 failed: ") and failed[0]["hints"], failed
+    assert f"({reason})" in done.stderr, "the log names the low-level failure"
     if how == "stall":
         assert time.monotonic() - started < 20, "GEOMAP_ASSET_TIMEOUT=2s ends a stalled transfer"
     assert {p.name: p.read_bytes() for p in site.asset_dir("usgs-earthquakes-m45").iterdir()} == before

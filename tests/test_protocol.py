@@ -15,7 +15,9 @@ EXPECTED_TOOLS = {
     "geomap_register_map": (False, True),
     "geomap_describe_map": (True, True),
     "geomap_georeference": (False, False),
+    "geomap_prepare_knowledge": (False, True),
 }
+OPEN_WORLD = {"geomap_prepare_knowledge"}  # downloads from the internet
 
 
 async def test_tools_list_has_every_tool_with_truthful_annotations(server, era):
@@ -25,7 +27,7 @@ async def test_tools_list_has_every_tool_with_truthful_annotations(server, era):
     for name, (read_only, idempotent) in EXPECTED_TOOLS.items():
         annotations = tools[name].annotations
         assert (annotations.read_only_hint, annotations.idempotent_hint) == (read_only, idempotent), name
-        assert annotations.destructive_hint is False and annotations.open_world_hint is False
+        assert annotations.destructive_hint is False and annotations.open_world_hint is (name in OPEN_WORLD), name
         schema = tools[name].output_schema
         assert schema["type"] == "object"
         envelope_branch = schema["anyOf"][1]

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::time::SystemTime;
 
 use rmcp::ServiceExt;
-use stratigraphic_amenity::mcp::{GeomapServer, SERVER_NAME, SERVER_VERSION, ServerState};
+use stratigraphic_amenity::mcp::{GeomapServer, SERVER_NAME, SERVER_VERSION, ServerState, StartupError};
 use stratigraphic_amenity::registry::{self, CorruptProblem, Registry, RegistryDocument, RegistryError};
 use stratigraphic_amenity::roots::MapRoots;
 use stratigraphic_amenity::settings::Settings;
@@ -103,8 +103,10 @@ fn serve(settings: Settings) -> ExitCode {
         Ok(state) => state,
         Err(error) => {
             eprintln!("stratigraphic-amenity: cannot start: {error}");
-            if let stratigraphic_amenity::mcp::StartupError::Registry(RegistryError::Corrupt { path, .. }) = &error {
-                eprintln!("error.code: registry_corrupt\n{}", corrupt_registry_advice(path));
+            match &error {
+                StartupError::Registry(RegistryError::Corrupt { path, .. }) => eprintln!("error.code: registry_corrupt\n{}", corrupt_registry_advice(path)),
+                StartupError::Assets(_) => return ExitCode::from(2),
+                _ => {}
             }
             return ExitCode::FAILURE;
         }

@@ -64,9 +64,8 @@ fn write_failure(action: &str, path: &Path, error: &io::Error) -> Failure {
 }
 
 impl Installer {
-    /// An installer for `settings`' data root, mirror and timeout; `root` and
-    /// `mirror` replace the settings' when given (the CLI's `--root` and `--mirror`).
-    pub fn new(settings: &Settings, root: Option<&Path>, mirror: Option<&str>) -> Result<Installer, String> {
+    /// An installer for `settings`' data root, mirror and timeout.
+    pub fn new(settings: &Settings) -> Result<Installer, String> {
         let client = reqwest::Client::builder()
             .connect_timeout(CONNECT_TIMEOUT)
             .read_timeout(settings.asset_timeout)
@@ -75,8 +74,8 @@ impl Installer {
             .map_err(|error| format!("the HTTPS client could not start: {error}"))?;
         Ok(Installer {
             client,
-            data_root: root.map_or_else(|| settings.data_root.clone(), Path::to_owned),
-            mirror: mirror.map(str::to_owned).or_else(|| settings.asset_mirror.clone()),
+            data_root: settings.data_root.clone(),
+            mirror: settings.asset_mirror.clone(),
         })
     }
 
@@ -173,7 +172,7 @@ impl Installer {
     }
 
     /// Streams `url` into `to`, hashing as it goes; the bytes must be exactly `size` long with `sha256`.
-    async fn download(&self, url: &str, to: &Path, size: u64, sha256: &str, advance: &mut dyn FnMut(u64), cancel: &CancellationToken) -> Result<(), Failure> {
+    async fn download(&self, url: &str, to: &Path, size: u64, sha256: &str, advance: &mut (dyn FnMut(u64) + Send), cancel: &CancellationToken) -> Result<(), Failure> {
         let cancelled = || failure(FailureReason::Cancelled, format!("cancelled while downloading {url}"));
         let response = tokio::select! {
             sent = self.client.get(url).send() => sent.map_err(|error| request_failure(url, &error))?,

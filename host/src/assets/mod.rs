@@ -116,6 +116,9 @@ pub enum AssetError {
     /// The asset is the operator's own copy; the installer never touches it.
     #[error("asset {id} is the operator's own copy at {}; it is never installed over", path.display())]
     Unmanaged { id: String, path: PathBuf },
+    /// A library caller asked to prepare while the operator's settings disable it.
+    #[error("preparation is disabled ({variable}=false)")]
+    PreparationDisabled { variable: &'static str },
     /// Installing failed; nothing half-installed is visible.
     #[error("installing {id} failed ({}): {detail}", reason.as_str())]
     Install { id: String, file: Option<String>, url: Option<String>, reason: FailureReason, detail: String },

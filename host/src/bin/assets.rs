@@ -6,7 +6,9 @@ use std::process::ExitCode;
 
 use serde_json::{Value, json};
 use stratigraphic_amenity::assets::{self, AssetError, AssetState, Catalog, CatalogAsset, Installer, Outcome};
+use stratigraphic_amenity::mcp::adapter::{self, FailedCall, ToolError};
 use stratigraphic_amenity::settings::Settings;
+use stratigraphic_amenity::trace::TraceId;
 use tokio_util::sync::CancellationToken;
 
 const HELP: &str = "\
@@ -90,10 +92,23 @@ fn main() -> ExitCode {
         }
         Err(problem) => return usage_error(&problem),
     };
-    let settings = match Settings::from_process_env() {
+    let mut settings = match Settings::from_process_env() {
         Ok(settings) => settings,
         Err(error) => return usage_error(&format!("bad setting: {error}")),
     };
+    // --root and --mirror win over the environment, for everything below (messages and hints included).
+    if let Some(root) = &options.root {
+        match std::path::absolute(root) {
+            Ok(root) => settings.data_root = root,
+            Err(error) => return usage_error(&format!("--root {}: {error}", root.display())),
+        }
+    }
+    if let Some(mirror) = &options.mirror {
+        if let Err(error) = stratigraphic_amenity::settings::mirror_url(mirror) {
+            return usage_error(&format!("--mirror: {error}"));
+        }
+        settings.asset_mirror = Some(mirror.clone());
+    }
     let catalog = match Catalog::for_settings(&settings) {
         Ok(catalog) => catalog,
         Err(error) => return usage_error(&format!("bad setting: {error}")),
@@ -101,7 +116,7 @@ fn main() -> ExitCode {
     if let Some(unknown) = options.ids.iter().find(|id| catalog.get(id).is_none()) {
         return usage_error(&AssetError::Unknown { id: unknown.clone(), known: catalog.ids().iter().map(|id| id.to_string()).collect() }.to_string());
     }
-    let installer = match Installer::new(&settings, options.root.as_deref(), options.mirror.as_deref()) {
+    let installer = match Installer::new(&settings) {
         Ok(installer) => installer,
         Err(problem) => return usage_error(&problem),
     };
@@ -112,7 +127,7 @@ fn main() -> ExitCode {
         return status(&catalog, &installer, options.json);
     }
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("the Tokio runtime starts");
-    runtime.block_on(install(&catalog, &installer, &options))
+    runtime.block_on(install(&catalog, &installer, &options, &settings))
 }
 
 fn usage_error(problem: &str) -> ExitCode {
@@ -172,7 +187,7 @@ fn status(catalog: &Catalog, installer: &Installer, as_json: bool) -> ExitCode {
     if corrupt { ExitCode::FAILURE } else { ExitCode::SUCCESS }
 }
 
-async fn install(catalog: &Catalog, installer: &Installer, options: &Options) -> ExitCode {
+async fn install(catalog: &Catalog, installer: &Installer, options: &Options, settings: &Settings) -> ExitCode {
     let cancel = CancellationToken::new();
     let on_interrupt = cancel.clone();
     tokio::spawn(async move {
@@ -208,13 +223,13 @@ async fn install(catalog: &Catalog, installer: &Installer, options: &Options) ->
             }
             Err(error) => {
                 failed = true;
-                let (code, reason) = match &error {
-                    AssetError::Install { reason, .. } => ("install_failed", Some(reason.as_str())),
-                    AssetError::Unmanaged { .. } => ("asset_path_unmanaged", None),
-                    AssetError::Unknown { .. } => ("invalid_arguments", None),
-                };
-                eprintln!("{}: FAILED ({code}{}): {error}", asset.id, reason.map(|reason| format!(", {reason}")).unwrap_or_default());
-                push(&mut report, "failed", json!({ "id": asset.id, "code": code, "reason": reason, "message": error.to_string() }));
+                // The same envelope an agent would get: code, message, details, hints.
+                let trace_id = TraceId::random();
+                let call = FailedCall { tool: "stratigraphic-amenity-assets", idempotent: true, trace_id: &trace_id, settings };
+                let envelope = adapter::envelope_for(&ToolError::Asset(error.clone()), &call);
+                let reason = envelope.details.as_ref().and_then(|details| details.get("reason")).and_then(Value::as_str).map(str::to_owned);
+                eprintln!("{}: FAILED ({}{}): {}\n    detail: {error}", asset.id, envelope.code, reason.as_ref().map(|r| format!(", {r}")).unwrap_or_default(), envelope.message);
+                push(&mut report, "failed", json!({ "id": asset.id, "code": envelope.code, "reason": reason, "message": envelope.message, "hints": envelope.recovery_hints }));
             }
         }
     }

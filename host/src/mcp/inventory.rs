@@ -17,7 +17,10 @@ use super::tools::MapReport;
 use super::tools::capabilities::{CapabilitiesArgs, CapabilitiesResult};
 use super::tools::describe_map::DescribeMapArgs;
 use super::tools::georeference::{GeoreferenceArgs, GeoreferenceReport};
+use super::tools::prepare_knowledge::{PrepareKnowledgeArgs, PrepareKnowledgeResult};
 use super::tools::register_map::RegisterMapArgs;
+use crate::assets::{AssetKind, Catalog};
+use crate::settings::Settings;
 
 /// Every tool, by name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,6 +33,8 @@ pub enum ToolName {
     DescribeMap,
     /// `geomap_georeference`
     Georeference,
+    /// `geomap_prepare_knowledge`
+    PrepareKnowledge,
 }
 
 impl ToolName {
@@ -40,6 +45,7 @@ impl ToolName {
             ToolName::RegisterMap => "geomap_register_map",
             ToolName::DescribeMap => "geomap_describe_map",
             ToolName::Georeference => "geomap_georeference",
+            ToolName::PrepareKnowledge => "geomap_prepare_knowledge",
         }
     }
 }
@@ -64,13 +70,17 @@ impl ToolSpec {
 #[derive(Debug, Clone)]
 pub struct Inventory {
     specs: Vec<ToolSpec>,
+    /// Tools the operator's settings withhold, with the setting that does it.
+    withheld: Vec<(ToolName, &'static str)>,
 }
 
 impl Inventory {
-    /// Builds the inventory. (The preparation tools that settings can withhold
-    /// arrive with their issues; this is where they will be filtered, once.)
-    pub fn new() -> Inventory {
-        let specs = vec![
+    /// Builds the inventory, once: the tools `settings` withhold are left out
+    /// (and remembered, so a call to one says who withheld it).
+    pub fn new(settings: &Settings, catalog: &Catalog) -> Inventory {
+        let knowledge_bytes: u64 = catalog.of_kind(AssetKind::Knowledge).map(|asset| asset.download_size()).sum();
+        let knowledge_ids: Vec<&str> = catalog.of_kind(AssetKind::Knowledge).map(|asset| asset.id.as_str()).collect();
+        let all = vec![
             spec::<CapabilitiesArgs, CapabilitiesResult>(
                 ToolName::Capabilities,
                 "Server capabilities",
@@ -95,8 +105,29 @@ impl Inventory {
                 "Tie a registered map to the ground: give a CRS and either bounds (the CRS box of the whole scan, or of pixel_region) or control_points (pixel col/row → CRS x/y) with a transform (affine, polynomial2, polynomial3, thin_plate_spline). Every call writes a new revision (the newest is the map's current georeference) with residuals, RMSE, the WGS84 box and GeoTIFF/VRT files for GIS tools. Not idempotent. Wrong bounds, CRS or points fail with invalid_bounds: read the message.",
                 annotations("Georeference a map", false, false),
             ),
+            spec::<PrepareKnowledgeArgs, PrepareKnowledgeResult>(
+                ToolName::PrepareKnowledge,
+                "Download knowledge assets",
+                format!(
+                    "Downloads and installs the knowledge bases that knowledge providers need ({}: {:.1} MB in all, each with its licence). It downloads from the internet and writes to the server's disk, so ask the user first and tell them the size; when the client supports elicitation the server asks the user itself, and a refusal installs nothing. Omit `assets` for all of them. Reports what was installed, what was already there and what failed.",
+                    knowledge_ids.join(", "),
+                    knowledge_bytes as f64 / 1e6
+                ),
+                annotations("Download knowledge assets", false, true).open_world(true),
+            ),
         ];
-        Inventory { specs }
+        let withheld: Vec<(ToolName, &'static str)> =
+            [(ToolName::PrepareKnowledge, !settings.knowledge_preparation, "GEOMAP_MCP_ENABLE_KNOWLEDGE_PREPARATION")]
+                .into_iter()
+                .filter_map(|(name, off, variable)| off.then_some((name, variable)))
+                .collect();
+        let specs = all.into_iter().filter(|spec| !withheld.iter().any(|(name, _)| *name == spec.name)).collect();
+        Inventory { specs, withheld }
+    }
+
+    /// The setting that withholds the tool called `name`, if the operator withheld it.
+    pub fn withheld(&self, name: &str) -> Option<&'static str> {
+        self.withheld.iter().find(|(tool, _)| tool.as_str() == name).map(|(_, variable)| *variable)
     }
 
     /// The spec of the tool called `name`, if it is offered.
@@ -110,21 +141,15 @@ impl Inventory {
     }
 }
 
-impl Default for Inventory {
-    fn default() -> Self {
-        Inventory::new()
-    }
-}
-
 fn annotations(title: &str, read_only: bool, idempotent: bool) -> ToolAnnotations {
     ToolAnnotations::with_title(title).read_only(read_only).destructive(false).idempotent(idempotent).open_world(false)
 }
 
-fn spec<Args: JsonSchema, Success: JsonSchema>(name: ToolName, title: &str, description: &'static str, annotations: ToolAnnotations) -> ToolSpec {
+fn spec<Args: JsonSchema, Success: JsonSchema>(name: ToolName, title: &str, description: impl Into<String>, annotations: ToolAnnotations) -> ToolSpec {
     let mut input = into_object(schema_for!(Args));
     input.remove("$schema");
     input.remove("title");
-    let tool = Tool::new(name.as_str(), description, Arc::new(input))
+    let tool = Tool::new(name.as_str(), description.into(), Arc::new(input))
         .with_title(title)
         .with_raw_output_schema(Arc::new(output_schema(schema_for!(Success))))
         .with_annotations(annotations);
@@ -182,7 +207,8 @@ mod tests {
 
     #[test]
     fn every_tool_has_object_schemas_and_full_annotations() {
-        for spec in Inventory::new().specs() {
+        let settings = Settings::load(|name| (name == "GEOMAP_DATA_ROOT").then(|| "/srv/geomap".into())).unwrap();
+        for spec in Inventory::new(&settings, &Catalog::approved()).specs() {
             assert_eq!(spec.tool.input_schema.get("type"), Some(&json!("object")), "{}", spec.name.as_str());
             let output = spec.tool.output_schema.as_ref().unwrap();
             assert_eq!(output.get("type"), Some(&json!("object")));
@@ -206,7 +232,8 @@ mod tests {
                 _ => {}
             }
         }
-        for spec in Inventory::new().specs() {
+        let settings = Settings::load(|name| (name == "GEOMAP_DATA_ROOT").then(|| "/srv/geomap".into())).unwrap();
+        for spec in Inventory::new(&settings, &Catalog::approved()).specs() {
             let output = Value::Object((**spec.tool.output_schema.as_ref().unwrap()).clone());
             let mut found = Vec::new();
             refs(&output, &mut found);

@@ -9,6 +9,7 @@
 
 pub mod adapter;
 pub mod arguments;
+pub mod consent;
 pub mod error_result;
 pub mod inventory;
 pub mod progress;
@@ -20,15 +21,16 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest, CustomResult, Implementation, InitializeResult, JsonObject,
+    CallToolRequestParams, CallToolResponse, CallToolResult, InputRequiredResult, ContentBlock, CustomRequest, CustomResult, Implementation, InitializeResult, JsonObject,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, Resource,
     ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
+use crate::assets::{AssetError, Catalog, OverrideError};
 use crate::errors::{Envelope, ErrorCode};
 use crate::registry::{Registry, RegistryError};
 use crate::roots::MapRoots;
@@ -40,7 +42,10 @@ use arguments::{ArgumentError, ArgumentProblem};
 use inventory::{Inventory, ToolName, ToolSpec};
 use progress::ProgressSink;
 use resources::{artifact_resource, map_resource};
+use consent::ConsentChannel;
+use tools::prepare_knowledge::{self, FailedAsset, PrepareKnowledgeResult, Prepared};
 use tools::{capabilities, describe_map, georeference, register_map};
+use tokio_util::sync::CancellationToken;
 
 /// The server's name on the wire.
 pub const SERVER_NAME: &str = "stratigraphic-amenity";
@@ -65,6 +70,9 @@ pub enum StartupError {
     /// The registry cannot be used.
     #[error("{0}")]
     Registry(#[from] RegistryError),
+    /// The config file's asset overrides name nothing approved, or pin badly.
+    #[error("bad setting: {0}")]
+    Assets(#[from] OverrideError),
 }
 
 /// Everything a running server shares between calls.
@@ -76,6 +84,8 @@ pub struct ServerState {
     pub roots: MapRoots,
     /// The registry.
     pub registry: Registry,
+    /// The approved assets, with the operator's overrides.
+    pub catalog: Catalog,
     /// Offered tools.
     pub inventory: Inventory,
 }
@@ -83,6 +93,7 @@ pub struct ServerState {
 impl ServerState {
     /// Opens the data root, registry and map roots (creating the default map root).
     pub fn start(settings: Settings) -> Result<ServerState, StartupError> {
+        let catalog = Catalog::for_settings(&settings)?;
         let registry = Registry::open(&settings.data_root)?;
         if !settings.map_roots_configured {
             for root in &settings.map_roots {
@@ -90,7 +101,8 @@ impl ServerState {
             }
         }
         let roots = MapRoots::open(&settings.map_roots).map_err(|(path, source)| StartupError::MapRoot { path, source })?;
-        Ok(ServerState { settings, roots, registry, inventory: Inventory::new() })
+        let inventory = Inventory::new(&settings, &catalog);
+        Ok(ServerState { settings, roots, registry, catalog, inventory })
     }
 }
 
@@ -98,6 +110,31 @@ impl ServerState {
 #[derive(Debug, Clone)]
 pub struct GeomapServer {
     state: Arc<ServerState>,
+}
+
+/// What a call brings from its request besides its arguments.
+pub struct CallContext {
+    /// Where progress goes, when the client sent a progress token.
+    pub progress: Option<ProgressSink>,
+    /// How the user can be asked.
+    pub consent: ConsentChannel,
+    /// Cancelled when the client cancels the request.
+    pub cancel: CancellationToken,
+}
+
+impl CallContext {
+    /// A call with no progress token, no way to ask the user, and no cancellation.
+    fn bare() -> CallContext {
+        CallContext { progress: None, consent: ConsentChannel::Unavailable, cancel: CancellationToken::new() }
+    }
+}
+
+/// How a handler ended, when it did not fail.
+enum Dispatched {
+    /// A result.
+    Output(ToolOutput),
+    /// The client must ask its user and call again (2026-07-28).
+    InputRequired(InputRequiredResult),
 }
 
 /// A successful tool's structured result and the resources it links.
@@ -127,13 +164,15 @@ impl GeomapServer {
         GeomapServer { state: Arc::new(state) }
     }
 
-    async fn dispatch(&self, name: ToolName, arguments: Option<JsonObject>, progress: Option<ProgressSink>) -> Result<ToolOutput, ToolError> {
+    async fn dispatch(&self, spec: &ToolSpec, arguments: Option<JsonObject>, call: CallContext) -> Result<Dispatched, ToolError> {
+        let name = spec.name;
         #[cfg(feature = "fault-injection")]
         if std::env::var("GEOMAP_FAULT_PANIC_TOOL").is_ok_and(|tool| tool == name.as_str()) {
             panic!("fault injection: {} panics on purpose", name.as_str());
         }
         let state = Arc::clone(&self.state);
-        match name {
+        let progress = call.progress;
+        let output = match name {
             ToolName::Capabilities => {
                 let _: capabilities::CapabilitiesArgs = arguments::parse(arguments)?;
                 Ok(ToolOutput::new(&capabilities::capabilities(state).await, Vec::new()))
@@ -152,17 +191,36 @@ impl GeomapServer {
                 let links = report.revision.artifacts.iter().map(|a| artifact_resource(&report.map_id, &report.revision.revision_id, a)).collect();
                 Ok(ToolOutput::new(&report, links))
             }
-        }
+            ToolName::PrepareKnowledge => {
+                let args = arguments::parse(arguments)?;
+                match prepare_knowledge::prepare_knowledge(state, args, call.consent, progress, call.cancel).await? {
+                    Prepared::AskFirst(input_required) => return Ok(Dispatched::InputRequired(input_required)),
+                    Prepared::Done { consent, installed, already_present, failed, download_bytes } => {
+                        let trace_id = trace::current_trace_id().expect("dispatch runs inside a call's trace scope");
+                        let failed: Vec<FailedAsset> = failed
+                            .into_iter()
+                            .map(|error| {
+                                let asset = match &error {
+                                    AssetError::Install { id, .. } | AssetError::Unmanaged { id, .. } | AssetError::Unknown { id, .. } => id.clone(),
+                                    AssetError::PreparationDisabled { .. } => String::new(),
+                                };
+                                let envelope = self.envelope(&ToolError::Asset(error), spec, &trace_id);
+                                let reason = envelope.details.as_ref().and_then(|d| d.get("reason")).and_then(Value::as_str).map(str::to_owned);
+                                FailedAsset { asset, code: envelope.code, reason, message: envelope.message }
+                            })
+                            .collect();
+                        let summary = prepare_knowledge::summary(consent, installed.len(), already_present.len(), failed.len(), download_bytes);
+                        Ok(ToolOutput::new(&PrepareKnowledgeResult { consent, installed, already_present, failed, download_bytes, summary }, Vec::new()))
+                    }
+                }
+            }
+        };
+        output.map(Dispatched::Output)
     }
 
     /// One tool call from start to its log line: `arguments` is `Err` when the
     /// request already failed to parse.
-    async fn run_tool_call(
-        &self,
-        name: &str,
-        arguments: Result<Option<JsonObject>, ArgumentError>,
-        progress: Option<ProgressSink>,
-    ) -> Result<CallToolResult, ErrorData> {
+    async fn run_tool_call(&self, name: &str, arguments: Result<Option<JsonObject>, ArgumentError>, call: CallContext) -> Result<CallToolResponse, ErrorData> {
         let trace_id = TraceId::random();
         let started = Instant::now();
         let Some(spec) = self.state.inventory.find(name) else {
@@ -171,18 +229,20 @@ impl GeomapServer {
             return Err(error_result::protocol_error(&envelope));
         };
         let outcome = match arguments {
-            Ok(arguments) => trace::run_call(trace_id.clone(), self.dispatch(spec.name, arguments, progress)).await,
+            Ok(arguments) => trace::run_call(trace_id.clone(), self.dispatch(spec, arguments, call)).await,
             Err(malformed) => Ok(Err(ToolError::InvalidArguments(malformed))),
         };
-        let (result, label, detail) = match outcome {
-            Ok(Ok(output)) => (output.into_result(), "ok", None),
+        let (result, label, detail): (CallToolResponse, &str, _) = match outcome {
+            Ok(Ok(Dispatched::Output(output))) => (output.into_result().into(), "ok", None),
+            Ok(Ok(Dispatched::InputRequired(input_required))) => (input_required.into(), "input_required", None),
             Ok(Err(error)) => {
                 let envelope = self.envelope(&error, spec, &trace_id);
-                (error_result::error_result(&envelope), envelope.code.as_str(), operator_detail(&error, &envelope))
+                let label = if error.is_cancellation() { "cancelled" } else { envelope.code.as_str() };
+                (error_result::error_result(&envelope).into(), label, operator_detail(&error, &envelope))
             }
             Err(trace::PanicReport(report)) => {
                 let envelope = self.envelope(&ToolError::Panic, spec, &trace_id);
-                (error_result::error_result(&envelope), envelope.code.as_str(), Some(report))
+                (error_result::error_result(&envelope).into(), envelope.code.as_str(), Some(report))
             }
         };
         trace::log_tool_call(spec.name.as_str(), label, started.elapsed(), &trace_id, detail.as_deref());
@@ -196,11 +256,7 @@ impl GeomapServer {
 
     fn unknown_tool(&self, name: &str, trace_id: &TraceId) -> Envelope {
         let offered: Vec<&str> = self.state.inventory.specs().iter().map(|spec| spec.name.as_str()).collect();
-        let hint = format!("Refresh the tool list with tools/list and call one of: {}.", offered.join(", "));
-        let serde_json::Value::Object(details) = json!({ "tool": name, "offered": offered }) else { unreachable!() };
-        Envelope::new(ErrorCode::UnknownTool, format!("This server offers no tool named {name:?}. {hint}"), trace_id.as_str())
-            .with_details(details)
-            .with_hints(vec![hint])
+        adapter::unknown_tool(name, &offered, self.state.inventory.withheld(name), trace_id, &self.state.settings)
     }
 }
 
@@ -222,7 +278,9 @@ impl ServerHandler for GeomapServer {
 
     async fn call_tool(&self, request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
         let progress = context.meta.get_progress_token().map(|token| ProgressSink { peer: context.peer.clone(), token });
-        self.run_tool_call(&request.name, Ok(request.arguments), progress).await.map(Into::into)
+        let consent = ConsentChannel::of(&context, request.input_responses.as_ref());
+        let call = CallContext { progress, consent, cancel: context.ct.clone() };
+        self.run_tool_call(&request.name, Ok(request.arguments), call).await
     }
 
     /// rmcp hands a `tools/call` whose params do not fit `CallToolRequestParams`
@@ -236,7 +294,9 @@ impl ServerHandler for GeomapServer {
         let name = params.get("name").and_then(Value::as_str).unwrap_or_default();
         let malformed =
             ArgumentError { field: "/".to_owned(), problem: ArgumentProblem::WrongValue, expected: "an object holding the tool's arguments".to_owned() };
-        let mut result = self.run_tool_call(name, Err(malformed), None).await?;
+        let CallToolResponse::Complete(mut result) = self.run_tool_call(name, Err(malformed), CallContext::bare()).await? else {
+            unreachable!("a call whose arguments failed to parse always completes with an error result")
+        };
         result.result_type = None; // absent means complete, in every protocol era
         Ok(CustomResult(serde_json::to_value(result).expect("tool results always serialize")))
     }

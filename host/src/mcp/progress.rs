@@ -1,5 +1,16 @@
 //! Progress notifications for long tool calls.
 
+/// How far a call has come: `done` of `total` units (percent, bytes), and what it is doing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProgressUpdate {
+    /// Units done.
+    pub done: u64,
+    /// Units in all.
+    pub total: u64,
+    /// What the call is doing now.
+    pub message: String,
+}
+
 /// Where a call's progress goes: the client that asked for it with a progress token.
 pub struct ProgressSink {
     /// The client.
@@ -9,17 +20,20 @@ pub struct ProgressSink {
 }
 
 impl ProgressSink {
-    /// Forwards `(fraction, message)` pairs as `notifications/progress` (0..100)
-    /// until the sender is dropped: one per whole percent, strictly increasing, as MCP requires.
-    pub async fn forward(self, mut updates: tokio::sync::mpsc::UnboundedReceiver<(f64, &'static str)>) {
-        let mut last: Option<u32> = None;
-        while let Some((fraction, message)) = updates.recv().await {
-            let percent = (fraction.clamp(0.0, 1.0) * 100.0).floor() as u32;
-            if last.is_some_and(|previous| previous >= percent) {
+    /// Forwards updates as `notifications/progress` until the sender is dropped:
+    /// `progress` strictly increasing, as MCP requires, and at most one per
+    /// whole percent of `total` (a large download does not flood the client).
+    pub async fn forward(self, mut updates: tokio::sync::mpsc::UnboundedReceiver<ProgressUpdate>) {
+        let mut last: Option<(u64, u64)> = None; // (done, percent)
+        while let Some(update) = updates.recv().await {
+            let percent = update.done.min(update.total) * 100 / update.total.max(1);
+            if last.is_some_and(|(done, previous)| done >= update.done || (previous >= percent && update.done < update.total)) {
                 continue;
             }
-            last = Some(percent);
-            let param = rmcp::model::ProgressNotificationParam::new(self.token.clone(), f64::from(percent)).with_total(100.0).with_message(message);
+            last = Some((update.done, percent));
+            let param = rmcp::model::ProgressNotificationParam::new(self.token.clone(), update.done as f64)
+                .with_total(update.total as f64)
+                .with_message(update.message);
             if self.peer.notify_progress(param).await.is_err() {
                 break; // the client went away; the work finishes anyway
             }

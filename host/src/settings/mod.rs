@@ -269,7 +269,8 @@ fn positive_count(variable: &'static str, value: &str, bytes: bool) -> Result<u6
     digits.parse::<u64>().ok().and_then(|n| n.checked_mul(scale)).filter(|&n| n > 0).ok_or_else(|| invalid(variable, value, accepts))
 }
 
-fn mirror_url(url: &str) -> Result<(), SettingsError> {
+/// Checks an asset mirror's base URL (`GEOMAP_ASSET_MIRROR`, the installer's `--mirror`).
+pub fn mirror_url(url: &str) -> Result<(), SettingsError> {
     let rest = url.strip_prefix("http://").or_else(|| url.strip_prefix("https://"));
     match rest {
         Some(host) if !host.is_empty() && !url.contains(char::is_whitespace) => Ok(()),

@@ -6,6 +6,7 @@
 //! hints are computed here from the settings at the moment of failure;
 //! `details` are scrubbed of server paths before they leave.
 
+mod assets;
 mod georef;
 mod maps;
 mod media;
@@ -16,6 +17,7 @@ mod scrub;
 use serde_json::{Map, Value, json};
 
 use crate::errors::{Cause, Envelope, ErrorCode};
+use crate::assets::AssetError;
 use crate::georef::GeorefError;
 use crate::media::MediaError;
 use crate::registry::RegistryError;
@@ -43,6 +45,9 @@ pub enum ToolError {
     /// The registry failed.
     #[error(transparent)]
     Registry(#[from] RegistryError),
+    /// An asset is unknown, the operator's own, or failed to install.
+    #[error(transparent)]
+    Asset(#[from] AssetError),
     /// Georeferencing failed.
     #[error(transparent)]
     Georef(#[from] GeorefError),
@@ -55,6 +60,39 @@ pub enum ToolError {
     /// The tool panicked; the backtrace is in the log.
     #[error("the tool panicked")]
     Panic,
+}
+
+impl ToolError {
+    /// Whether the call stopped because the client cancelled it (logged as `outcome=cancelled`).
+    pub fn is_cancellation(&self) -> bool {
+        matches!(self, ToolError::Asset(AssetError::Install { reason: crate::assets::FailureReason::Cancelled, .. }))
+    }
+}
+
+/// The envelope of a call to a tool this server does not offer: the agent
+/// refreshes its tool list, unless the operator withheld the tool (`withheld`
+/// names the setting), which only the operator can change.
+pub fn unknown_tool(name: &str, offered: &[&str], withheld: Option<&str>, trace_id: &TraceId, settings: &Settings) -> Envelope {
+    let (message, hints) = match withheld {
+        Some(variable) => {
+            let operator = format!(
+                "The operator can install what it would have installed with `stratigraphic-amenity-assets --all --root {}`, or offer the tool by setting {variable}=true and restarting the server.",
+                settings.data_root.display()
+            );
+            (format!("The operator withheld {name} on this server ({variable}=false); calling it again will not help. {operator}"), vec![operator])
+        }
+        None => {
+            let refresh = format!("Refresh the tool list with tools/list and call one of: {}.", offered.join(", "));
+            (format!("This server offers no tool named {name:?}. {refresh}"), vec![refresh])
+        }
+    };
+    let mut details = json!({ "tool": name, "offered": offered });
+    if let Some(variable) = withheld {
+        details["reason"] = json!("withheld_by_operator");
+        details["setting"] = json!(variable);
+    }
+    let Value::Object(details) = details else { unreachable!("built as an object") };
+    Envelope::new(ErrorCode::UnknownTool, message, trace_id.as_str()).with_details(details).with_hints(hints)
 }
 
 /// What the adapter knows about the failed call.
@@ -115,6 +153,7 @@ fn describe(error: &ToolError, call: &FailedCall<'_>) -> Parts {
         ToolError::Media(error) => media::describe_media(error, settings),
         ToolError::Registry(error) => registry::describe_registry(error),
         ToolError::Georef(error) => georef::describe_georef(error, call),
+        ToolError::Asset(error) => assets::describe_asset(error, call),
         ToolError::MapNotFound { map_id, reason, registered_as } => maps::describe_map_gone(map_id, *reason, registered_as.as_deref()),
         ToolError::ArtifactTooLarge { name, bytes, path } => maps::describe_artifact_too_large(name, *bytes, path),
         ToolError::Panic => {

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::assets::{self, AssetKind, AssetState};
 use crate::errors::ErrorCode;
 use crate::georef::Readiness;
 use crate::media::MediaType;
@@ -91,6 +92,37 @@ pub struct DataRootInfo {
     pub revisions: Option<u64>,
 }
 
+/// One approved asset as found now.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct AssetInfo {
+    /// Its ID.
+    pub id: String,
+    /// What it is.
+    pub title: String,
+    /// What it is for.
+    pub kind: AssetKind,
+    /// Installed, missing, custom (the operator's own copy) or corrupt.
+    pub state: AssetState,
+    /// Its size in bytes (what preparing it downloads).
+    pub bytes: u64,
+    /// Its licence.
+    pub licence: String,
+    /// The attribution its licence asks for.
+    pub attribution: String,
+    /// Why it is corrupt.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
+}
+
+/// Which preparation tools the operator offers over MCP.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct PreparationInfo {
+    /// `geomap_prepare_knowledge` is offered (GEOMAP_MCP_ENABLE_KNOWLEDGE_PREPARATION).
+    pub knowledge: bool,
+    /// `geomap_prepare_detectors` is offered (GEOMAP_MCP_ENABLE_DETECTOR_PREPARATION).
+    pub detectors: bool,
+}
+
 /// The result of `geomap_capabilities`.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct CapabilitiesResult {
@@ -106,6 +138,10 @@ pub struct CapabilitiesResult {
     pub data_root: DataRootInfo,
     /// GDAL and PROJ as found now.
     pub georeference: Readiness,
+    /// Every approved asset and its state as found now.
+    pub assets: Vec<AssetInfo>,
+    /// Whether the preparation tools are offered over MCP (the operator's settings).
+    pub preparation: PreparationInfo,
     /// Set-up problems worth telling the user about.
     pub warnings: Vec<String>,
 }
@@ -140,6 +176,7 @@ fn capabilities_now(state: &ServerState) -> CapabilitiesResult {
                 ToolName::Capabilities => None,
                 ToolName::RegisterMap => blocked(true),
                 ToolName::DescribeMap => blocked(false),
+                ToolName::PrepareKnowledge => blocked(true),
                 ToolName::Georeference => match georeference.missing.is_empty() {
                     true => blocked(true),
                     false => Some((ErrorCode::MissingSystemDependency, "GDAL or PROJ lacks what georeferencing needs (see georeference.missing)")),
@@ -177,6 +214,25 @@ fn capabilities_now(state: &ServerState) -> CapabilitiesResult {
             revisions: counts.map(|counts| counts.revisions),
         },
         georeference,
+        assets: state
+            .catalog
+            .assets()
+            .iter()
+            .map(|asset| {
+                let found = assets::status(asset, &settings.data_root);
+                AssetInfo {
+                    id: asset.id.clone(),
+                    title: asset.title.clone(),
+                    kind: asset.kind,
+                    state: found.state,
+                    bytes: asset.size(),
+                    licence: asset.licence.clone(),
+                    attribution: asset.attribution.clone(),
+                    problem: found.problem,
+                }
+            })
+            .collect(),
+        preparation: PreparationInfo { knowledge: settings.knowledge_preparation, detectors: settings.detector_preparation },
         warnings,
     }
 }

@@ -12,7 +12,7 @@ use super::{located, open_registered};
 use crate::mcp::ServerState;
 use crate::mcp::adapter::{MapGone, ToolError};
 use crate::mcp::arguments::{ArgumentError, ArgumentProblem};
-use crate::mcp::progress::ProgressSink;
+use crate::mcp::progress::{ProgressSink, ProgressUpdate};
 use crate::mcp::resources::revision_dir;
 
 /// Arguments of `geomap_georeference`: `bounds` (with an optional
@@ -83,7 +83,8 @@ pub async fn georeference(state: Arc<ServerState>, args: GeoreferenceArgs, progr
         let scan = georef::Scan { file: &map.file, path: &scan_path, width: map.record.width, height: map.record.height };
         let request = georef::Request { crs: args.crs, placement };
         let mut report_progress = |fraction: f64, message: &'static str| {
-            let _ = updates.send((fraction, message)); // no receiver when nobody asked
+            let percent = (fraction.clamp(0.0, 1.0) * 100.0).floor() as u64;
+            let _ = updates.send(ProgressUpdate { done: percent, total: 100, message: message.to_owned() }); // no receiver when nobody asked
         };
         let revision = georef::georeference(&scan, &request, &revision_id, &output_dir, &mut report_progress).inspect_err(|_| {
             // Best effort: a failed revision leaves no half-written files behind.

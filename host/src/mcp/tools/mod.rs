@@ -8,6 +8,7 @@
 pub mod capabilities;
 pub mod describe_map;
 pub mod georeference;
+pub mod prepare_knowledge;
 pub mod register_map;
 
 use schemars::JsonSchema;
