@@ -14,8 +14,10 @@ import re
 import sqlite3
 import struct
 import subprocess
+import threading
 import zlib
 from contextlib import asynccontextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -28,6 +30,71 @@ TRACE_ID = re.compile(r"^[0-9a-f]{32}$")
 LOG_LINE = re.compile(
     r"^\S+\s+INFO event=tool_call tool=(?P<tool>\S+) outcome=(?P<outcome>\S+) duration_ms=(?P<duration_ms>\d+) trace_id=(?P<trace_id>[0-9a-f]{32})$"
 )
+
+
+ASSETS_BINARY = str(Path(BINARY).with_name("stratigraphic-amenity-assets"))
+SHARED_ASSETS = Path(__file__).resolve().parents[2] / "shared" / "assets"
+
+
+class Mirror:
+    """A loopback HTTP server: `files` by name; `behaviour[name]` is `truncate`, `stall` or `tamper`; anything else is 404."""
+
+    def __init__(self):
+        self.files: dict[str, bytes] = {}
+        self.behaviour: dict[str, str] = {}
+        self.requests: list[str] = []
+        self.stop = threading.Event()
+        mirror = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                name = self.path.lstrip("/")
+                mirror.requests.append(name)
+                body = mirror.files.get(name)
+                if body is None:
+                    self.send_error(404)
+                    return
+                how = mirror.behaviour.get(name)
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                if how == "truncate":
+                    self.wfile.write(body[: len(body) // 2])
+                elif how == "stall":
+                    self.wfile.write(body[:1000])
+                    self.wfile.flush()
+                    mirror.stop.wait(60)
+                elif how == "tamper":
+                    self.wfile.write(bytes([body[0] ^ 1]) + body[1:])
+                else:
+                    self.wfile.write(body)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.stop.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def mirror():
+    served = Mirror()
+    yield served
+    served.close()
+
+
+@pytest.fixture
+def mirror():
+    served = Mirror()
+    yield served
+    served.close()
 
 
 @pytest.fixture
@@ -55,9 +122,10 @@ class Server:
         return StdioServerParameters(command=BINARY, env=self.env)
 
     @asynccontextmanager
-    async def connect(self, era: str = "legacy"):
+    async def connect(self, era: str = "legacy", **client_options):
+        """A client session in `era`; `client_options` go to the SDK's Client (an elicitation_callback, say)."""
         with open(self.log_path, "a") as errlog:
-            async with Client(stdio_client(self.params(), errlog=errlog), mode=era) as client:
+            async with Client(stdio_client(self.params(), errlog=errlog), mode=era, **client_options) as client:
                 yield client
 
     def log(self) -> list[str]:

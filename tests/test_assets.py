@@ -6,78 +6,20 @@ import json
 import os
 import signal
 import subprocess
-import threading
 import time
 import zipfile
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
-from conftest import BINARY, Server
+from conftest import ASSETS_BINARY, SHARED_ASSETS, Mirror, Server
 
-ASSETS_BINARY = str(Path(BINARY).with_name("stratigraphic-amenity-assets"))
-SHARED_ASSETS = Path(__file__).resolve().parents[2] / "shared" / "assets"
 KNOWLEDGE = {
     "ics-chart": ["chart.ttl"],
     "cgi-simple-lithology": ["simplelithology.ttl"],
     "usgs-earthquakes-m45": ["earthquake_1970_4.5mag.csv"],
     "k2-rock-knowledge": ["k2_rock_type.json", "k2_rock_age.json", "k2_rock_detail.json"],
 }
-
-
-class Mirror:
-    """A loopback HTTP server: `files` by name; `behaviour[name]` is `truncate`, `stall` or `tamper`; anything else is 404."""
-
-    def __init__(self):
-        self.files: dict[str, bytes] = {}
-        self.behaviour: dict[str, str] = {}
-        self.requests: list[str] = []
-        self.stop = threading.Event()
-        mirror = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def do_GET(self):
-                name = self.path.lstrip("/")
-                mirror.requests.append(name)
-                body = mirror.files.get(name)
-                if body is None:
-                    self.send_error(404)
-                    return
-                how = mirror.behaviour.get(name)
-                self.send_response(200)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                if how == "truncate":
-                    self.wfile.write(body[: len(body) // 2])
-                elif how == "stall":
-                    self.wfile.write(body[:1000])
-                    self.wfile.flush()
-                    mirror.stop.wait(60)
-                elif how == "tamper":
-                    self.wfile.write(bytes([body[0] ^ 1]) + body[1:])
-                else:
-                    self.wfile.write(body)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self):
-        self.stop.set()
-        self.server.shutdown()
-        self.server.server_close()
-
-
-@pytest.fixture
-def mirror():
-    served = Mirror()
-    yield served
-    served.close()
 
 
 def pin(data: bytes) -> dict:
@@ -293,3 +235,36 @@ def test_an_override_naming_no_approved_asset_is_a_bad_setting(site):
     site.write_config('[assets.nope]\npath = "/x"\n')
     done = site.run("--list")
     assert done.returncode == 2 and "[assets.nope]" in done.stderr and "known: ics-chart" in done.stderr
+
+
+def test_a_read_only_data_root_is_read_only_and_keeps_the_earlier_copy(mirror):
+    import shutil
+    import tempfile
+
+    base = Path(tempfile.mkdtemp(prefix="geomap-ro-"))
+    try:
+        base.chmod(0o755)
+        site = Site(base, mirror)
+        good = site.serve("ics-chart", "chart.ttl", os.urandom(20_000), served_as="good.ttl")
+        assert site.run("ics-chart").returncode == 0
+        site.overrides.clear()
+        site.serve("ics-chart", "chart.ttl", os.urandom(20_000), served_as="newer.ttl")
+        for path in [site.config, *site.server.base.rglob("*")]:
+            path.chmod(0o755 if path.is_dir() else 0o644)  # readable by all, writable by root only
+        as_other_user = []
+        if os.geteuid() == 0:  # root writes anywhere: run the installer as nobody instead
+            if shutil.which("setpriv") is None:
+                pytest.skip("SKIPPED LOUDLY: running as root without setpriv, so no data root can be made read-only here")
+            as_other_user = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+        else:
+            (site.server.data_root / "assets").chmod(0o555)
+        env = {"PATH": os.environ["PATH"], "HOME": str(base), **site.server.env, **site.env}
+        done = subprocess.run([*as_other_user, ASSETS_BINARY, "ics-chart", "--json"], env=env, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 1, done.stdout + done.stderr
+        failed = json.loads(done.stdout)["failed"][0]
+        assert (failed["code"], failed["reason"]) == ("install_failed", "read_only"), failed
+        assert "writable" in failed["message"]
+        assert (site.asset_dir("ics-chart") / "chart.ttl").read_bytes() == good
+        assert site.leftovers() == []
+    finally:
+        shutil.rmtree(base, ignore_errors=True)

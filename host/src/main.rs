@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use std::time::SystemTime;
 
 use rmcp::ServiceExt;
+use stratigraphic_amenity::assets::{self, AssetState, Catalog};
 use stratigraphic_amenity::mcp::{GeomapServer, SERVER_NAME, SERVER_VERSION, ServerState, StartupError};
 use stratigraphic_amenity::registry::{self, CorruptProblem, Registry, RegistryDocument, RegistryError};
 use stratigraphic_amenity::roots::MapRoots;
@@ -270,6 +271,18 @@ fn check(settings: &Settings) -> ExitCode {
         ),
     );
     line(true, format!("asset mirror: {}", settings.asset_mirror.as_deref().unwrap_or("(none: upstream)")));
+    match Catalog::for_settings(settings) {
+        Ok(catalog) => {
+            for asset in catalog.assets() {
+                let found = assets::status(asset, &settings.data_root);
+                let state = format!("{:?}", found.state).to_lowercase();
+                let problem =
+                    found.problem.map(|problem| format!(": {problem}; install it again with stratigraphic-amenity-assets {}", asset.id)).unwrap_or_default();
+                line(found.state != AssetState::Corrupt, format!("asset {}: {state} at {} ({}){problem}", asset.id, found.path.display(), asset.licence));
+            }
+        }
+        Err(error) => line(false, format!("assets: {error}")),
+    }
     line(true, format!("log filter: {}", settings.log_filter));
     let ready = problems == 0;
     report.push_str(&match ready {

@@ -72,11 +72,7 @@ impl Installer {
             .user_agent(concat!("stratigraphic-amenity/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|error| format!("the HTTPS client could not start: {error}"))?;
-        Ok(Installer {
-            client,
-            data_root: settings.data_root.clone(),
-            mirror: settings.asset_mirror.clone(),
-        })
+        Ok(Installer { client, data_root: settings.data_root.clone(), mirror: settings.asset_mirror.clone() })
     }
 
     /// The data root assets go into.
@@ -172,7 +168,15 @@ impl Installer {
     }
 
     /// Streams `url` into `to`, hashing as it goes; the bytes must be exactly `size` long with `sha256`.
-    async fn download(&self, url: &str, to: &Path, size: u64, sha256: &str, advance: &mut (dyn FnMut(u64) + Send), cancel: &CancellationToken) -> Result<(), Failure> {
+    async fn download(
+        &self,
+        url: &str,
+        to: &Path,
+        size: u64,
+        sha256: &str,
+        advance: &mut (dyn FnMut(u64) + Send),
+        cancel: &CancellationToken,
+    ) -> Result<(), Failure> {
         let cancelled = || failure(FailureReason::Cancelled, format!("cancelled while downloading {url}"));
         let response = tokio::select! {
             sent = self.client.get(url).send() => sent.map_err(|error| request_failure(url, &error))?,

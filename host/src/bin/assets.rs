@@ -228,8 +228,18 @@ async fn install(catalog: &Catalog, installer: &Installer, options: &Options, se
                 let call = FailedCall { tool: "stratigraphic-amenity-assets", idempotent: true, trace_id: &trace_id, settings };
                 let envelope = adapter::envelope_for(&ToolError::Asset(error.clone()), &call);
                 let reason = envelope.details.as_ref().and_then(|details| details.get("reason")).and_then(Value::as_str).map(str::to_owned);
-                eprintln!("{}: FAILED ({}{}): {}\n    detail: {error}", asset.id, envelope.code, reason.as_ref().map(|r| format!(", {r}")).unwrap_or_default(), envelope.message);
-                push(&mut report, "failed", json!({ "id": asset.id, "code": envelope.code, "reason": reason, "message": envelope.message, "hints": envelope.recovery_hints }));
+                eprintln!(
+                    "{}: FAILED ({}{}): {}\n    detail: {error}",
+                    asset.id,
+                    envelope.code,
+                    reason.as_ref().map(|r| format!(", {r}")).unwrap_or_default(),
+                    envelope.message
+                );
+                push(
+                    &mut report,
+                    "failed",
+                    json!({ "id": asset.id, "code": envelope.code, "reason": reason, "message": envelope.message, "hints": envelope.recovery_hints }),
+                );
             }
         }
     }

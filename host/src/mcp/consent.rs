@@ -4,7 +4,7 @@
 //! agent to ask).
 
 use rmcp::model::{
-    ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema, InputRequest, InputRequiredResult, InputRequests, ProtocolVersion,
+    ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema, InputRequest, InputRequests, InputRequiredResult, ProtocolVersion,
 };
 use rmcp::service::RequestContext;
 use rmcp::{Peer, RoleServer};

@@ -21,9 +21,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, InputRequiredResult, ContentBlock, CustomRequest, CustomResult, Implementation, InitializeResult, JsonObject,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, Resource,
-    ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest, CustomResult, Implementation, InitializeResult, InputRequiredResult,
+    JsonObject, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+    Resource, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -39,13 +39,13 @@ use crate::trace::{self, TraceId};
 
 use adapter::{FailedCall, ToolError};
 use arguments::{ArgumentError, ArgumentProblem};
+use consent::ConsentChannel;
 use inventory::{Inventory, ToolName, ToolSpec};
 use progress::ProgressSink;
 use resources::{artifact_resource, map_resource};
-use consent::ConsentChannel;
+use tokio_util::sync::CancellationToken;
 use tools::prepare_knowledge::{self, FailedAsset, PrepareKnowledgeResult, Prepared};
 use tools::{capabilities, describe_map, georeference, register_map};
-use tokio_util::sync::CancellationToken;
 
 /// The server's name on the wire.
 pub const SERVER_NAME: &str = "stratigraphic-amenity";

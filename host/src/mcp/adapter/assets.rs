@@ -27,7 +27,9 @@ pub(super) fn describe_asset(error: &AssetError, call: &FailedCall<'_>) -> Parts
             )
         }
         AssetError::Unmanaged { id, .. } => {
-            let operator = format!("The operator manages it (config file, [assets.{id}] path); to let the server install it instead, the operator removes that entry and restarts.");
+            let operator = format!(
+                "The operator manages it (config file, [assets.{id}] path); to let the server install it instead, the operator removes that entry and restarts."
+            );
             parts(
                 ErrorCode::AssetPathUnmanaged,
                 format!("Asset {id} is the operator's own copy, which the server never installs over. Use it as it is. {operator}"),
@@ -51,17 +53,27 @@ pub(super) fn describe_asset(error: &AssetError, call: &FailedCall<'_>) -> Parts
                     "a downloaded file does not match its pinned size and sha256 (the source changed, or something altered it on the way)".to_owned(),
                     "Operator: check the source or GEOMAP_ASSET_MIRROR serves the approved file.".to_owned(),
                 ),
-                FailureReason::HttpStatus(status) => (format!("the source answered HTTP {status}"), "Operator: check the source URL, or set GEOMAP_ASSET_MIRROR to a copy that has the file.".to_owned()),
+                FailureReason::HttpStatus(status) => (
+                    format!("the source answered HTTP {status}"),
+                    "Operator: check the source URL, or set GEOMAP_ASSET_MIRROR to a copy that has the file.".to_owned(),
+                ),
                 FailureReason::Unreachable => (
                     "the source could not be reached".to_owned(),
                     "Operator: check the network and HTTPS_PROXY/NO_PROXY, or set GEOMAP_ASSET_MIRROR to a reachable copy.".to_owned(),
                 ),
                 FailureReason::Timeout => (
                     format!("no byte arrived for {}", humantime::format_duration(settings.asset_timeout)),
-                    format!("Try again later; on a slow link the operator raises GEOMAP_ASSET_TIMEOUT (now {}).", humantime::format_duration(settings.asset_timeout)),
+                    format!(
+                        "Try again later; on a slow link the operator raises GEOMAP_ASSET_TIMEOUT (now {}).",
+                        humantime::format_duration(settings.asset_timeout)
+                    ),
                 ),
-                FailureReason::Truncated => ("the transfer broke off before the whole file arrived".to_owned(), "Call again: a broken transfer is often passing.".to_owned()),
-                FailureReason::DiskFull => ("the disk is full".to_owned(), format!("Operator: free space where GEOMAP_DATA_ROOT is ({}).", settings.data_root.display())),
+                FailureReason::Truncated => {
+                    ("the transfer broke off before the whole file arrived".to_owned(), "Call again: a broken transfer is often passing.".to_owned())
+                }
+                FailureReason::DiskFull => {
+                    ("the disk is full".to_owned(), format!("Operator: free space where GEOMAP_DATA_ROOT is ({}).", settings.data_root.display()))
+                }
                 FailureReason::ReadOnly => (
                     "the server cannot write into its data root".to_owned(),
                     format!("Operator: make {}/assets writable for the server's user.", settings.data_root.display()),

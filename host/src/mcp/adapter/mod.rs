@@ -16,8 +16,8 @@ mod scrub;
 
 use serde_json::{Map, Value, json};
 
-use crate::errors::{Cause, Envelope, ErrorCode};
 use crate::assets::AssetError;
+use crate::errors::{Cause, Envelope, ErrorCode};
 use crate::georef::GeorefError;
 use crate::media::MediaError;
 use crate::registry::RegistryError;

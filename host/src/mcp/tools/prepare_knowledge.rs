@@ -98,10 +98,11 @@ fn chosen<'a>(state: &'a ServerState, requested: Option<&[String]>) -> Result<Ve
     requested
         .iter()
         .map(|id| {
-            knowledge.iter().copied().find(|asset| &asset.id == id).ok_or_else(|| AssetError::Unknown {
-                id: id.clone(),
-                known: knowledge.iter().map(|asset| asset.id.clone()).collect(),
-            })
+            knowledge
+                .iter()
+                .copied()
+                .find(|asset| &asset.id == id)
+                .ok_or_else(|| AssetError::Unknown { id: id.clone(), known: knowledge.iter().map(|asset| asset.id.clone()).collect() })
         })
         .collect()
 }
@@ -193,4 +194,32 @@ pub async fn prepare_knowledge(
         return Err(first.clone().into()); // nothing usable came of it: the call failed
     }
     Ok(Prepared::Done { consent, installed, already_present, failed, download_bytes })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mcp::adapter::{FailedCall, envelope_for};
+    use crate::settings::Settings;
+    use crate::trace::TraceId;
+
+    #[tokio::test]
+    async fn a_library_caller_with_preparation_disabled_gets_preparation_disabled() {
+        let dir = tempfile::tempdir().unwrap();
+        let settings = Settings::load(|name| match name {
+            "GEOMAP_DATA_ROOT" => Some(dir.path().into()),
+            "GEOMAP_MCP_ENABLE_KNOWLEDGE_PREPARATION" => Some("false".into()),
+            _ => None,
+        })
+        .unwrap();
+        let state = Arc::new(ServerState::start(settings).unwrap());
+        let outcome =
+            prepare_knowledge(Arc::clone(&state), PrepareKnowledgeArgs { assets: None }, ConsentChannel::Unavailable, None, CancellationToken::new()).await;
+        let Err(error) = outcome else { panic!("preparation ran although it is disabled") };
+        let trace_id = TraceId::random();
+        let envelope = envelope_for(&error, &FailedCall { tool: "library", idempotent: true, trace_id: &trace_id, settings: &state.settings });
+        assert_eq!(envelope.code, ErrorCode::PreparationDisabled);
+        assert!(envelope.message.contains("GEOMAP_MCP_ENABLE_KNOWLEDGE_PREPARATION=false"), "{}", envelope.message);
+        assert!(!dir.path().join("assets").exists(), "nothing was written");
+    }
 }
