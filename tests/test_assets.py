@@ -268,3 +268,35 @@ def test_a_read_only_data_root_is_read_only_and_keeps_the_earlier_copy(mirror):
         assert site.leftovers() == []
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+def test_https_checks_the_server_against_the_systems_trust_store(site, tmp_path):
+    """A loopback HTTPS mirror with its own CA: refused while the CA is unknown, accepted once the
+    system trust store (here SSL_CERT_FILE, which OpenSSL-style stores honour) holds it."""
+    import ssl
+    import shutil as shell
+
+    if shell.which("openssl") is None:
+        pytest.skip("SKIPPED LOUDLY: no openssl command to make a test CA")
+    ca_key, ca, key, csr, cert = (tmp_path / name for name in ("ca.key", "ca.pem", "server.key", "server.csr", "server.pem"))
+    run = lambda *args: subprocess.run(["openssl", *args], check=True, capture_output=True)  # noqa: E731
+    run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(ca_key), "-out", str(ca), "-days", "2", "-subj", "/CN=geomap test CA")
+    run("req", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(csr), "-subj", "/CN=127.0.0.1")
+    (tmp_path / "san.ext").write_text("subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n")
+    run("x509", "-req", "-in", str(csr), "-CA", str(ca), "-CAkey", str(ca_key), "-CAcreateserial", "-out", str(cert), "-days", "2", "-extfile", str(tmp_path / "san.ext"))
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    site.mirror.server.socket = context.wrap_socket(site.mirror.server.socket, server_side=True)
+    https = site.mirror.url.replace("http://", "https://")
+    data = os.urandom(10_000)
+    site.mirror.files["chart.ttl"] = data
+    source = pin(data)
+    site.overrides.append(f'[assets.ics-chart.sources."chart.ttl"]\nurl = "{https}/chart.ttl"\nsize = {source["size"]}\nsha256 = "{source["sha256"]}"\n')
+    site.write_config()
+    refused = site.run("ics-chart", "--json")
+    assert refused.returncode == 1 and json.loads(refused.stdout)["failed"][0]["reason"] == "unreachable"
+    assert "certificate" in refused.stderr.lower(), refused.stderr
+    site.env["SSL_CERT_FILE"] = str(ca)
+    accepted = site.run("ics-chart")
+    assert accepted.returncode == 0, accepted.stderr
+    assert (site.asset_dir("ics-chart") / "chart.ttl").read_bytes() == data

@@ -66,6 +66,8 @@ fn write_failure(action: &str, path: &Path, error: &io::Error) -> Failure {
 impl Installer {
     /// An installer for `settings`' data root, mirror and timeout.
     pub fn new(settings: &Settings) -> Result<Installer, String> {
+        // rustls with ring; certificates are checked against the system's trust store (rustls-platform-verifier).
+        let _ = rustls::crypto::ring::default_provider().install_default(); // already installed by an earlier installer
         let client = reqwest::Client::builder()
             .connect_timeout(CONNECT_TIMEOUT)
             .read_timeout(settings.asset_timeout)
