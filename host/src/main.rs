@@ -34,6 +34,7 @@ lower case without GEOMAP_; the environment wins):
     GEOMAP_MCP_ENABLE_DETECTOR_PREPARATION / GEOMAP_MCP_ENABLE_KNOWLEDGE_PREPARATION   true|false
     GEOMAP_MAX_IMAGE_BYTES / GEOMAP_MAX_IMAGE_PIXELS   media limits
     GEOMAP_ASSET_MIRROR    base URL to fetch approved assets from instead of upstream
+    GEOMAP_ASSET_TIMEOUT   how long an asset download may receive nothing (default 30s)
     GEOMAP_LOG             log filter (default info); the log goes to stderr
 ";
 
