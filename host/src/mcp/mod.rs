@@ -58,7 +58,7 @@ Start with geomap_capabilities, then geomap_register_map a scan from an allowed 
 Every failed call returns a geomap-error/v1 envelope: branch on `code`, follow `recovery_hints` in order, \
 and keep `trace_id` (the operator finds the failure in the server log under it). \
 Codes for the agent (invalid_arguments, artifact_not_found, unknown_tool, unsupported_media, oversize_image) you can fix yourself; \
-ask the user before anything is downloaded; hand operator codes (path_not_allowed, registry_corrupt, internal_error, ...) \
+ask the user before anything is downloaded (geomap_prepare_knowledge downloads: tell them the size it states); hand operator codes (path_not_allowed, registry_corrupt, internal_error, ...) \
 to the operator with the trace_id. Retry only internal_error, once, and only when the tool is idempotent (retryable: true).";
 
 /// Why the server cannot start.
