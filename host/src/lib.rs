@@ -6,6 +6,7 @@ pub mod errors;
 pub mod georef;
 pub mod mcp;
 pub mod media;
+pub mod providers;
 pub mod registry;
 pub mod roots;
 pub mod settings;
