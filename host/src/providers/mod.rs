@@ -439,4 +439,51 @@ mod tests {
         let fine = provider.lookup(&runtime, &assets, Limits::default(), &request("granite", json!({}))).await;
         assert_eq!(fine.unwrap().len(), 1, "a fresh instance for every call: nothing poisoned");
     }
+
+    /// Calls the hostile provider with `term` under `limits`.
+    async fn hostile(runtime: &Runtime, provider: &LoadedProvider, term: &str, limits: Limits) -> Result<Vec<Entry>, CallError> {
+        provider.lookup(runtime, &[], limits, &request(term, json!({}))).await
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn each_misbehaviour_gets_its_classification_within_its_deadline_and_the_next_call_succeeds() {
+        let runtime = Runtime::new().unwrap();
+        let provider = runtime.load(&component("hostile_provider")).await.unwrap();
+        let limits = Limits { deadline: Duration::from_millis(500), memory_bytes: 64 << 20, output_bytes: 1 << 20 };
+        for (term, expected) in [
+            ("loop", RuntimeFailure::Timeout),
+            ("sleep", RuntimeFailure::Timeout),
+            ("memory", RuntimeFailure::MemoryLimit),
+            ("panic", RuntimeFailure::Trap),
+            ("recurse", RuntimeFailure::Trap),
+            ("huge", RuntimeFailure::OutputTooLarge),
+        ] {
+            let started = std::time::Instant::now();
+            let outcome = hostile(&runtime, &provider, term, limits).await;
+            let elapsed = started.elapsed();
+            assert!(matches!(outcome, Err(CallError::Runtime { failure, .. }) if failure == expected), "{term}: {outcome:?}");
+            assert!(elapsed < limits.deadline * 3, "{term} took {elapsed:?}");
+            let healthy = hostile(&runtime, &provider, "healthy", limits).await.unwrap();
+            assert_eq!(healthy[0].summary, "all is well", "after {term}");
+        }
+        let Err(CallError::Runtime { detail, .. }) = hostile(&runtime, &provider, "panic", limits).await else { panic!() };
+        assert!(detail.contains("the hostile provider panics on purpose"), "the panic message comes from the captured stderr: {detail}");
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn the_sandbox_has_no_files_no_network_and_no_environment() {
+        let runtime = Runtime::new().unwrap();
+        let provider = runtime.load(&component("hostile_provider")).await.unwrap();
+        for probe in ["passwd", "escape", "socket", "env"] {
+            let entries = hostile(&runtime, &provider, probe, Limits::default()).await.unwrap();
+            assert_eq!(entries[0].data["got"], false, "{probe}: {}", entries[0].data["detail"]);
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_component_for_another_world_version_is_incompatible_and_never_runs() {
+        let runtime = Runtime::new().unwrap();
+        let Err(LoadError::Incompatible { found, .. }) = runtime.load(&component("wrong_world_provider")).await else { panic!("loaded a 0.2 component") };
+        assert_eq!(found, "geomap:provider/provider@0.2.0");
+    }
 }
