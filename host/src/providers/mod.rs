@@ -265,6 +265,8 @@ impl Runtime {
             CallError::Runtime { failure, detail } => LoadError::Describe { path: path.to_owned(), failure, detail },
             CallError::Provider(failure) => LoadError::Describe { path: path.to_owned(), failure: RuntimeFailure::Trap, detail: format!("{failure:?}") },
         })?;
+        let options_schema = serde_json::from_str(&descriptor.options_schema)
+            .map_err(|error| LoadError::Invalid { path: path.to_owned(), message: format!("its options schema is not JSON: {error}") })?;
         loaded.descriptor = Some(Descriptor {
             name: descriptor.name,
             version: descriptor.version,
@@ -273,7 +275,7 @@ impl Runtime {
             knowledge: descriptor.capabilities.contains(&wit::Capability::Knowledge),
             assets: descriptor.assets,
             needs_area: descriptor.needs_area,
-            options_schema: serde_json::from_str(&descriptor.options_schema).unwrap_or(serde_json::Value::Null),
+            options_schema,
         });
         Ok(loaded)
     }
