@@ -209,10 +209,11 @@ impl ResourceLimiter for MemoryLimiter {
     }
 }
 
-/// The engine, the linker with WASI, and the epoch ticker.
+/// The engine, the linker with WASI, the epoch ticker, and where compiled components are cached.
 pub struct Runtime {
     engine: Engine,
     linker: Linker<Sandbox>,
+    cache: Option<PathBuf>,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -222,8 +223,9 @@ impl std::fmt::Debug for Runtime {
 }
 
 impl Runtime {
-    /// An engine for provider components with WASI preview 2 linked.
-    pub fn new() -> wasmtime::Result<Runtime> {
+    /// An engine for provider components with WASI preview 2 linked; compiled
+    /// components are cached in `cache` (a folder only the server writes) when given.
+    pub fn new(cache: Option<PathBuf>) -> wasmtime::Result<Runtime> {
         let mut config = Config::new();
         config.wasm_component_model(true).epoch_interruption(true);
         let engine = Engine::new(&config)?;
@@ -237,14 +239,58 @@ impl Runtime {
                 std::thread::sleep(EPOCH_TICK);
             }
         })?;
-        Ok(Runtime { engine, linker })
+        Ok(Runtime { engine, linker, cache })
+    }
+
+    /// The cache file of `wasm` for this engine: `<sha256 of the wasm>-<engine compatibility hash>.cwasm`.
+    fn cache_file(&self, wasm: &[u8]) -> Option<PathBuf> {
+        use sha2::Digest;
+        struct Sha(sha2::Sha256);
+        impl std::hash::Hasher for Sha {
+            fn finish(&self) -> u64 {
+                0 // unused: the digest is read instead
+            }
+            fn write(&mut self, bytes: &[u8]) {
+                self.0.update(bytes);
+            }
+        }
+        let mut engine = Sha(sha2::Sha256::new());
+        std::hash::Hash::hash(&self.engine.precompile_compatibility_hash(), &mut engine);
+        let engine = crate::lowercase_hex(&engine.0.finalize()[..12]);
+        let wasm = crate::lowercase_hex(&sha2::Sha256::digest(wasm));
+        self.cache.as_ref().map(|dir| dir.join(format!("{wasm}-{engine}.cwasm")))
+    }
+
+    /// The component for `wasm`: from the cache when a file this server wrote
+    /// is there and intact (its sha256 matches the one recorded beside it),
+    /// else compiled and cached. `true` when it came from the cache. A bad or
+    /// missing cache file is a miss, never an error.
+    fn component(&self, wasm: &[u8]) -> wasmtime::Result<(Component, bool)> {
+        use sha2::Digest;
+        let Some(file) = self.cache_file(wasm) else { return Ok((Component::new(&self.engine, wasm)?, false)) };
+        let recorded = file.with_extension("cwasm.sha256");
+        if let (Ok(compiled), Ok(sum)) = (std::fs::read(&file), std::fs::read_to_string(&recorded))
+            && crate::lowercase_hex(&sha2::Sha256::digest(&compiled)) == sum.trim()
+        {
+            // SAFETY: these bytes are exactly what `Component::serialize` produced in this
+            // server's cache folder (their sha256 matches the one written after them), for an
+            // engine with the same compatibility hash (it is in the file name).
+            if let Ok(component) = unsafe { Component::deserialize(&self.engine, &compiled) } {
+                return Ok((component, true));
+            }
+        }
+        let component = Component::new(&self.engine, wasm)?;
+        if let Ok(compiled) = component.serialize() {
+            let _ = write_cache(&file, &recorded, &compiled); // a cache that cannot be written is only slower
+        }
+        Ok((component, false))
     }
 
     /// Compiles, checks and links the component at `path`, and asks it to describe itself.
     pub async fn load(&self, path: &Path) -> Result<LoadedProvider, LoadError> {
         let bytes = std::fs::read(path).map_err(|source| LoadError::Unreadable { path: path.to_owned(), source })?;
         let invalid = |error: wasmtime::Error| LoadError::Invalid { path: path.to_owned(), message: format!("{error:#}") };
-        let component = Component::new(&self.engine, &bytes).map_err(invalid)?;
+        let (component, from_cache) = self.component(&bytes).map_err(invalid)?;
         let exports: Vec<String> = component.component_type().exports(&self.engine).map(|(name, _)| name.to_owned()).collect();
         let version = exports.iter().find_map(|name| name.strip_prefix(INTERFACE)).map(str::to_owned);
         let supported = version.as_deref().and_then(|version| {
@@ -257,7 +303,7 @@ impl Runtime {
         }
         let pre = self.linker.instantiate_pre(&component).map_err(invalid)?;
         let pre = bindings::PluginPre::new(pre).map_err(invalid)?;
-        let mut loaded = LoadedProvider { path: path.to_owned(), pre, descriptor: None };
+        let mut loaded = LoadedProvider { path: path.to_owned(), pre, descriptor: None, from_cache };
         let describe = |plugin: bindings::Plugin, mut store: Store<Sandbox>| async move {
             plugin.geomap_provider_provider().call_describe(&mut store).await.map(|descriptor| (descriptor, store))
         };
@@ -286,6 +332,7 @@ pub struct LoadedProvider {
     path: PathBuf,
     pre: bindings::PluginPre<Sandbox>,
     descriptor: Option<Descriptor>,
+    from_cache: bool,
 }
 
 impl LoadedProvider {
@@ -297,6 +344,11 @@ impl LoadedProvider {
     /// The component file.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Whether its compiled code came from the cache.
+    pub fn from_cache(&self) -> bool {
+        self.from_cache
     }
 
     /// Runs `request` with `assets` (asset id, host folder) mounted read-only.
@@ -369,6 +421,16 @@ impl LoadedProvider {
     }
 }
 
+/// Writes a compiled component, then its sha256 (written last, so a torn write is a miss).
+fn write_cache(file: &Path, recorded: &Path, compiled: &[u8]) -> std::io::Result<()> {
+    use sha2::Digest;
+    std::fs::create_dir_all(file.parent().expect("the cache file is inside the cache folder"))?;
+    let temp = file.with_extension(format!("cwasm.{}", crate::trace::random_hex(4)));
+    std::fs::write(&temp, compiled)?;
+    std::fs::rename(&temp, file)?;
+    std::fs::write(recorded, crate::lowercase_hex(&sha2::Sha256::digest(compiled)))
+}
+
 fn provider_failure(error: wit::ProviderError) -> ProviderFailure {
     match error {
         wit::ProviderError::UnsupportedRequest(what) => ProviderFailure::UnsupportedRequest(what),
@@ -406,7 +468,7 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread")]
     async fn a_component_loads_describes_itself_and_reads_only_its_mounted_asset() {
-        let runtime = Runtime::new().unwrap();
+        let runtime = Runtime::new(None).unwrap();
         let provider = runtime.load(&component("k2_rocks")).await.unwrap();
         let descriptor = provider.descriptor();
         assert_eq!((descriptor.name.as_str(), descriptor.lookup, descriptor.knowledge), ("k2-rocks", true, false));
@@ -431,7 +493,7 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread")]
     async fn a_tiny_memory_limit_is_memory_limit_and_the_next_call_succeeds() {
-        let runtime = Runtime::new().unwrap();
+        let runtime = Runtime::new(None).unwrap();
         let provider = runtime.load(&component("k2_rocks")).await.unwrap();
         let fixtures = k2_fixtures();
         let assets = [("k2-rock-knowledge".to_owned(), fixtures.path().to_owned())];
@@ -449,7 +511,7 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread")]
     async fn each_misbehaviour_gets_its_classification_within_its_deadline_and_the_next_call_succeeds() {
-        let runtime = Runtime::new().unwrap();
+        let runtime = Runtime::new(None).unwrap();
         let provider = runtime.load(&component("hostile_provider")).await.unwrap();
         let limits = Limits { deadline: Duration::from_millis(500), memory_bytes: 64 << 20, output_bytes: 1 << 20 };
         for (term, expected) in [
@@ -474,7 +536,7 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread")]
     async fn the_sandbox_has_no_files_no_network_and_no_environment() {
-        let runtime = Runtime::new().unwrap();
+        let runtime = Runtime::new(None).unwrap();
         let provider = runtime.load(&component("hostile_provider")).await.unwrap();
         for probe in ["passwd", "escape", "socket", "env"] {
             let entries = hostile(&runtime, &provider, probe, Limits::default()).await.unwrap();
@@ -484,8 +546,28 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread")]
     async fn a_component_for_another_world_version_is_incompatible_and_never_runs() {
-        let runtime = Runtime::new().unwrap();
+        let runtime = Runtime::new(None).unwrap();
         let Err(LoadError::Incompatible { found, .. }) = runtime.load(&component("wrong_world_provider")).await else { panic!("loaded a 0.2 component") };
         assert_eq!(found, "geomap:provider/provider@0.2.0");
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_compiled_component_is_cached_and_a_damaged_cache_file_is_a_miss() {
+        let cache = tempfile::tempdir().unwrap();
+        let runtime = Runtime::new(Some(cache.path().to_owned())).unwrap();
+        let cold = runtime.load(&component("k2_rocks")).await.unwrap();
+        let warm = runtime.load(&component("k2_rocks")).await.unwrap();
+        assert_eq!((cold.from_cache(), warm.from_cache()), (false, true));
+        assert_eq!(cold.descriptor(), warm.descriptor());
+        let cached: Vec<PathBuf> =
+            std::fs::read_dir(cache.path()).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == "cwasm")).collect();
+        assert_eq!(cached.len(), 1);
+        let mut bytes = std::fs::read(&cached[0]).unwrap();
+        let middle = bytes.len() / 2;
+        bytes[middle] ^= 0xff;
+        std::fs::write(&cached[0], &bytes).unwrap();
+        let recompiled = runtime.load(&component("k2_rocks")).await.unwrap();
+        assert!(!recompiled.from_cache(), "a changed cache file is never deserialized");
+        assert!(runtime.load(&component("k2_rocks")).await.unwrap().from_cache(), "and it was written again");
     }
 }
