@@ -94,6 +94,28 @@ pub struct LookupRequest {
     pub language: Option<String>,
 }
 
+/// An area to ask about.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KnowledgeRequest {
+    /// A WGS84 box (west, south, east, north), when there is one.
+    pub area: Option<[f64; 4]>,
+    /// Topics to keep to.
+    pub topics: Vec<String>,
+    /// The provider's options (a JSON object).
+    pub options: serde_json::Value,
+    /// At most this many items.
+    pub limit: u32,
+}
+
+/// What a knowledge query found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Knowledge {
+    /// (title, data) pairs, most relevant first.
+    pub items: Vec<(String, serde_json::Value)>,
+    /// One paragraph.
+    pub summary: String,
+}
+
 /// One entry a lookup returned (data is a JSON object).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Entry {
@@ -360,22 +382,25 @@ impl LoadedProvider {
         };
         let answer = self.run(runtime, assets, limits, call).await?;
         let entries = answer.map_err(|error| CallError::Provider(provider_failure(error)))?;
-        let size: usize = entries.iter().map(|entry| entry.id.len() + entry.label.len() + entry.summary.len() + entry.data.len()).sum();
-        if size > limits.output_bytes {
-            return Err(CallError::Runtime {
-                failure: RuntimeFailure::OutputTooLarge,
-                detail: format!("{size} bytes, over the limit of {}", limits.output_bytes),
-            });
-        }
-        Ok(entries
-            .into_iter()
-            .map(|entry| Entry {
-                id: entry.id,
-                label: entry.label,
-                summary: entry.summary,
-                data: serde_json::from_str(&entry.data).unwrap_or(serde_json::Value::String(entry.data)),
-            })
-            .collect())
+        check_output(entries.iter().map(|entry| entry.id.len() + entry.label.len() + entry.summary.len() + entry.data.len()).sum(), limits)?;
+        Ok(entries.into_iter().map(|entry| Entry { id: entry.id, label: entry.label, summary: entry.summary, data: json_or_text(entry.data) }).collect())
+    }
+
+    /// Runs `request` with `assets` (asset id, host folder) mounted read-only.
+    pub async fn query(&self, runtime: &Runtime, assets: &[(String, PathBuf)], limits: Limits, request: &KnowledgeRequest) -> Result<Knowledge, CallError> {
+        let request = wit::KnowledgeRequest {
+            area: request.area.map(|[west, south, east, north]| wit::Area { west, south, east, north }),
+            topics: request.topics.clone(),
+            options: request.options.to_string(),
+            limit: request.limit,
+        };
+        let call = |plugin: bindings::Plugin, mut store: Store<Sandbox>| async move {
+            plugin.geomap_provider_provider().call_query(&mut store, &request).await.map(|answer| (answer, store))
+        };
+        let knowledge = self.run(runtime, assets, limits, call).await?.map_err(|error| CallError::Provider(provider_failure(error)))?;
+        let size = knowledge.summary.len() + knowledge.items.iter().map(|item| item.title.len() + item.data.len()).sum::<usize>();
+        check_output(size, limits)?;
+        Ok(Knowledge { items: knowledge.items.into_iter().map(|item| (item.title, json_or_text(item.data))).collect(), summary: knowledge.summary })
     }
 
     /// Runs `call` on a fresh instance in a fresh sandbox, within `limits`.
@@ -419,6 +444,19 @@ impl LoadedProvider {
             Err(_) => Err(CallError::Runtime { failure: RuntimeFailure::Timeout, detail: format!("still running after {:?}", limits.deadline) }),
         }
     }
+}
+
+/// A result over the output limit is `output_too_large`.
+fn check_output(size: usize, limits: Limits) -> Result<(), CallError> {
+    match size > limits.output_bytes {
+        true => Err(CallError::Runtime { failure: RuntimeFailure::OutputTooLarge, detail: format!("{size} bytes, over the limit of {}", limits.output_bytes) }),
+        false => Ok(()),
+    }
+}
+
+/// A provider's JSON text as a value (text that is not JSON stays text).
+fn json_or_text(text: String) -> serde_json::Value {
+    serde_json::from_str(&text).unwrap_or(serde_json::Value::String(text))
 }
 
 /// Writes a compiled component, then its sha256 (written last, so a torn write is a miss).
@@ -569,5 +607,32 @@ mod tests {
         let recompiled = runtime.load(&component("k2_rocks")).await.unwrap();
         assert!(!recompiled.from_cache(), "a changed cache file is never deserialized");
         assert!(runtime.load(&component("k2_rocks")).await.unwrap().from_cache(), "and it was written again");
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_knowledge_query_on_the_real_catalogue_finds_the_largest_events_in_the_area() {
+        let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/assets");
+        assert!(shared.join("earthquake_1970_4.5mag.csv").exists(), "{} lacks the real catalogue this test reads", shared.display());
+        let runtime = Runtime::new(None).unwrap();
+        let provider = runtime.load(&component("usgs_seismicity")).await.unwrap();
+        assert!(provider.descriptor().knowledge && provider.descriptor().needs_area);
+        let assets = [("usgs-earthquakes-m45".to_owned(), shared)];
+        let request = KnowledgeRequest { area: Some([128.0, 30.0, 146.0, 46.0]), topics: Vec::new(), options: json!({ "min_magnitude": 7.0 }), limit: 3 };
+        let knowledge = provider.query(&runtime, &assets, Limits::default(), &request).await.unwrap();
+        // The same question answered independently: the catalogue's columns 1, 2 and 4 are latitude, longitude, magnitude.
+        let text = std::fs::read_to_string(assets[0].1.join("earthquake_1970_4.5mag.csv")).unwrap();
+        let magnitudes: Vec<f64> = text
+            .lines()
+            .skip(1)
+            .map(|line| line.splitn(6, ',').collect::<Vec<_>>())
+            .filter(|f| (128.0..=146.0).contains(&f[2].parse::<f64>().unwrap()) && (30.0..=46.0).contains(&f[1].parse::<f64>().unwrap()))
+            .filter_map(|f| f[4].parse::<f64>().ok())
+            .filter(|magnitude| *magnitude >= 7.0)
+            .collect();
+        assert_eq!(knowledge.items.len(), 3);
+        assert_eq!(knowledge.items[0].1["count"], magnitudes.len(), "{:?}", knowledge.items[0]);
+        assert_eq!(knowledge.items[1].1["magnitude"], magnitudes.iter().copied().fold(0.0, f64::max), "the largest first: {:?}", knowledge.items[1]);
+        let no_area = provider.query(&runtime, &assets, Limits::default(), &KnowledgeRequest { area: None, ..request }).await;
+        assert!(matches!(no_area, Err(CallError::Provider(ProviderFailure::UnsupportedRequest(_)))), "{no_area:?}");
     }
 }
