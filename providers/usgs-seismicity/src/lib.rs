@@ -41,6 +41,18 @@ pub struct UsgsSeismicity {
 }
 
 impl UsgsSeismicity {
+    /// The box the catalogue's events span (the shipped file is a regional extract, not the world).
+    fn coverage(&self) -> Option<Area> {
+        let first = self.events.first()?;
+        let start = Area { west: first.longitude, south: first.latitude, east: first.longitude, north: first.latitude };
+        Some(self.events.iter().fold(start, |c, e| Area {
+            west: c.west.min(e.longitude),
+            south: c.south.min(e.latitude),
+            east: c.east.max(e.longitude),
+            north: c.north.max(e.latitude),
+        }))
+    }
+
     /// Reads the catalogue from the asset mounted as `id`.
     fn from_asset(id: &str) -> Result<UsgsSeismicity, ProviderError> {
         let reader = std::io::BufReader::new(open_asset(id, FILE)?);
@@ -118,9 +130,16 @@ impl Provider for UsgsSeismicity {
         }
         found.sort_by(|a, b| b.mag.unwrap_or(0.0).total_cmp(&a.mag.unwrap_or(0.0)).then(a.time.cmp(&b.time)));
         let count = found.len();
+        let coverage = self.coverage();
+        let covered =
+            coverage.is_some_and(|c| area.west >= c.west && area.east <= c.east && area.west <= area.east && area.south >= c.south && area.north <= c.north);
         let mut items = vec![Item {
             title: format!("{count} earthquakes of magnitude {floor} or more"),
-            data: json!({ "count": count, "magnitude": statistics(&magnitudes), "depth_km": statistics(&depths), "per_decade": decades }),
+            data: json!({
+                "count": count, "magnitude": statistics(&magnitudes), "depth_km": statistics(&depths), "per_decade": decades,
+                "catalogue_coverage": coverage.map(|c| json!({ "west": c.west, "south": c.south, "east": c.east, "north": c.north })),
+                "area_fully_covered": covered,
+            }),
         }];
         items.extend(found.iter().take(request.limit.saturating_sub(1) as usize).map(|event| Item {
             title: format!("M{} {}", event.mag.unwrap_or(0.0), event.place),
@@ -129,7 +148,7 @@ impl Provider for UsgsSeismicity {
                 "depth_km": event.depth, "magnitude": event.mag, "magnitude_type": event.mag_type, "place": event.place,
             }),
         }));
-        let summary = match found.first() {
+        let mut summary = match found.first() {
             None => format!("No earthquake of magnitude {floor} or more is recorded in this area since 1970 (USGS ComCat)."),
             Some(largest) => format!(
                 "{count} earthquakes of magnitude {floor} or more are recorded in this area since 1970 (USGS ComCat); the largest was M{} on {} ({}).",
@@ -138,6 +157,12 @@ impl Provider for UsgsSeismicity {
                 largest.place
             ),
         };
+        if let (false, Some(c)) = (covered, coverage) {
+            summary.push_str(&format!(
+                " Caution: this catalogue is a regional extract covering only longitudes {:.1} to {:.1} and latitudes {:.1} to {:.1}; events outside that box are not in it.",
+                c.west, c.east, c.south, c.north
+            ));
+        }
         Ok(Knowledge { items, summary })
     }
 }
@@ -191,6 +216,15 @@ mod tests {
         assert_eq!(query(Some(JAPAN), json!({ "since_year": 2000 })).unwrap().items[0].data["count"], 2);
         let Err(ProviderError::InvalidOptions { field, .. }) = query(Some(JAPAN), json!({ "min_magnitude": "big" })) else { panic!() };
         assert_eq!(field, "/min_magnitude");
+    }
+
+    #[test]
+    fn an_area_beyond_the_catalogue_says_the_catalogue_does_not_reach_it() {
+        let answer = query(Some(Area { west: -10.0, south: 35.0, east: 5.0, north: 45.0 }), json!({})).unwrap();
+        assert_eq!(answer.items[0].data["area_fully_covered"], false);
+        assert!(answer.summary.contains("regional extract covering only longitudes 96.0 to 179.5 and latitudes -17.0 to 38.3"), "{}", answer.summary);
+        let inside = query(Some(Area { west: 130.0, south: 30.0, east: 145.0, north: 38.0 }), json!({})).unwrap();
+        assert!(!inside.summary.contains("Caution"), "{}", inside.summary);
     }
 
     #[test]
