@@ -124,6 +124,16 @@ pub enum AssetError {
     Install { id: String, file: Option<String>, url: Option<String>, reason: FailureReason, detail: String },
 }
 
+impl AssetError {
+    /// The asset the failure is about (empty when it is about none).
+    pub fn asset(&self) -> &str {
+        match self {
+            AssetError::Unknown { id, .. } | AssetError::Unmanaged { id, .. } | AssetError::Install { id, .. } => id,
+            AssetError::PreparationDisabled { .. } => "",
+        }
+    }
+}
+
 /// The state of `asset` under `data_root` as the disk says now: sizes and
 /// modification times against the manifest, and a full hash of any file
 /// whose time moved.

@@ -30,7 +30,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::assets::{AssetError, Catalog, OverrideError};
+use crate::assets::{Catalog, OverrideError};
 use crate::errors::{Envelope, ErrorCode};
 use crate::registry::{Registry, RegistryError};
 use crate::roots::MapRoots;
@@ -200,10 +200,7 @@ impl GeomapServer {
                         let failed: Vec<FailedAsset> = failed
                             .into_iter()
                             .map(|error| {
-                                let asset = match &error {
-                                    AssetError::Install { id, .. } | AssetError::Unmanaged { id, .. } | AssetError::Unknown { id, .. } => id.clone(),
-                                    AssetError::PreparationDisabled { .. } => String::new(),
-                                };
+                                let asset = error.asset().to_owned();
                                 let envelope = self.envelope(&ToolError::Asset(error), spec, &trace_id);
                                 let reason = envelope.details.as_ref().and_then(|d| d.get("reason")).and_then(Value::as_str).map(str::to_owned);
                                 FailedAsset { asset, code: envelope.code, reason, message: envelope.message }

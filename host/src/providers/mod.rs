@@ -325,7 +325,7 @@ impl Runtime {
         }
         let pre = self.linker.instantiate_pre(&component).map_err(invalid)?;
         let pre = bindings::PluginPre::new(pre).map_err(invalid)?;
-        let mut loaded = LoadedProvider { path: path.to_owned(), pre, descriptor: None, from_cache };
+        let mut loaded = LoadedProvider { pre, descriptor: None, from_cache };
         let describe = |plugin: bindings::Plugin, mut store: Store<Sandbox>| async move {
             plugin.geomap_provider_provider().call_describe(&mut store).await.map(|descriptor| (descriptor, store))
         };
@@ -351,7 +351,6 @@ impl Runtime {
 
 /// A component, checked and linked, ready to instantiate per call.
 pub struct LoadedProvider {
-    path: PathBuf,
     pre: bindings::PluginPre<Sandbox>,
     descriptor: Option<Descriptor>,
     from_cache: bool,
@@ -361,11 +360,6 @@ impl LoadedProvider {
     /// What it said about itself when loaded.
     pub fn descriptor(&self) -> &Descriptor {
         self.descriptor.as_ref().expect("a loaded provider has described itself")
-    }
-
-    /// The component file.
-    pub fn path(&self) -> &Path {
-        &self.path
     }
 
     /// Whether its compiled code came from the cache.
