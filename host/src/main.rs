@@ -7,6 +7,7 @@ use std::time::SystemTime;
 use rmcp::ServiceExt;
 use stratigraphic_amenity::assets::{self, AssetState, Catalog};
 use stratigraphic_amenity::mcp::{GeomapServer, SERVER_NAME, SERVER_VERSION, ServerState, StartupError};
+use stratigraphic_amenity::providers::{self, LoadFailure, LoadState, Origin, ProviderSet};
 use stratigraphic_amenity::registry::{self, CorruptProblem, Registry, RegistryDocument, RegistryError};
 use stratigraphic_amenity::roots::MapRoots;
 use stratigraphic_amenity::settings::Settings;
@@ -22,6 +23,9 @@ USAGE:
                                      write the whole registry as JSON to FILE (default: standard output)
     stratigraphic-amenity registry import FILE
                                      restore an exported registry into an empty data root
+    stratigraphic-amenity providers  list the providers found, enabled, loadable and ready, and why not
+    stratigraphic-amenity providers check FILE.wasm
+                                     check that a provider component loads: its world version, name, options schema
     stratigraphic-amenity --help     this text
     stratigraphic-amenity --version  the version
 
@@ -43,6 +47,8 @@ enum Command {
     Check,
     Export(Option<PathBuf>),
     Import(PathBuf),
+    Providers,
+    CheckProvider(PathBuf),
     Help,
     Version,
 }
@@ -57,6 +63,9 @@ fn parse_command(args: &[String]) -> Result<Command, String> {
         ["registry", "export"] => Ok(Command::Export(None)),
         ["registry", "export", file] => Ok(Command::Export(Some(PathBuf::from(file)))),
         ["registry", "import", file] => Ok(Command::Import(PathBuf::from(file))),
+        ["providers"] => Ok(Command::Providers),
+        ["providers", "check", file] => Ok(Command::CheckProvider(PathBuf::from(file))),
+        ["providers", ..] => Err("providers takes nothing, or `check FILE.wasm`".to_owned()),
         ["registry", ..] => Err("registry takes `export [FILE]` or `import FILE`".to_owned()),
         [one] => Err(format!("unknown argument {one:?}")),
         _ => Err(format!("unknown arguments: {}", args.join(" "))),
@@ -81,7 +90,8 @@ fn main() -> ExitCode {
             println!("{SERVER_NAME} {SERVER_VERSION}");
             return ExitCode::SUCCESS;
         }
-        Command::Serve | Command::Check | Command::Export(_) | Command::Import(_) => {}
+        Command::CheckProvider(file) => return check_provider(&file),
+        Command::Serve | Command::Check | Command::Export(_) | Command::Import(_) | Command::Providers => {}
     }
     let settings = match Settings::from_process_env() {
         Ok(settings) => settings,
@@ -94,6 +104,7 @@ fn main() -> ExitCode {
         Command::Check => check(&settings),
         Command::Export(file) => export(&settings, file.as_deref()),
         Command::Import(file) => import(&settings, &file),
+        Command::Providers => list_providers(&settings),
         _ => serve(settings),
     }
 }
@@ -124,6 +135,124 @@ fn serve(settings: Settings) -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             tracing::error!("the MCP session ended with an error: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// A runtime for the subcommands that call providers.
+fn block_on<T>(work: impl Future<Output = T>) -> T {
+    tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("the Tokio runtime starts").block_on(work)
+}
+
+/// `stratigraphic-amenity providers`: every provider found, and whether it can serve.
+fn list_providers(settings: &Settings) -> ExitCode {
+    let catalog = match Catalog::for_settings(settings) {
+        Ok(catalog) => catalog,
+        Err(error) => {
+            eprintln!("stratigraphic-amenity: bad setting: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    let set = block_on(ProviderSet::load(settings));
+    let mut out = String::new();
+    let folders: Vec<String> = providers::first_party_folders().iter().map(|p| p.display().to_string()).collect();
+    out.push_str(&format!(
+        "first-party providers are looked for in: {}
+",
+        folders.join(", ")
+    ));
+    let roots: Vec<String> = settings.provider_roots.iter().map(|p| p.display().to_string()).collect();
+    out.push_str(&format!(
+        "provider roots (GEOMAP_PROVIDER_ROOTS): {}
+",
+        roots.join(", ")
+    ));
+    out.push_str(&format!(
+        "enabled (GEOMAP_PROVIDERS): {}
+",
+        settings.providers.as_ref().map_or("all found".into(), |p| p.join(", "))
+    ));
+    let mut unusable = 0;
+    for entry in set.entries() {
+        let origin = match entry.origin {
+            Origin::FirstParty => "first-party".to_owned(),
+            Origin::ProviderRoot { index } => format!("provider root [{index}]"),
+        };
+        let state = match &entry.state {
+            LoadState::NotEnabled => "found, not enabled".to_owned(),
+            LoadState::Failed(LoadFailure::Incompatible(detail)) => format!("NOT LOADABLE: {detail}"),
+            LoadState::Failed(LoadFailure::Runtime { failure, detail }) => {
+                format!("NOT LOADABLE: it failed describing itself ({}): {detail}", failure.as_str())
+            }
+            LoadState::Loaded(loaded) => {
+                let d = loaded.provider.descriptor();
+                let kinds: Vec<&str> = [(d.lookup, "lookup"), (d.knowledge, "knowledge")].into_iter().filter(|(on, _)| *on).map(|(_, kind)| kind).collect();
+                let missing: Vec<&str> = d
+                    .assets
+                    .iter()
+                    .filter(|id| {
+                        catalog
+                            .get(id)
+                            .is_none_or(|asset| !matches!(assets::status(asset, &settings.data_root).state, AssetState::Installed | AssetState::Custom))
+                    })
+                    .map(String::as_str)
+                    .collect();
+                let ready = match missing.as_slice() {
+                    [] => "ready".to_owned(),
+                    ids => format!(
+                        "not ready: missing assets {} (install: stratigraphic-amenity-assets {} --root \"{}\")",
+                        ids.join(", "),
+                        ids.join(" "),
+                        settings.data_root.display()
+                    ),
+                };
+                format!("{} {}, serves {}; {ready}", d.name, d.version, kinds.join(" and "))
+            }
+        };
+        if matches!(entry.state, LoadState::Failed(_)) {
+            unusable += 1;
+        }
+        let limits = entry.limits;
+        out.push_str(&format!(
+            "{:<18} {origin}: {}\n{:<18} limits: deadline {:?}, memory {} MiB, output {} KiB; {state}\n",
+            entry.name,
+            entry.path.display(),
+            "",
+            limits.deadline,
+            limits.memory_bytes >> 20,
+            limits.output_bytes >> 10
+        ));
+    }
+    for name in &set.enabled_but_absent {
+        unusable += 1;
+        out.push_str(&format!("{name:<18} NOT FOUND: GEOMAP_PROVIDERS enables it, but no component of that name is in any folder above\n"));
+    }
+    for problem in &set.problems {
+        out.push_str(&format!("note: {problem}\n"));
+    }
+    let _ = std::io::Write::write_all(&mut std::io::stdout(), out.as_bytes());
+    if unusable == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+}
+
+/// `stratigraphic-amenity providers check FILE.wasm`: loads one component as the server would.
+fn check_provider(file: &Path) -> ExitCode {
+    match block_on(providers::check_file(file)) {
+        Ok(d) => {
+            let kinds: Vec<&str> = [(d.lookup, "lookup"), (d.knowledge, "knowledge")].into_iter().filter(|(on, _)| *on).map(|(_, kind)| kind).collect();
+            println!("ok: {} {} exports geomap:provider@{}.{}.x", d.name, d.version, providers::SUPPORTED_WORLD.0, providers::SUPPORTED_WORLD.1);
+            println!("description: {}", d.description);
+            println!("serves: {}{}", kinds.join(", "), if d.needs_area { " (knowledge needs an area)" } else { "" });
+            println!("assets: {}", if d.assets.is_empty() { "none".to_owned() } else { d.assets.join(", ") });
+            println!("options schema: {}", d.options_schema);
+            println!(
+                "to enable it: copy it into a folder of GEOMAP_PROVIDER_ROOTS as {}.wasm and add {} to GEOMAP_PROVIDERS (or leave that unset)",
+                d.name, d.name
+            );
+            ExitCode::SUCCESS
+        }
+        Err(problem) => {
+            eprintln!("stratigraphic-amenity: {} is not a usable provider: {problem}", file.display());
             ExitCode::FAILURE
         }
     }

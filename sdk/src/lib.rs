@@ -27,6 +27,9 @@
 //! ```
 
 pub mod harness;
+#[cfg(feature = "skos")]
+pub mod skos;
+pub mod text;
 
 use std::fs::File;
 use std::path::PathBuf;

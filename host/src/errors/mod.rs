@@ -118,6 +118,8 @@ pub enum Cause {
     Gdal,
     /// The registry database (SQLite) failed or reports damage.
     Database,
+    /// A knowledge asset a provider needs is not installed.
+    AssetNotInstalled,
 }
 
 /// The envelope's fixed schema tag: `V1` is `geomap-error/v1` (inlined in JSON

@@ -17,7 +17,9 @@ use super::tools::MapReport;
 use super::tools::capabilities::{CapabilitiesArgs, CapabilitiesResult};
 use super::tools::describe_map::DescribeMapArgs;
 use super::tools::georeference::{GeoreferenceArgs, GeoreferenceReport};
+use super::tools::lookup::{LookupArgs, LookupResult};
 use super::tools::prepare_knowledge::{PrepareKnowledgeArgs, PrepareKnowledgeResult};
+use super::tools::query_knowledge::{KnowledgeBundle, QueryKnowledgeArgs};
 use super::tools::register_map::RegisterMapArgs;
 use crate::assets::{AssetKind, Catalog};
 use crate::settings::Settings;
@@ -33,6 +35,10 @@ pub enum ToolName {
     DescribeMap,
     /// `geomap_georeference`
     Georeference,
+    /// `geomap_lookup`
+    Lookup,
+    /// `geomap_query_knowledge`
+    QueryKnowledge,
     /// `geomap_prepare_knowledge`
     PrepareKnowledge,
 }
@@ -45,6 +51,8 @@ impl ToolName {
             ToolName::RegisterMap => "geomap_register_map",
             ToolName::DescribeMap => "geomap_describe_map",
             ToolName::Georeference => "geomap_georeference",
+            ToolName::Lookup => "geomap_lookup",
+            ToolName::QueryKnowledge => "geomap_query_knowledge",
             ToolName::PrepareKnowledge => "geomap_prepare_knowledge",
         }
     }
@@ -104,6 +112,18 @@ impl Inventory {
                 "Georeference a map",
                 "Tie a registered map to the ground: give a CRS and either bounds (the CRS box of the whole scan, or of pixel_region) or control_points (pixel col/row → CRS x/y) with a transform (affine, polynomial2, polynomial3, thin_plate_spline). Every call writes a new revision (the newest is the map's current georeference) with residuals, RMSE, the WGS84 box and GeoTIFF/VRT files for GIS tools. Not idempotent. Wrong bounds, CRS or points fail with invalid_bounds: read the message.",
                 annotations("Georeference a map", false, false),
+            ),
+            spec::<LookupArgs, LookupResult>(
+                ToolName::Lookup,
+                "Look a term up",
+                "Look up a term from a map or its legend in the lookup providers: a time term (\"Jurassic\", \"Lower Cretaceous\", a Chinese chart label) gives the interval with its ages in Ma, a lithology term gives its CGI concept, a rock name its K2 class. Each answer names its provider; a provider that finds nothing gives close matches. Omit `providers` to ask every enabled lookup provider; a provider that fails while others answer is listed in `warnings`.",
+                annotations("Look a term up", true, true),
+            ),
+            spec::<QueryKnowledgeArgs, KnowledgeBundle>(
+                ToolName::QueryKnowledge,
+                "Query knowledge about an area",
+                "Ask the knowledge providers about a georeferenced map's area (map_id: its newest revision's wgs84_bounds) or an explicit WGS84 area: for example earthquakes in it. A map without a georeference fails with georef_required (call geomap_georeference first). Every call writes a new knowledge bundle (bundle_id, resource geomap://bundles/{bundle_id}), so it is not idempotent. A provider that fails while others answer is listed in `warnings`.",
+                annotations("Query knowledge about an area", false, false),
             ),
             spec::<PrepareKnowledgeArgs, PrepareKnowledgeResult>(
                 ToolName::PrepareKnowledge,

@@ -32,6 +32,7 @@ use serde_json::Value;
 
 use crate::assets::{Catalog, OverrideError};
 use crate::errors::{Envelope, ErrorCode};
+use crate::providers::ProviderSet;
 use crate::registry::{Registry, RegistryError};
 use crate::roots::MapRoots;
 use crate::settings::Settings;
@@ -45,7 +46,7 @@ use progress::ProgressSink;
 use resources::{artifact_resource, map_resource};
 use tokio_util::sync::CancellationToken;
 use tools::prepare_knowledge::{self, FailedAsset, PrepareKnowledgeResult, Prepared};
-use tools::{capabilities, describe_map, georeference, register_map};
+use tools::{capabilities, describe_map, georeference, lookup, query_knowledge, register_map};
 
 /// The server's name on the wire.
 pub const SERVER_NAME: &str = "stratigraphic-amenity";
@@ -88,6 +89,8 @@ pub struct ServerState {
     pub catalog: Catalog,
     /// Offered tools.
     pub inventory: Inventory,
+    /// The providers, discovered and loaded at first use (see [`ServerState::providers`]).
+    providers: tokio::sync::OnceCell<ProviderSet>,
 }
 
 impl ServerState {
@@ -102,7 +105,19 @@ impl ServerState {
         }
         let roots = MapRoots::open(&settings.map_roots).map_err(|(path, source)| StartupError::MapRoot { path, source })?;
         let inventory = Inventory::new(&settings, &catalog);
-        Ok(ServerState { settings, roots, registry, catalog, inventory })
+        Ok(ServerState { settings, roots, registry, catalog, inventory, providers: tokio::sync::OnceCell::new() })
+    }
+
+    /// The providers if a call has loaded them already.
+    pub fn loaded_providers(&self) -> Option<&ProviderSet> {
+        self.providers.get()
+    }
+
+    /// The providers: discovered, and the enabled ones compiled (or taken
+    /// from the compile cache) and described, the first time a call needs them,
+    /// so start-up never waits for the compiler.
+    pub async fn providers(&self) -> &ProviderSet {
+        self.providers.get_or_init(|| ProviderSet::load(&self.settings)).await
     }
 }
 
@@ -191,6 +206,12 @@ impl GeomapServer {
                 let links = report.revision.artifacts.iter().map(|a| artifact_resource(&report.map_id, &report.revision.revision_id, a)).collect();
                 Ok(ToolOutput::new(&report, links))
             }
+            ToolName::Lookup => Ok(ToolOutput::new(&lookup::lookup(state, arguments::parse(arguments)?).await?, Vec::new())),
+            ToolName::QueryKnowledge => {
+                let bundle = query_knowledge::query_knowledge(state, arguments::parse(arguments)?).await?;
+                let link = resources::bundle_resource(&bundle.bundle_id);
+                Ok(ToolOutput::new(&bundle, vec![link]))
+            }
             ToolName::PrepareKnowledge => {
                 let args = arguments::parse(arguments)?;
                 match prepare_knowledge::prepare_knowledge(state, args, call.consent, progress, call.cancel).await? {
@@ -206,8 +227,11 @@ impl GeomapServer {
                                 FailedAsset { asset, code: envelope.code, reason, message: envelope.message }
                             })
                             .collect();
-                        let summary = prepare_knowledge::summary(consent, installed.len(), already_present.len(), failed.len(), download_bytes);
-                        Ok(ToolOutput::new(&PrepareKnowledgeResult { consent, installed, already_present, failed, download_bytes, summary }, Vec::new()))
+                        let ready_providers = prepare_knowledge::providers_made_ready(&self.state, &installed).await;
+                        let summary =
+                            prepare_knowledge::summary(consent, installed.len(), already_present.len(), failed.len(), download_bytes, &ready_providers);
+                        let result = PrepareKnowledgeResult { consent, installed, already_present, failed, download_bytes, ready_providers, summary };
+                        Ok(ToolOutput::new(&result, Vec::new()))
                     }
                 }
             }

@@ -18,10 +18,19 @@ use super::adapter::{self, FailedCall, MapGone, ToolError};
 use super::arguments::{ArgumentError, ArgumentProblem};
 use super::tools::MapReport;
 use super::tools::describe_map::describe_map;
+use super::tools::query_knowledge::read_bundle;
 use super::{GeomapServer, ServerState, error_result};
 
 /// The URI scheme prefix of registered maps.
 pub const MAP_URI_PREFIX: &str = "geomap://maps/";
+
+/// The URI prefix of knowledge bundles.
+pub const BUNDLE_URI_PREFIX: &str = "geomap://bundles/";
+
+/// The resource URI of a knowledge bundle.
+pub fn bundle_uri(bundle_id: &str) -> String {
+    format!("{BUNDLE_URI_PREFIX}{bundle_id}")
+}
 
 /// The largest artifact `resources/read` sends (base64 in one JSON message);
 /// larger ones are opened from their `path` instead.
@@ -85,6 +94,14 @@ fn registered_map_resource(map_id: &str, relative_path: &str, media_type: MediaT
         .with_mime_type("application/json")
 }
 
+/// The MCP resource of a knowledge bundle.
+pub fn bundle_resource(bundle_id: &str) -> Resource {
+    Resource::new(bundle_uri(bundle_id), bundle_id)
+        .with_title(format!("Knowledge bundle {bundle_id}"))
+        .with_description("What the knowledge providers answered about an area")
+        .with_mime_type("application/json")
+}
+
 /// The MCP resource of one revision artifact.
 pub fn artifact_resource(map_id: &str, revision_id: &str, artifact: &Artifact) -> Resource {
     Resource::new(artifact_uri(map_id, revision_id, &artifact.name), artifact.name.clone())
@@ -98,7 +115,11 @@ pub fn templates() -> ListResourceTemplatesResult {
         .with_title("A registered map")
         .with_description("What is known about a map registered with geomap_register_map (JSON).")
         .with_mime_type("application/json");
-    ListResourceTemplatesResult::with_all_items(vec![template])
+    let bundle = ResourceTemplate::new(format!("{BUNDLE_URI_PREFIX}{{bundle_id}}"), "knowledge bundle")
+        .with_title("A knowledge bundle")
+        .with_description("What knowledge providers answered to one geomap_query_knowledge call, with the map, revision and area asked about (JSON).")
+        .with_mime_type("application/json");
+    ListResourceTemplatesResult::with_all_items(vec![template, bundle])
 }
 
 impl GeomapServer {
@@ -143,8 +164,17 @@ impl GeomapServer {
     /// `resources/read`: a map's report (JSON) or an artifact's bytes (base64).
     pub(super) async fn read(&self, uri: String) -> Result<ReadResourceResult, ErrorData> {
         let trace_id = TraceId::random();
-        let path = uri.strip_prefix(MAP_URI_PREFIX).unwrap_or(&uri).to_owned();
         let state = Arc::clone(&self.state);
+        if let Some(bundle_id) = uri.strip_prefix(BUNDLE_URI_PREFIX) {
+            let read = read_bundle(state, bundle_id.to_owned());
+            let error = match trace::run_call(trace_id.clone(), read).await {
+                Ok(Ok(text)) => return Ok(ReadResourceResult::new(vec![ResourceContents::text(text, uri.clone()).with_mime_type("application/json")])),
+                Ok(Err(error)) => error,
+                Err(_) => ToolError::Panic,
+            };
+            return Err(self.resource_failure("resources/read", &error, &trace_id));
+        }
+        let path = uri.strip_prefix(MAP_URI_PREFIX).unwrap_or(&uri).to_owned();
         let contents = match path.split('/').collect::<Vec<_>>().as_slice() {
             [map_id, "revisions", revision_id, name] => {
                 let read = read_artifact(state, map_id.to_string(), revision_id.to_string(), name.to_string());

@@ -1,632 +1,528 @@
-//! Provider components: loading, sandboxing and calling the WebAssembly
-//! components that export the world in `wit/provider.wit`.
+//! Providers: discovery, enablement, loading and calls of the WebAssembly
+//! components that export the world in `wit/provider.wit` (the runtime that
+//! compiles and sandboxes them is in [`runtime`]).
 //!
 //! Invariants:
-//! - A component is loaded once: its exports are checked for a supported world
-//!   version (0.1.x) before anything runs, it is linked once (`PluginPre`),
-//!   and it describes itself once.
-//! - Every call gets a fresh store and instance: a trap poisons a store, so
-//!   none is ever reused after any error.
-//! - The sandbox: no network, no environment, no inherited stdio (stderr is
-//!   captured), each asset the provider declared mounted read-only at
-//!   `/assets/<asset-id>/`, nothing else on the filesystem.
-//! - Limits: memory by a store limiter; CPU by an epoch deadline *and* an outer
-//!   timeout (epochs do not fire while the guest blocks in a host call); the
-//!   output's size is checked before it is handed on.
+//! - Components are found only through directory handles (`cap-std`) of the
+//!   first-party folder and the operator's `GEOMAP_PROVIDER_ROOTS`: a symlink
+//!   that leads out of a root is refused by the open, not by comparing strings.
+//! - A provider's name is its file's stem with `_` read as `-`
+//!   (`k2_rocks.wasm` is `k2-rocks`); the name it declares must match, so
+//!   enablement and "not found" are decided without running anything.
+//! - The first component found under a name wins: first-party providers,
+//!   then the provider roots in order; later ones are reported and ignored.
+//! - Only enabled providers are compiled and run; one that fails to load is
+//!   reported with its reason and never half-loaded.
+//! - Options are checked against the provider's JSON Schema on the host side
+//!   before the provider sees them.
+
+mod runtime;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
 
-use wasmtime::component::{Component, Linker, ResourceTable};
-use wasmtime::{Config, Engine, ResourceLimiter, Store};
-use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
-use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxView, WasiView};
+use cap_std::ambient_authority;
+use cap_std::fs::Dir;
+use schemars::JsonSchema;
+use serde::Serialize;
 
-mod bindings {
-    wasmtime::component::bindgen!({
-        path: "../wit",
-        world: "geomap:provider/plugin",
-        exports: { default: async },
-    });
+use crate::settings::Settings;
+
+pub use runtime::{
+    CallError, Compiled, Descriptor, Entry, Knowledge, KnowledgeRequest, Limits, LoadError, LoadedProvider, LookupRequest, ProviderFailure, Runtime,
+    RuntimeFailure, SUPPORTED_WORLD,
+};
+
+/// The providers this workspace builds, always looked for beside the server binary.
+pub const FIRST_PARTY: [&str; 4] = ["ics-timescale", "cgi-lithology", "k2-rocks", "usgs-seismicity"];
+
+/// The folder under the data root where compiled components are cached.
+pub const COMPILE_CACHE_DIR: &str = "cache/providers";
+
+/// The kinds of request a provider can serve.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// A term in, entries out (`geomap_lookup`).
+    Lookup,
+    /// An area in, knowledge out (`geomap_query_knowledge`).
+    Knowledge,
 }
 
-use bindings::exports::geomap::provider::provider as wit;
-
-/// The world versions this host loads: any patch of 0.1.
-pub const SUPPORTED_WORLD: (u64, u64) = (0, 1);
-/// The export name prefix of the provider interface.
-const INTERFACE: &str = "geomap:provider/provider@";
-/// How often the epoch advances.
-const EPOCH_TICK: Duration = Duration::from_millis(10);
-/// How much of a provider's stderr is kept.
-const STDERR_BYTES: usize = 16 << 10;
-
-/// Per-provider limits (the operator may change them per provider).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Limits {
-    /// Wall-clock time a call may take.
-    pub deadline: Duration,
-    /// Linear memory a call may grow to.
-    pub memory_bytes: usize,
-    /// Bytes of text a call may return.
-    pub output_bytes: usize,
-}
-
-impl Default for Limits {
-    fn default() -> Limits {
-        Limits { deadline: Duration::from_secs(10), memory_bytes: 512 << 20, output_bytes: 4 << 20 }
-    }
-}
-
-/// What the provider says it is (the WIT `descriptor`, with options as JSON).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Descriptor {
-    /// Its name.
-    pub name: String,
-    /// Its version.
-    pub version: String,
-    /// One sentence for agents.
-    pub description: String,
-    /// Whether it looks terms up.
-    pub lookup: bool,
-    /// Whether it answers knowledge queries.
-    pub knowledge: bool,
-    /// The asset ids it reads.
-    pub assets: Vec<String>,
-    /// Whether its knowledge queries need an area.
-    pub needs_area: bool,
-    /// The JSON Schema of its options.
-    pub options_schema: serde_json::Value,
-}
-
-/// A term to look up.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LookupRequest {
-    /// As the user wrote it.
-    pub term: String,
-    /// The provider's options (a JSON object).
-    pub options: serde_json::Value,
-    /// At most this many entries.
-    pub limit: u32,
-    /// A preferred language for labels.
-    pub language: Option<String>,
-}
-
-/// An area to ask about.
-#[derive(Debug, Clone, PartialEq)]
-pub struct KnowledgeRequest {
-    /// A WGS84 box (west, south, east, north), when there is one.
-    pub area: Option<[f64; 4]>,
-    /// Topics to keep to.
-    pub topics: Vec<String>,
-    /// The provider's options (a JSON object).
-    pub options: serde_json::Value,
-    /// At most this many items.
-    pub limit: u32,
-}
-
-/// What a knowledge query found.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Knowledge {
-    /// (title, data) pairs, most relevant first.
-    pub items: Vec<(String, serde_json::Value)>,
-    /// One paragraph.
-    pub summary: String,
-}
-
-/// One entry a lookup returned (data is a JSON object).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Entry {
-    /// Stable identifier.
-    pub id: String,
-    /// Name.
-    pub label: String,
-    /// One line.
-    pub summary: String,
-    /// Everything else.
-    pub data: serde_json::Value,
-}
-
-/// How a call went wrong in the runtime rather than in the provider's logic.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RuntimeFailure {
-    /// It ran past its deadline.
-    Timeout,
-    /// It tried to grow its memory past the limit.
-    MemoryLimit,
-    /// It trapped (a panic, unbounded recursion, an unreachable).
-    Trap,
-    /// It returned more than the output limit.
-    OutputTooLarge,
-}
-
-impl RuntimeFailure {
-    /// The wire name (`details.failure`).
-    pub fn as_str(self) -> &'static str {
+impl Kind {
+    /// The tool that makes this kind of request.
+    pub fn tool(self) -> &'static str {
         match self {
-            RuntimeFailure::Timeout => "timeout",
-            RuntimeFailure::MemoryLimit => "memory_limit",
-            RuntimeFailure::Trap => "trap",
-            RuntimeFailure::OutputTooLarge => "output_too_large",
+            Kind::Lookup => "geomap_lookup",
+            Kind::Knowledge => "geomap_query_knowledge",
         }
     }
 }
 
-/// The typed failure a provider returned.
+/// Where a provider's component was found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum Origin {
+    /// Built with this server (beside its binary).
+    FirstParty,
+    /// In the operator's provider root number `index` (`GEOMAP_PROVIDER_ROOTS`).
+    ProviderRoot {
+        /// Position in GEOMAP_PROVIDER_ROOTS.
+        index: usize,
+    },
+}
+
+/// Why a found, enabled provider could not be loaded.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ProviderFailure {
-    /// It does not serve this kind of request.
-    UnsupportedRequest(String),
-    /// An option does not fit (JSON pointer, message).
-    InvalidOptions { field: String, message: String },
-    /// An asset it needs is not mounted.
-    MissingAsset(String),
-    /// Nothing matched; close matches.
-    NotFound(Vec<String>),
-    /// Anything else.
-    Failed(String),
-}
-
-/// Why loading a component failed.
-#[derive(Debug, thiserror::Error)]
-pub enum LoadError {
-    /// The file cannot be read.
-    #[error("cannot read {}: {source}", path.display())]
-    Unreadable { path: PathBuf, source: std::io::Error },
-    /// Not a component this engine can compile, or it cannot be linked.
-    #[error("{} is not a loadable provider component: {message}", path.display())]
-    Invalid { path: PathBuf, message: String },
-    /// It exports another version of the world (or none).
-    #[error("{} exports {found}, but this server loads geomap:provider@0.1.x", path.display())]
-    Incompatible { path: PathBuf, found: String },
-    /// Describing itself failed.
-    #[error("{} could not describe itself: {failure:?} {detail}", path.display())]
-    Describe { path: PathBuf, failure: RuntimeFailure, detail: String },
-}
-
-/// Why a call failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum CallError {
-    /// The provider answered with a typed failure.
-    #[error("the provider answered {0:?}")]
-    Provider(ProviderFailure),
-    /// The runtime stopped it; `detail` says how (with its stderr, scrubbed of paths).
-    #[error("{} ({detail})", failure.as_str())]
+pub enum LoadFailure {
+    /// Built for another world version, or not a provider component at all.
+    Incompatible(String),
+    /// It trapped or ran out of a limit while describing itself.
     Runtime { failure: RuntimeFailure, detail: String },
 }
 
-/// A store's host state: WASI, its resources, and the memory limiter.
-struct Sandbox {
-    wasi: WasiCtx,
-    table: ResourceTable,
-    limiter: MemoryLimiter,
+/// A loaded provider and its compiled options schema.
+pub struct Loaded {
+    /// The linked component.
+    pub provider: LoadedProvider,
+    options: jsonschema::Validator,
 }
 
-impl WasiView for Sandbox {
-    fn ctx(&mut self) -> WasiCtxView<'_> {
-        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+/// Whether a found provider can be called.
+pub enum LoadState {
+    /// The operator did not enable it (`GEOMAP_PROVIDERS`); it was not compiled.
+    NotEnabled,
+    /// Loaded and described.
+    Loaded(Arc<Loaded>),
+    /// Enabled, but it cannot be loaded.
+    Failed(LoadFailure),
+}
+
+/// One provider found on disk.
+pub struct ProviderEntry {
+    /// Its name (the file's stem, `_` read as `-`).
+    pub name: String,
+    /// Where it was found.
+    pub origin: Origin,
+    /// Its file (server-side only; never sent to agents).
+    pub path: PathBuf,
+    /// Its limits: the defaults with the operator's `[provider_limits.<name>]` over them.
+    pub limits: Limits,
+    /// Loaded, not enabled, or why it failed.
+    pub state: LoadState,
+}
+
+impl ProviderEntry {
+    /// Whether the operator enabled it.
+    pub fn enabled(&self) -> bool {
+        !matches!(self.state, LoadState::NotEnabled)
     }
-}
 
-/// Refuses growth past `limit` and remembers that it did, so the trap that
-/// follows is reported as `memory_limit`.
-struct MemoryLimiter {
-    limit: usize,
-    exceeded: Arc<AtomicBool>,
-}
-
-impl ResourceLimiter for MemoryLimiter {
-    fn memory_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
-        if desired > self.limit {
-            self.exceeded.store(true, Ordering::Relaxed);
-            return Err(wasmtime::Error::msg(format!("memory limit of {} bytes reached", self.limit)));
+    /// What it said about itself, when it loaded.
+    pub fn descriptor(&self) -> Option<&Descriptor> {
+        match &self.state {
+            LoadState::Loaded(loaded) => Some(loaded.provider.descriptor()),
+            _ => None,
         }
-        Ok(true)
     }
 
-    fn table_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
-        Ok(desired <= 100_000)
+    /// Whether it serves `kind`, when it loaded.
+    pub fn serves(&self, kind: Kind) -> bool {
+        self.descriptor().is_some_and(|descriptor| match kind {
+            Kind::Lookup => descriptor.lookup,
+            Kind::Knowledge => descriptor.knowledge,
+        })
     }
 }
 
-/// The engine, the linker with WASI, the epoch ticker, and where compiled components are cached.
-pub struct Runtime {
-    engine: Engine,
-    linker: Linker<Sandbox>,
-    cache: Option<PathBuf>,
+/// Why a provider could not answer; `mcp::adapter` turns each into an envelope.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ProviderError {
+    /// No provider has this name.
+    #[error("no provider is called {name:?}")]
+    NotFound { name: String, close: Vec<String> },
+    /// No enabled, loaded provider serves this kind of request.
+    #[error("no enabled provider serves {}", kind.tool())]
+    NoneAvailable { kind: Kind },
+    /// Found, but the operator did not enable it.
+    #[error("provider {name} is not enabled")]
+    NotEnabled { name: String },
+    /// It does not serve this request.
+    #[error("provider {name} cannot serve this request: {detail}")]
+    CannotServe { name: String, detail: String },
+    /// Its options do not fit its schema (JSON pointer into its options).
+    #[error("provider {name}: invalid option at {field}: {message}")]
+    InvalidOptions { name: String, field: String, message: String },
+    /// It cannot be loaded by this server.
+    #[error("provider {name} is incompatible: {detail}")]
+    Incompatible { name: String, detail: String },
+    /// The runtime stopped it.
+    #[error("provider {name} failed in the runtime ({}): {detail}", failure.as_str())]
+    Runtime { name: String, failure: RuntimeFailure, detail: String },
+    /// It reported a failure of its own.
+    #[error("provider {name} failed: {message}")]
+    Failed { name: String, message: String },
+    /// Knowledge assets it needs are not installed.
+    #[error("provider {name} needs assets that are not installed: {}", assets.join(", "))]
+    MissingAssets { name: String, assets: Vec<String> },
 }
 
-impl std::fmt::Debug for Runtime {
+impl ProviderError {
+    /// The provider the failure is about (empty for [`ProviderError::NoneAvailable`]).
+    pub fn provider(&self) -> &str {
+        match self {
+            ProviderError::NotFound { name, .. }
+            | ProviderError::NotEnabled { name }
+            | ProviderError::CannotServe { name, .. }
+            | ProviderError::InvalidOptions { name, .. }
+            | ProviderError::Incompatible { name, .. }
+            | ProviderError::Runtime { name, .. }
+            | ProviderError::Failed { name, .. }
+            | ProviderError::MissingAssets { name, .. } => name,
+            ProviderError::NoneAvailable { .. } => "",
+        }
+    }
+
+    /// How soon the agent can act on it: lower is more actionable. When every
+    /// provider of a call fails, the call fails with the lowest.
+    pub fn actionability(&self) -> u8 {
+        match self {
+            ProviderError::InvalidOptions { .. } | ProviderError::NotFound { .. } | ProviderError::CannotServe { .. } => 0,
+            ProviderError::MissingAssets { .. } => 1,
+            ProviderError::NotEnabled { .. } | ProviderError::NoneAvailable { .. } => 2,
+            ProviderError::Incompatible { .. } | ProviderError::Runtime { .. } | ProviderError::Failed { .. } => 3,
+        }
+    }
+
+    /// A call's error, named for `name`.
+    pub fn from_call(name: &str, error: CallError) -> ProviderError {
+        let name = name.to_owned();
+        match error {
+            CallError::Runtime { failure, detail } => ProviderError::Runtime { name, failure, detail },
+            CallError::Provider(ProviderFailure::UnsupportedRequest(detail)) => ProviderError::CannotServe { name, detail },
+            CallError::Provider(ProviderFailure::InvalidOptions { field, message }) => ProviderError::InvalidOptions { name, field, message },
+            CallError::Provider(ProviderFailure::MissingAsset(asset)) => ProviderError::MissingAssets { name, assets: vec![asset] },
+            CallError::Provider(ProviderFailure::Failed(message)) => ProviderError::Failed { name, message },
+            CallError::Provider(ProviderFailure::NotFound(close)) => {
+                ProviderError::Failed { name, message: format!("found nothing (close: {})", close.join(", ")) }
+            }
+        }
+    }
+}
+
+/// Every provider found, enabled or not, loaded or not.
+pub struct ProviderSet {
+    runtime: Arc<Runtime>,
+    entries: Vec<ProviderEntry>,
+    /// Names the operator enabled that no component has.
+    pub enabled_but_absent: Vec<String>,
+    /// What discovery could not use (an unreadable root, a duplicate name), for the operator.
+    pub problems: Vec<String>,
+}
+
+impl std::fmt::Debug for ProviderSet {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Runtime")
+        f.debug_struct("ProviderSet").field("providers", &self.entries.iter().map(|entry| &entry.name).collect::<Vec<_>>()).finish()
     }
 }
 
-impl Runtime {
-    /// An engine for provider components with WASI preview 2 linked; compiled
-    /// components are cached in `cache` (a folder only the server writes) when given.
-    pub fn new(cache: Option<PathBuf>) -> wasmtime::Result<Runtime> {
-        let mut config = Config::new();
-        config.wasm_component_model(true).epoch_interruption(true);
-        let engine = Engine::new(&config)?;
-        let mut linker = Linker::new(&engine);
-        wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
-        let ticking = engine.weak();
-        std::thread::Builder::new().name("provider-epochs".to_owned()).spawn(move || {
-            while let Some(engine) = ticking.upgrade() {
-                engine.increment_epoch();
-                drop(engine);
-                std::thread::sleep(EPOCH_TICK);
-            }
-        })?;
-        Ok(Runtime { engine, linker, cache })
-    }
-
-    /// The cache file of `wasm` for this engine: `<sha256 of the wasm>-<engine compatibility hash>.cwasm`.
-    fn cache_file(&self, wasm: &[u8]) -> Option<PathBuf> {
-        use sha2::Digest;
-        struct Sha(sha2::Sha256);
-        impl std::hash::Hasher for Sha {
-            fn finish(&self) -> u64 {
-                0 // unused: the digest is read instead
-            }
-            fn write(&mut self, bytes: &[u8]) {
-                self.0.update(bytes);
-            }
-        }
-        let mut engine = Sha(sha2::Sha256::new());
-        std::hash::Hash::hash(&self.engine.precompile_compatibility_hash(), &mut engine);
-        let engine = crate::lowercase_hex(&engine.0.finalize()[..12]);
-        let wasm = crate::lowercase_hex(&sha2::Sha256::digest(wasm));
-        self.cache.as_ref().map(|dir| dir.join(format!("{wasm}-{engine}.cwasm")))
-    }
-
-    /// The component for `wasm`: from the cache when a file this server wrote
-    /// is there and intact (its sha256 matches the one recorded beside it),
-    /// else compiled and cached. `true` when it came from the cache. A bad or
-    /// missing cache file is a miss, never an error.
-    fn component(&self, wasm: &[u8]) -> wasmtime::Result<(Component, bool)> {
-        use sha2::Digest;
-        let Some(file) = self.cache_file(wasm) else { return Ok((Component::new(&self.engine, wasm)?, false)) };
-        let recorded = file.with_extension("cwasm.sha256");
-        if let (Ok(compiled), Ok(sum)) = (std::fs::read(&file), std::fs::read_to_string(&recorded))
-            && crate::lowercase_hex(&sha2::Sha256::digest(&compiled)) == sum.trim()
-        {
-            // SAFETY: these bytes are exactly what `Component::serialize` produced in this
-            // server's cache folder (their sha256 matches the one written after them), for an
-            // engine with the same compatibility hash (it is in the file name).
-            if let Ok(component) = unsafe { Component::deserialize(&self.engine, &compiled) } {
-                return Ok((component, true));
-            }
-        }
-        let component = Component::new(&self.engine, wasm)?;
-        if let Ok(compiled) = component.serialize() {
-            let _ = write_cache(&file, &recorded, &compiled); // a cache that cannot be written is only slower
-        }
-        Ok((component, false))
-    }
-
-    /// Compiles, checks and links the component at `path`, and asks it to describe itself.
-    pub async fn load(&self, path: &Path) -> Result<LoadedProvider, LoadError> {
-        let bytes = std::fs::read(path).map_err(|source| LoadError::Unreadable { path: path.to_owned(), source })?;
-        let invalid = |error: wasmtime::Error| LoadError::Invalid { path: path.to_owned(), message: format!("{error:#}") };
-        let (component, from_cache) = self.component(&bytes).map_err(invalid)?;
-        let exports: Vec<String> = component.component_type().exports(&self.engine).map(|(name, _)| name.to_owned()).collect();
-        let version = exports.iter().find_map(|name| name.strip_prefix(INTERFACE)).map(str::to_owned);
-        let supported = version.as_deref().and_then(|version| {
-            let mut parts = version.split('.').map(|part| part.parse::<u64>().ok());
-            Some((parts.next()??, parts.next()??)).filter(|found| *found == SUPPORTED_WORLD)
-        });
-        if supported.is_none() {
-            let found = version.map_or_else(|| format!("no {INTERFACE}* interface (exports: {})", exports.join(", ")), |v| format!("{INTERFACE}{v}"));
-            return Err(LoadError::Incompatible { path: path.to_owned(), found });
-        }
-        let pre = self.linker.instantiate_pre(&component).map_err(invalid)?;
-        let pre = bindings::PluginPre::new(pre).map_err(invalid)?;
-        let mut loaded = LoadedProvider { pre, descriptor: None, from_cache };
-        let describe = |plugin: bindings::Plugin, mut store: Store<Sandbox>| async move {
-            plugin.geomap_provider_provider().call_describe(&mut store).await.map(|descriptor| (descriptor, store))
-        };
-        let descriptor = loaded.run(self, &[], Limits::default(), describe).await.map_err(|error| match error {
-            CallError::Runtime { failure, detail } => LoadError::Describe { path: path.to_owned(), failure, detail },
-            CallError::Provider(failure) => LoadError::Describe { path: path.to_owned(), failure: RuntimeFailure::Trap, detail: format!("{failure:?}") },
-        })?;
-        let options_schema = serde_json::from_str(&descriptor.options_schema)
-            .map_err(|error| LoadError::Invalid { path: path.to_owned(), message: format!("its options schema is not JSON: {error}") })?;
-        loaded.descriptor = Some(Descriptor {
-            name: descriptor.name,
-            version: descriptor.version,
-            description: descriptor.description,
-            lookup: descriptor.capabilities.contains(&wit::Capability::Lookup),
-            knowledge: descriptor.capabilities.contains(&wit::Capability::Knowledge),
-            assets: descriptor.assets,
-            needs_area: descriptor.needs_area,
-            options_schema,
-        });
-        Ok(loaded)
-    }
+/// A component found by discovery, read through its folder's handle.
+struct Found {
+    name: String,
+    origin: Origin,
+    path: PathBuf,
+    wasm: std::io::Result<Vec<u8>>,
 }
 
-/// A component, checked and linked, ready to instantiate per call.
-pub struct LoadedProvider {
-    pre: bindings::PluginPre<Sandbox>,
-    descriptor: Option<Descriptor>,
-    from_cache: bool,
+/// The folders the first-party providers are looked for in: `providers/`
+/// beside the server binary (an installed server), then the workspace's
+/// `target/wasm32-wasip2/release/` when the binary runs from `target/release/`.
+pub fn first_party_folders() -> Vec<PathBuf> {
+    let Some(bin_dir) = std::env::current_exe().ok().and_then(|exe| exe.parent().map(Path::to_owned)) else { return Vec::new() };
+    let mut folders = vec![bin_dir.join("providers")];
+    if let Some(target) = bin_dir.parent() {
+        folders.push(target.join("wasm32-wasip2").join(bin_dir.file_name().unwrap_or_default()));
+    }
+    folders
 }
 
-impl LoadedProvider {
-    /// What it said about itself when loaded.
-    pub fn descriptor(&self) -> &Descriptor {
-        self.descriptor.as_ref().expect("a loaded provider has described itself")
-    }
+/// A provider's name from its file name: `k2_rocks.wasm` is `k2-rocks`; `None` for other files.
+fn name_of(file_name: &str) -> Option<String> {
+    let stem = file_name.strip_suffix(".wasm")?;
+    let name = stem.replace('_', "-");
+    let valid = !name.is_empty() && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+    valid.then_some(name)
+}
 
-    /// Whether its compiled code came from the cache.
-    pub fn from_cache(&self) -> bool {
-        self.from_cache
-    }
-
-    /// Runs `request` with `assets` (asset id, host folder) mounted read-only.
-    pub async fn lookup(&self, runtime: &Runtime, assets: &[(String, PathBuf)], limits: Limits, request: &LookupRequest) -> Result<Vec<Entry>, CallError> {
-        let request =
-            wit::LookupRequest { term: request.term.clone(), options: request.options.to_string(), limit: request.limit, language: request.language.clone() };
-        let call = |plugin: bindings::Plugin, mut store: Store<Sandbox>| async move {
-            plugin.geomap_provider_provider().call_lookup(&mut store, &request).await.map(|answer| (answer, store))
-        };
-        let answer = self.run(runtime, assets, limits, call).await?;
-        let entries = answer.map_err(|error| CallError::Provider(provider_failure(error)))?;
-        check_output(entries.iter().map(|entry| entry.id.len() + entry.label.len() + entry.summary.len() + entry.data.len()).sum(), limits)?;
-        Ok(entries.into_iter().map(|entry| Entry { id: entry.id, label: entry.label, summary: entry.summary, data: json_or_text(entry.data) }).collect())
-    }
-
-    /// Runs `request` with `assets` (asset id, host folder) mounted read-only.
-    pub async fn query(&self, runtime: &Runtime, assets: &[(String, PathBuf)], limits: Limits, request: &KnowledgeRequest) -> Result<Knowledge, CallError> {
-        let request = wit::KnowledgeRequest {
-            area: request.area.map(|[west, south, east, north]| wit::Area { west, south, east, north }),
-            topics: request.topics.clone(),
-            options: request.options.to_string(),
-            limit: request.limit,
-        };
-        let call = |plugin: bindings::Plugin, mut store: Store<Sandbox>| async move {
-            plugin.geomap_provider_provider().call_query(&mut store, &request).await.map(|answer| (answer, store))
-        };
-        let knowledge = self.run(runtime, assets, limits, call).await?.map_err(|error| CallError::Provider(provider_failure(error)))?;
-        let size = knowledge.summary.len() + knowledge.items.iter().map(|item| item.title.len() + item.data.len()).sum::<usize>();
-        check_output(size, limits)?;
-        Ok(Knowledge { items: knowledge.items.into_iter().map(|item| (item.title, json_or_text(item.data))).collect(), summary: knowledge.summary })
-    }
-
-    /// Runs `call` on a fresh instance in a fresh sandbox, within `limits`.
-    async fn run<T, F, Fut>(&self, runtime: &Runtime, assets: &[(String, PathBuf)], limits: Limits, call: F) -> Result<T, CallError>
-    where
-        F: FnOnce(bindings::Plugin, Store<Sandbox>) -> Fut,
-        Fut: Future<Output = wasmtime::Result<(T, Store<Sandbox>)>>,
-    {
-        let stderr = MemoryOutputPipe::new(STDERR_BYTES);
-        let mut wasi = WasiCtx::builder();
-        wasi.stderr(stderr.clone()).allow_blocking_current_thread(true);
-        for (id, folder) in assets {
-            wasi.preopened_dir(folder, format!("/assets/{id}"), FsPerms::ReadOnly)
-                .map_err(|error| CallError::Runtime { failure: RuntimeFailure::Trap, detail: format!("asset {id} cannot be mounted: {error}") })?;
+/// Finds every component: first-party ones from `first_party` (the first
+/// folder holding each wins), then every `*.wasm` in the operator's roots.
+fn discover(settings: &Settings, first_party: &[PathBuf], problems: &mut Vec<String>) -> Vec<Found> {
+    let mut found: Vec<Found> = Vec::new();
+    let open = |folder: &Path| Dir::open_ambient_dir(folder, ambient_authority());
+    let first_party_dirs: Vec<(PathBuf, Dir)> = first_party.iter().filter_map(|folder| open(folder).ok().map(|dir| (folder.clone(), dir))).collect();
+    for name in FIRST_PARTY {
+        let file_name = format!("{}.wasm", name.replace('-', "_"));
+        if let Some((folder, dir)) = first_party_dirs.iter().find(|(_, dir)| dir.is_file(&file_name)) {
+            found.push(Found { name: name.to_owned(), origin: Origin::FirstParty, path: folder.join(&file_name), wasm: dir.read(&file_name) });
         }
-        let exceeded = Arc::new(AtomicBool::new(false));
-        let sandbox =
-            Sandbox { wasi: wasi.build(), table: ResourceTable::new(), limiter: MemoryLimiter { limit: limits.memory_bytes, exceeded: Arc::clone(&exceeded) } };
-        let mut store = Store::new(&runtime.engine, sandbox);
-        store.limiter(|sandbox| &mut sandbox.limiter);
-        let ticks = (limits.deadline.as_millis() / EPOCH_TICK.as_millis()).max(1) as u64;
-        store.set_epoch_deadline(ticks);
-        let failed = |error: wasmtime::Error, stderr: &MemoryOutputPipe| {
-            let failure = if exceeded.load(Ordering::Relaxed) {
-                RuntimeFailure::MemoryLimit
-            } else if matches!(error.downcast_ref::<wasmtime::Trap>(), Some(wasmtime::Trap::Interrupt)) {
-                RuntimeFailure::Timeout
-            } else {
-                RuntimeFailure::Trap
+    }
+    for (index, root) in settings.provider_roots.iter().enumerate() {
+        let dir = match open(root) {
+            Ok(dir) => dir,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => continue, // an empty root is a root without providers
+            Err(error) => {
+                problems.push(format!("provider root {} cannot be opened: {error}", root.display()));
+                continue;
+            }
+        };
+        let Ok(listing) = dir.entries() else {
+            problems.push(format!("provider root {} cannot be listed", root.display()));
+            continue;
+        };
+        let mut names: Vec<String> = listing.filter_map(|entry| entry.ok()?.file_name().into_string().ok()).filter(|n| n.ends_with(".wasm")).collect();
+        names.sort();
+        for file_name in names {
+            let Some(name) = name_of(&file_name) else {
+                problems.push(format!(
+                    "{} is ignored: a provider's file name is its name (lowercase letters, digits, '-' or '_') and .wasm",
+                    root.join(&file_name).display()
+                ));
+                continue;
             };
-            let said = String::from_utf8_lossy(&stderr.contents()).trim().to_owned();
-            CallError::Runtime { failure, detail: if said.is_empty() { format!("{error:#}") } else { format!("{error:#}; stderr: {said}") } }
+            if let Some(first) = found.iter().find(|earlier| earlier.name == name) {
+                problems.push(format!("{} is ignored: provider {name} was already found at {}", root.join(&file_name).display(), first.path.display()));
+                continue;
+            }
+            // Opened through the root's handle: a symlink leading out of the root fails here.
+            found.push(Found { name, origin: Origin::ProviderRoot { index }, path: root.join(&file_name), wasm: dir.read(&file_name) });
+        }
+    }
+    found
+}
+
+/// The limits for `name`: the defaults with the operator's over them.
+fn limits_for(settings: &Settings, name: &str) -> Limits {
+    let mut limits = Limits::default();
+    if let Some(set) = settings.provider_limits.get(name) {
+        limits.deadline = set.deadline.unwrap_or(limits.deadline);
+        limits.memory_bytes = set.memory_bytes.map_or(limits.memory_bytes, |bytes| bytes as usize);
+        limits.output_bytes = set.output_bytes.map_or(limits.output_bytes, |bytes| bytes as usize);
+    }
+    limits
+}
+
+impl ProviderSet {
+    /// Discovers the providers and loads the enabled ones (in parallel),
+    /// caching compiled components under the data root.
+    pub async fn load(settings: &Settings) -> ProviderSet {
+        ProviderSet::load_from(settings, &first_party_folders()).await
+    }
+
+    /// [`ProviderSet::load`] with the first-party providers looked for in `first_party`.
+    pub async fn load_from(settings: &Settings, first_party: &[PathBuf]) -> ProviderSet {
+        let mut problems = Vec::new();
+        let runtime = match Runtime::new(Some(settings.data_root.join(COMPILE_CACHE_DIR))) {
+            Ok(runtime) => Arc::new(runtime),
+            Err(error) => panic!("the WebAssembly engine cannot start on this machine: {error:#}"),
         };
-        let work = async move {
-            let plugin = self.pre.instantiate_async(&mut store).await?;
-            call(plugin, store).await
+        let found = discover(settings, first_party, &mut problems);
+        let enabled = |name: &str| settings.providers.as_ref().is_none_or(|names| names.iter().any(|n| n == name));
+        let loads = found.into_iter().map(|found| {
+            let runtime = Arc::clone(&runtime);
+            let limits = limits_for(settings, &found.name);
+            let enabled = enabled(&found.name);
+            async move {
+                let state = match enabled {
+                    false => LoadState::NotEnabled,
+                    true => match load_one(&runtime, &found).await {
+                        Ok(loaded) => LoadState::Loaded(Arc::new(loaded)),
+                        Err(failure) => LoadState::Failed(failure),
+                    },
+                };
+                ProviderEntry { name: found.name, origin: found.origin, path: found.path, limits, state }
+            }
+        });
+        let entries: Vec<ProviderEntry> = futures::future::join_all(loads).await;
+        let enabled_but_absent = settings.providers.iter().flatten().filter(|name| !entries.iter().any(|entry| &entry.name == *name)).cloned().collect();
+        ProviderSet { runtime, entries, enabled_but_absent, problems }
+    }
+
+    /// Every provider found, first-party ones first.
+    pub fn entries(&self) -> &[ProviderEntry] {
+        &self.entries
+    }
+
+    /// The runtime the providers run in.
+    pub fn runtime(&self) -> &Runtime {
+        &self.runtime
+    }
+
+    /// The enabled, loaded providers that serve `kind`.
+    pub fn serving(&self, kind: Kind) -> impl Iterator<Item = &ProviderEntry> {
+        self.entries.iter().filter(move |entry| entry.serves(kind))
+    }
+
+    /// The provider `name`, loaded and able to serve `kind`, or why not.
+    pub fn resolve(&self, name: &str, kind: Kind) -> Result<(&ProviderEntry, Arc<Loaded>), ProviderError> {
+        let Some(entry) = self.entries.iter().find(|entry| entry.name == name) else {
+            let known = self.entries.iter().map(|entry| entry.name.as_str());
+            return Err(ProviderError::NotFound { name: name.to_owned(), close: close_matches(name, known) });
         };
-        match tokio::time::timeout(limits.deadline + EPOCH_TICK * 5, work).await {
-            Ok(Ok((value, _store))) => Ok(value),
-            Ok(Err(error)) => Err(failed(error, &stderr)),
-            Err(_) => Err(CallError::Runtime { failure: RuntimeFailure::Timeout, detail: format!("still running after {:?}", limits.deadline) }),
+        let loaded = match &entry.state {
+            LoadState::NotEnabled => return Err(ProviderError::NotEnabled { name: name.to_owned() }),
+            LoadState::Failed(LoadFailure::Incompatible(detail)) => return Err(ProviderError::Incompatible { name: name.to_owned(), detail: detail.clone() }),
+            LoadState::Failed(LoadFailure::Runtime { failure, detail }) => {
+                return Err(ProviderError::Runtime { name: name.to_owned(), failure: *failure, detail: detail.clone() });
+            }
+            LoadState::Loaded(loaded) => loaded,
+        };
+        if !entry.serves(kind) {
+            let serves = if kind == Kind::Lookup { "knowledge queries (geomap_query_knowledge)" } else { "lookups (geomap_lookup)" };
+            return Err(ProviderError::CannotServe { name: name.to_owned(), detail: format!("it serves only {serves}, not {}", kind.tool()) });
+        }
+        Ok((entry, Arc::clone(loaded)))
+    }
+}
+
+impl Loaded {
+    /// Checks `options` against the provider's schema; the error names the
+    /// offending option by JSON pointer.
+    pub fn check_options(&self, name: &str, options: &serde_json::Value) -> Result<(), ProviderError> {
+        match self.options.iter_errors(options).next() {
+            None => Ok(()),
+            Some(error) => {
+                let pointer = error.instance_path().to_string();
+                // A missing or unexpected property is about that property, not its parent.
+                let field = match error.kind() {
+                    jsonschema::error::ValidationErrorKind::AdditionalProperties { unexpected } if unexpected.len() == 1 => {
+                        format!("{pointer}/{}", unexpected[0])
+                    }
+                    jsonschema::error::ValidationErrorKind::Required { property } => format!("{pointer}/{}", property.as_str().unwrap_or_default()),
+                    _ => pointer,
+                };
+                Err(ProviderError::InvalidOptions {
+                    name: name.to_owned(),
+                    field: if field.is_empty() { "/".to_owned() } else { field },
+                    message: error.to_string(),
+                })
+            }
         }
     }
 }
 
-/// A result over the output limit is `output_too_large`.
-fn check_output(size: usize, limits: Limits) -> Result<(), CallError> {
-    match size > limits.output_bytes {
-        true => Err(CallError::Runtime { failure: RuntimeFailure::OutputTooLarge, detail: format!("{size} bytes, over the limit of {}", limits.output_bytes) }),
-        false => Ok(()),
+/// Loads the component at `path` as the server would (name from its file
+/// name, world version, self-description, options schema), without caching.
+pub async fn check_file(path: &Path) -> Result<Descriptor, String> {
+    let file_name = path.file_name().and_then(|name| name.to_str()).unwrap_or_default();
+    let name = name_of(file_name)
+        .ok_or_else(|| format!("its file name must be the provider's name (lowercase letters, digits, '-' or '_') with .wasm, not {file_name:?}"))?;
+    let runtime = Arc::new(Runtime::new(None).map_err(|error| format!("the WebAssembly engine cannot start: {error:#}"))?);
+    let found = Found { name, origin: Origin::FirstParty, path: path.to_owned(), wasm: std::fs::read(path) };
+    match load_one(&runtime, &found).await {
+        Ok(loaded) => Ok(loaded.provider.descriptor().clone()),
+        Err(LoadFailure::Incompatible(detail)) => Err(detail),
+        Err(LoadFailure::Runtime { failure, detail }) => Err(format!("it failed while describing itself ({}): {detail}", failure.as_str())),
     }
 }
 
-/// A provider's JSON text as a value (text that is not JSON stays text).
-fn json_or_text(text: String) -> serde_json::Value {
-    serde_json::from_str(&text).unwrap_or(serde_json::Value::String(text))
-}
-
-/// Writes a compiled component, then its sha256 (written last, so a torn write is a miss).
-fn write_cache(file: &Path, recorded: &Path, compiled: &[u8]) -> std::io::Result<()> {
-    use sha2::Digest;
-    std::fs::create_dir_all(file.parent().expect("the cache file is inside the cache folder"))?;
-    let temp = file.with_extension(format!("cwasm.{}", crate::trace::random_hex(4)));
-    std::fs::write(&temp, compiled)?;
-    std::fs::rename(&temp, file)?;
-    std::fs::write(recorded, crate::lowercase_hex(&sha2::Sha256::digest(compiled)))
-}
-
-fn provider_failure(error: wit::ProviderError) -> ProviderFailure {
-    match error {
-        wit::ProviderError::UnsupportedRequest(what) => ProviderFailure::UnsupportedRequest(what),
-        wit::ProviderError::InvalidOptions(option) => ProviderFailure::InvalidOptions { field: option.field, message: option.message },
-        wit::ProviderError::MissingAsset(id) => ProviderFailure::MissingAsset(id),
-        wit::ProviderError::NotFound(close) => ProviderFailure::NotFound(close),
-        wit::ProviderError::Failed(message) => ProviderFailure::Failed(message),
+/// Compiles (on a blocking thread), links and describes one component, and compiles its options schema.
+async fn load_one(runtime: &Arc<Runtime>, found: &Found) -> Result<Loaded, LoadFailure> {
+    let wasm = match &found.wasm {
+        Ok(wasm) => wasm.clone(),
+        Err(error) => return Err(LoadFailure::Incompatible(format!("its file cannot be read: {error}"))),
+    };
+    let compiling = Arc::clone(runtime);
+    let path = found.path.clone();
+    let compiled = tokio::task::spawn_blocking(move || compiling.compile(&path, &wasm))
+        .await
+        .map_err(|error| LoadFailure::Incompatible(format!("compiling it failed: {error}")))?;
+    let provider = match compiled {
+        Ok(compiled) => runtime.link(&found.path, compiled).await,
+        Err(error) => Err(error),
     }
+    .map_err(|error| match error {
+        LoadError::Describe { failure, detail, .. } => LoadFailure::Runtime { failure, detail },
+        LoadError::Incompatible { found, .. } => LoadFailure::Incompatible(format!("it exports {found}, but this server loads geomap:provider@0.1.x")),
+        LoadError::Invalid { message, .. } => LoadFailure::Incompatible(format!("it is not a provider component this server can load: {message}")),
+        LoadError::Unreadable { source, .. } => LoadFailure::Incompatible(format!("its file cannot be read: {source}")),
+    })?;
+    let declared = &provider.descriptor().name;
+    if *declared != found.name {
+        return Err(LoadFailure::Incompatible(format!("it calls itself {declared:?}, but its file names it {:?}; rename one to match", found.name)));
+    }
+    let options = jsonschema::validator_for(&provider.descriptor().options_schema)
+        .map_err(|error| LoadFailure::Incompatible(format!("its options schema is not a valid JSON Schema: {error}")))?;
+    Ok(Loaded { provider, options })
+}
+
+/// Up to three names from `known` close to `name`, closest first.
+pub fn close_matches<'a>(name: &str, known: impl Iterator<Item = &'a str>) -> Vec<String> {
+    let mut scored: Vec<(f64, &str)> = known.map(|candidate| (strsim::jaro_winkler(name, candidate), candidate)).filter(|(score, _)| *score >= 0.7).collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+    scored.into_iter().take(3).map(|(_, candidate)| candidate.to_owned()).collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
-    /// A first-party component built by `./dev` (`cargo build --release --target wasm32-wasip2`).
-    fn component(crate_name: &str) -> PathBuf {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/wasm32-wasip2/release").join(format!("{crate_name}.wasm"));
-        assert!(path.exists(), "{} is missing: build the providers first (./dev test does, with cargo build --release --target wasm32-wasip2)", path.display());
-        path
+    /// The workspace's wasm folder, where `./dev` builds the first-party and test providers.
+    fn built() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/wasm32-wasip2/release")
     }
 
-    fn request(term: &str, options: serde_json::Value) -> LookupRequest {
-        LookupRequest { term: term.to_owned(), options, limit: 5, language: None }
+    fn settings(data_root: &Path, roots: &[&Path], enabled: Option<&[&str]>) -> Settings {
+        let mut settings = Settings::load(|name| (name == "GEOMAP_DATA_ROOT").then(|| data_root.as_os_str().to_owned())).unwrap();
+        settings.provider_roots = roots.iter().map(|root| root.to_path_buf()).collect();
+        settings.providers = enabled.map(|names| names.iter().map(|name| name.to_string()).collect());
+        settings
     }
 
-    fn k2_fixtures() -> tempfile::TempDir {
-        let dir = tempfile::tempdir().unwrap();
-        let write = |name: &str, value: serde_json::Value| std::fs::write(dir.path().join(name), value.to_string()).unwrap();
-        write("k2_rock_type.json", json!([{ "rock_value": "Igneous rocks", "rock_name": "granite" }]));
-        write("k2_rock_age.json", json!([]));
-        write("k2_rock_detail.json", json!([{ "id": "granite", "question": "?", "answer": "A coarse-grained intrusive rock." }]));
-        dir
-    }
-
-    #[tokio::test(flavor = "multi_thread")]
-    async fn a_component_loads_describes_itself_and_reads_only_its_mounted_asset() {
-        let runtime = Runtime::new(None).unwrap();
-        let provider = runtime.load(&component("k2_rocks")).await.unwrap();
-        let descriptor = provider.descriptor();
-        assert_eq!((descriptor.name.as_str(), descriptor.lookup, descriptor.knowledge), ("k2-rocks", true, false));
-        assert_eq!(descriptor.assets, ["k2-rock-knowledge"]);
-        let fixtures = k2_fixtures();
-        let assets = [("k2-rock-knowledge".to_owned(), fixtures.path().to_owned())];
-        let entries = provider.lookup(&runtime, &assets, Limits::default(), &request("Granite", json!({}))).await.unwrap();
-        assert_eq!(entries.len(), 1);
-        assert_eq!(entries[0].summary, "rock type: Igneous rocks");
-        assert_eq!(entries[0].data["description"], "A coarse-grained intrusive rock.");
-
-        let unmounted = provider.lookup(&runtime, &[], Limits::default(), &request("granite", json!({}))).await;
-        assert_eq!(unmounted, Err(CallError::Provider(ProviderFailure::MissingAsset("k2-rock-knowledge".to_owned()))));
-        let bad_options = provider.lookup(&runtime, &assets, Limits::default(), &request("granite", json!({ "colour": 1 }))).await;
-        assert!(matches!(bad_options, Err(CallError::Provider(ProviderFailure::InvalidOptions { ref field, .. })) if field == "/colour"), "{bad_options:?}");
-        let unknown = provider.lookup(&runtime, &assets, Limits::default(), &request("grainte", json!({}))).await;
-        assert!(
-            matches!(unknown, Err(CallError::Provider(ProviderFailure::NotFound(ref close))) if close.first().map(String::as_str) == Some("granite")),
-            "{unknown:?}"
-        );
+    #[test]
+    fn names_come_from_file_names() {
+        assert_eq!(name_of("k2_rocks.wasm").as_deref(), Some("k2-rocks"));
+        assert_eq!(name_of("ics-timescale.wasm").as_deref(), Some("ics-timescale"));
+        assert_eq!(name_of("Bad Name.wasm"), None);
+        assert_eq!(name_of("notes.txt"), None);
     }
 
     #[tokio::test(flavor = "multi_thread")]
-    async fn a_tiny_memory_limit_is_memory_limit_and_the_next_call_succeeds() {
-        let runtime = Runtime::new(None).unwrap();
-        let provider = runtime.load(&component("k2_rocks")).await.unwrap();
-        let fixtures = k2_fixtures();
-        let assets = [("k2-rock-knowledge".to_owned(), fixtures.path().to_owned())];
-        let starved = Limits { memory_bytes: 64 << 10, ..Limits::default() };
-        let failed = provider.lookup(&runtime, &assets, starved, &request("granite", json!({}))).await;
-        assert!(matches!(failed, Err(CallError::Runtime { failure: RuntimeFailure::MemoryLimit, .. })), "{failed:?}");
-        let fine = provider.lookup(&runtime, &assets, Limits::default(), &request("granite", json!({}))).await;
-        assert_eq!(fine.unwrap().len(), 1, "a fresh instance for every call: nothing poisoned");
-    }
-
-    /// Calls the hostile provider with `term` under `limits`.
-    async fn hostile(runtime: &Runtime, provider: &LoadedProvider, term: &str, limits: Limits) -> Result<Vec<Entry>, CallError> {
-        provider.lookup(runtime, &[], limits, &request(term, json!({}))).await
-    }
-
-    #[tokio::test(flavor = "multi_thread")]
-    async fn each_misbehaviour_gets_its_classification_within_its_deadline_and_the_next_call_succeeds() {
-        let runtime = Runtime::new(None).unwrap();
-        let provider = runtime.load(&component("hostile_provider")).await.unwrap();
-        let limits = Limits { deadline: Duration::from_millis(500), memory_bytes: 64 << 20, output_bytes: 1 << 20 };
-        for (term, expected) in [
-            ("loop", RuntimeFailure::Timeout),
-            ("sleep", RuntimeFailure::Timeout),
-            ("memory", RuntimeFailure::MemoryLimit),
-            ("panic", RuntimeFailure::Trap),
-            ("recurse", RuntimeFailure::Trap),
-            ("huge", RuntimeFailure::OutputTooLarge),
-        ] {
-            let started = std::time::Instant::now();
-            let outcome = hostile(&runtime, &provider, term, limits).await;
-            let elapsed = started.elapsed();
-            assert!(matches!(outcome, Err(CallError::Runtime { failure, .. }) if failure == expected), "{term}: {outcome:?}");
-            assert!(elapsed < limits.deadline * 3, "{term} took {elapsed:?}");
-            let healthy = hostile(&runtime, &provider, "healthy", limits).await.unwrap();
-            assert_eq!(healthy[0].summary, "all is well", "after {term}");
-        }
-        let Err(CallError::Runtime { detail, .. }) = hostile(&runtime, &provider, "panic", limits).await else { panic!() };
-        assert!(detail.contains("the hostile provider panics on purpose"), "the panic message comes from the captured stderr: {detail}");
+    async fn roots_are_searched_through_handles_and_enablement_decides_what_loads() {
+        let data = tempfile::tempdir().unwrap();
+        let root = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::copy(built().join("hostile_provider.wasm"), root.path().join("hostile_provider.wasm")).unwrap();
+        std::fs::copy(built().join("wrong_world_provider.wasm"), root.path().join("wrong-world.wasm")).unwrap();
+        std::fs::copy(built().join("k2_rocks.wasm"), outside.path().join("k2_rocks.wasm")).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("k2_rocks.wasm"), root.path().join("escaping.wasm")).unwrap();
+        let settings = settings(data.path(), &[root.path()], Some(&["hostile-provider", "wrong-world", "escaping", "absent-one"]));
+        let set = ProviderSet::load_from(&settings, &[built()]).await;
+        let names: Vec<&str> = set.entries().iter().map(|entry| entry.name.as_str()).collect();
+        assert_eq!(names[..4], FIRST_PARTY, "first-party providers come first");
+        assert!(!set.entries()[0].enabled(), "not in GEOMAP_PROVIDERS");
+        assert!(matches!(set.resolve("k2-rocks", Kind::Lookup), Err(ProviderError::NotEnabled { .. })));
+        assert!(set.resolve("hostile-provider", Kind::Lookup).is_ok());
+        assert!(matches!(set.resolve("hostile-provider", Kind::Knowledge), Err(ProviderError::CannotServe { .. })));
+        let Err(ProviderError::Incompatible { detail, .. }) = set.resolve("wrong-world", Kind::Lookup) else { panic!("wrong-world loaded") };
+        assert!(detail.contains("@0.2.0"), "{detail}");
+        let Err(ProviderError::Incompatible { detail, .. }) = set.resolve("escaping", Kind::Lookup) else { panic!("a symlink out of the root loaded") };
+        assert!(detail.contains("cannot be read"), "{detail}");
+        let Err(ProviderError::NotFound { close, .. }) = set.resolve("hostile-provder", Kind::Lookup) else { panic!() };
+        assert_eq!(close[0], "hostile-provider");
+        assert_eq!(set.enabled_but_absent, ["absent-one"]);
     }
 
     #[tokio::test(flavor = "multi_thread")]
-    async fn the_sandbox_has_no_files_no_network_and_no_environment() {
-        let runtime = Runtime::new(None).unwrap();
-        let provider = runtime.load(&component("hostile_provider")).await.unwrap();
-        for probe in ["passwd", "escape", "socket", "env"] {
-            let entries = hostile(&runtime, &provider, probe, Limits::default()).await.unwrap();
-            assert_eq!(entries[0].data["got"], false, "{probe}: {}", entries[0].data["detail"]);
-        }
-    }
-
-    #[tokio::test(flavor = "multi_thread")]
-    async fn a_component_for_another_world_version_is_incompatible_and_never_runs() {
-        let runtime = Runtime::new(None).unwrap();
-        let Err(LoadError::Incompatible { found, .. }) = runtime.load(&component("wrong_world_provider")).await else { panic!("loaded a 0.2 component") };
-        assert_eq!(found, "geomap:provider/provider@0.2.0");
-    }
-
-    #[tokio::test(flavor = "multi_thread")]
-    async fn a_compiled_component_is_cached_and_a_damaged_cache_file_is_a_miss() {
-        let cache = tempfile::tempdir().unwrap();
-        let runtime = Runtime::new(Some(cache.path().to_owned())).unwrap();
-        let cold = runtime.load(&component("k2_rocks")).await.unwrap();
-        let warm = runtime.load(&component("k2_rocks")).await.unwrap();
-        assert_eq!((cold.from_cache(), warm.from_cache()), (false, true));
-        assert_eq!(cold.descriptor(), warm.descriptor());
-        let cached: Vec<PathBuf> =
-            std::fs::read_dir(cache.path()).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == "cwasm")).collect();
-        assert_eq!(cached.len(), 1);
-        let mut bytes = std::fs::read(&cached[0]).unwrap();
-        let middle = bytes.len() / 2;
-        bytes[middle] ^= 0xff;
-        std::fs::write(&cached[0], &bytes).unwrap();
-        let recompiled = runtime.load(&component("k2_rocks")).await.unwrap();
-        assert!(!recompiled.from_cache(), "a changed cache file is never deserialized");
-        assert!(runtime.load(&component("k2_rocks")).await.unwrap().from_cache(), "and it was written again");
-    }
-
-    #[tokio::test(flavor = "multi_thread")]
-    async fn a_knowledge_query_on_the_real_catalogue_finds_the_largest_events_in_the_area() {
-        let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/assets");
-        assert!(shared.join("earthquake_1970_4.5mag.csv").exists(), "{} lacks the real catalogue this test reads", shared.display());
-        let runtime = Runtime::new(None).unwrap();
-        let provider = runtime.load(&component("usgs_seismicity")).await.unwrap();
-        assert!(provider.descriptor().knowledge && provider.descriptor().needs_area);
-        let assets = [("usgs-earthquakes-m45".to_owned(), shared)];
-        let request = KnowledgeRequest { area: Some([128.0, 30.0, 146.0, 46.0]), topics: Vec::new(), options: json!({ "min_magnitude": 7.0 }), limit: 3 };
-        let knowledge = provider.query(&runtime, &assets, Limits::default(), &request).await.unwrap();
-        // The same question answered independently: the catalogue's columns 1, 2 and 4 are latitude, longitude, magnitude.
-        let text = std::fs::read_to_string(assets[0].1.join("earthquake_1970_4.5mag.csv")).unwrap();
-        let magnitudes: Vec<f64> = text
-            .lines()
-            .skip(1)
-            .map(|line| line.splitn(6, ',').collect::<Vec<_>>())
-            .filter(|f| (128.0..=146.0).contains(&f[2].parse::<f64>().unwrap()) && (30.0..=46.0).contains(&f[1].parse::<f64>().unwrap()))
-            .filter_map(|f| f[4].parse::<f64>().ok())
-            .filter(|magnitude| *magnitude >= 7.0)
-            .collect();
-        assert_eq!(knowledge.items.len(), 3);
-        assert_eq!(knowledge.items[0].1["count"], magnitudes.len(), "{:?}", knowledge.items[0]);
-        assert_eq!(knowledge.items[1].1["magnitude"], magnitudes.iter().copied().fold(0.0, f64::max), "the largest first: {:?}", knowledge.items[1]);
-        let no_area = provider.query(&runtime, &assets, Limits::default(), &KnowledgeRequest { area: None, ..request }).await;
-        assert!(matches!(no_area, Err(CallError::Provider(ProviderFailure::UnsupportedRequest(_)))), "{no_area:?}");
+    async fn options_are_checked_against_the_schema_on_the_host() {
+        let data = tempfile::tempdir().unwrap();
+        let set = ProviderSet::load_from(&settings(data.path(), &[], None), &[built()]).await;
+        let (_, loaded) = set.resolve("usgs-seismicity", Kind::Knowledge).unwrap();
+        assert!(loaded.check_options("usgs-seismicity", &serde_json::json!({ "min_magnitude": 6.0 })).is_ok());
+        let Err(ProviderError::InvalidOptions { field, .. }) = loaded.check_options("usgs-seismicity", &serde_json::json!({ "min_magnitude": "big" })) else {
+            panic!()
+        };
+        assert_eq!(field, "/min_magnitude");
+        let Err(ProviderError::InvalidOptions { field, .. }) = loaded.check_options("usgs-seismicity", &serde_json::json!({ "colour": 1 })) else { panic!() };
+        assert_eq!(field, "/colour");
     }
 }

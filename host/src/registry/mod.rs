@@ -130,6 +130,8 @@ pub struct Counts {
     pub maps: u64,
     /// Revisions of all maps.
     pub revisions: u64,
+    /// Knowledge bundles.
+    pub bundles: u64,
 }
 
 /// A registered map as listed (without its revisions).
@@ -293,6 +295,36 @@ impl Registry {
                 )?
                 .query_row([map_id, revision_id, name], artifact_from_row)
                 .optional()
+        })
+    }
+
+    /// Records a knowledge bundle: `document` (the bundle as JSON) and, when
+    /// its area came from a map, that map and revision. `false` when `map_id`
+    /// names no registered map.
+    pub fn add_bundle(&self, bundle_id: &str, source: Option<(&str, &str)>, created_at: &str, document: &str) -> Result<bool, RegistryError> {
+        self.pool.run("record a knowledge bundle in", |connection| {
+            let transaction = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let map = match source {
+                Some((map_id, _)) => {
+                    match transaction.prepare_cached("SELECT id FROM maps WHERE map_id = ?1")?.query_row([map_id], |row| row.get::<_, i64>(0)).optional()? {
+                        Some(map) => Some(map),
+                        None => return Ok(false),
+                    }
+                }
+                None => None,
+            };
+            transaction
+                .prepare_cached("INSERT INTO bundles (bundle_id, map, revision_id, created_at, document) VALUES (?1, ?2, ?3, ?4, ?5)")?
+                .execute(params![bundle_id, map, source.map(|(_, revision_id)| revision_id), created_at, document])?;
+            transaction.commit()?;
+            Ok(true)
+        })
+    }
+
+    /// The knowledge bundle `bundle_id` as the JSON text it was recorded with.
+    pub fn bundle(&self, bundle_id: &str) -> Result<Option<String>, RegistryError> {
+        self.pool.run("read a knowledge bundle from", |connection| {
+            connection.prepare_cached("SELECT document FROM bundles WHERE bundle_id = ?1")?.query_row([bundle_id], |row| row.get(0)).optional()
         })
     }
 
@@ -580,6 +612,7 @@ fn read_counts(connection: &Connection) -> rusqlite::Result<Counts> {
         match row.get_ref(0)?.as_str()? {
             "maps" => counts.maps = unsigned(row, 1)?,
             "revisions" => counts.revisions = unsigned(row, 1)?,
+            "bundles" => counts.bundles = unsigned(row, 1)?,
             _ => {}
         }
     }
@@ -682,7 +715,7 @@ pub(crate) mod tests {
         assert_eq!(read.revisions, vec![revision("rev_1", &["map.tif"])]);
         assert_eq!(first.artifact("a", "rev_1", "map.tif").unwrap().map(|a| a.bytes), Some(10));
         assert_eq!(first.artifact("a", "rev_1", "other.tif").unwrap(), None);
-        assert_eq!(first.counts().unwrap(), Counts { maps: 1, revisions: 1 });
+        assert_eq!(first.counts().unwrap(), Counts { maps: 1, revisions: 1, bundles: 0 });
     }
 
     #[test]
@@ -702,7 +735,7 @@ pub(crate) mod tests {
             }
         });
         let registry = Registry::open(dir.path()).unwrap();
-        assert_eq!(registry.counts().unwrap(), Counts { maps: 100, revisions: 100 });
+        assert_eq!(registry.counts().unwrap(), Counts { maps: 100, revisions: 100, bundles: 0 });
         assert_eq!(registry.health().unwrap().problems, Vec::<String>::new());
     }
 
@@ -754,13 +787,13 @@ pub(crate) mod tests {
         std::fs::write(&legacy, &bytes).unwrap();
         let registry = Registry::open(dir.path()).unwrap();
         assert_eq!(registry.map("a").unwrap().unwrap(), document.maps["a"]);
-        assert_eq!(registry.counts().unwrap(), Counts { maps: 2, revisions: 2 });
+        assert_eq!(registry.counts().unwrap(), Counts { maps: 2, revisions: 2, bundles: 0 });
         assert!(!legacy.exists());
         assert_eq!(std::fs::read(dir.path().join("registry.json.migrated")).unwrap(), bytes);
         std::fs::write(&legacy, &bytes).unwrap(); // the same file again: nothing new, kept under the next name
         drop(registry);
         let registry = Registry::open(dir.path()).unwrap();
-        assert_eq!(registry.counts().unwrap(), Counts { maps: 2, revisions: 2 });
+        assert_eq!(registry.counts().unwrap(), Counts { maps: 2, revisions: 2, bundles: 0 });
         assert!(dir.path().join("registry.json.migrated.1").exists());
     }
 

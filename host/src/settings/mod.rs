@@ -32,6 +32,8 @@ pub struct Settings {
     pub provider_roots: Vec<PathBuf>,
     /// Providers the operator enables (`GEOMAP_PROVIDERS`); `None` enables all found.
     pub providers: Option<Vec<String>>,
+    /// Per-provider limits from the config file (`[provider_limits.<name>]`).
+    pub provider_limits: BTreeMap<String, ProviderLimits>,
     /// Whether `geomap_prepare_detectors` is offered over MCP.
     pub detector_preparation: bool,
     /// Whether `geomap_prepare_knowledge` is offered over MCP.
@@ -54,6 +56,26 @@ pub struct Settings {
 
 /// Default for `GEOMAP_ASSET_TIMEOUT`.
 pub const DEFAULT_ASSET_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The operator's limits for one provider (config file only); what is unset keeps the default.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ProviderLimits {
+    /// Wall-clock time a call may take (`deadline = "5s"`).
+    pub deadline: Option<Duration>,
+    /// Memory a call may grow to (`memory = "256MiB"`).
+    pub memory_bytes: Option<u64>,
+    /// Bytes of text a call may return (`output = "1MiB"`).
+    pub output_bytes: Option<u64>,
+}
+
+/// `[provider_limits.<name>]` as written.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProviderLimitsFile {
+    deadline: Option<String>,
+    memory: Option<String>,
+    output: Option<String>,
+}
 
 /// The operator's change to one approved asset (config file only).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
@@ -114,6 +136,8 @@ struct ConfigFile {
     asset_timeout: Option<String>,
     #[serde(default)]
     assets: BTreeMap<String, AssetOverride>,
+    #[serde(default)]
+    provider_limits: BTreeMap<String, ProviderLimitsFile>,
     log: Option<String>,
 }
 
@@ -152,6 +176,7 @@ impl Settings {
             Some(value) => Some(provider_names(&text("GEOMAP_PROVIDERS", &value)?)?),
             None => file.providers,
         };
+        let provider_limits = file.provider_limits.iter().map(|(name, limits)| provider_limits(name, limits)).collect::<Result<_, _>>()?;
         let flag = |name: &'static str, from_file: Option<bool>| match var(name) {
             Some(value) => boolean(name, &text(name, &value)?),
             None => Ok(from_file.unwrap_or(true)),
@@ -195,6 +220,7 @@ impl Settings {
             map_roots_configured,
             provider_roots,
             providers,
+            provider_limits,
             detector_preparation: flag("GEOMAP_MCP_ENABLE_DETECTOR_PREPARATION", file.mcp_enable_detector_preparation)?,
             knowledge_preparation: flag("GEOMAP_MCP_ENABLE_KNOWLEDGE_PREPARATION", file.mcp_enable_knowledge_preparation)?,
             max_image_bytes: limit("GEOMAP_MAX_IMAGE_BYTES", file.max_image_bytes, DEFAULT_MAX_IMAGE_BYTES, true)?,
@@ -242,6 +268,24 @@ fn provider_names(value: &str) -> Result<Vec<String>, SettingsError> {
         return Err(invalid("GEOMAP_PROVIDERS", value, "provider names (lowercase letters, digits, '-') separated by commas"));
     }
     Ok(names)
+}
+
+/// Checks one `[provider_limits.<name>]` table.
+fn provider_limits(name: &str, file: &ProviderLimitsFile) -> Result<(String, ProviderLimits), SettingsError> {
+    provider_names(name)?;
+    const TABLE: &str = "GEOMAP_CONFIG [provider_limits]";
+    let deadline = file
+        .deadline
+        .as_ref()
+        .map(|value| {
+            humantime::parse_duration(value)
+                .ok()
+                .filter(|d| !d.is_zero())
+                .ok_or_else(|| invalid(TABLE, value, &format!("{name}.deadline: a duration such as `5s`")))
+        })
+        .transpose()?;
+    let bytes = |value: &Option<String>| value.as_deref().map(|value| positive_count(TABLE, value, true)).transpose();
+    Ok((name.to_owned(), ProviderLimits { deadline, memory_bytes: bytes(&file.memory)?, output_bytes: bytes(&file.output)? }))
 }
 
 fn boolean(variable: &'static str, value: &str) -> Result<bool, SettingsError> {
@@ -335,6 +379,19 @@ mod tests {
         assert_eq!(s.max_image_pixels, 7);
         assert_eq!(s.map_roots, [PathBuf::from("/a"), PathBuf::from("/b")]);
         assert!(s.map_roots_configured);
+    }
+
+    #[test]
+    fn provider_limits_come_from_the_config_file_and_bad_ones_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("geomap.toml");
+        std::fs::write(&file, "[provider_limits.usgs-seismicity]\ndeadline = \"2s\"\nmemory = \"64MiB\"\n").unwrap();
+        let s = load(&[("GEOMAP_DATA_ROOT", "/d"), ("GEOMAP_CONFIG", file.to_str().unwrap())]).unwrap();
+        let limits = s.provider_limits["usgs-seismicity"];
+        assert_eq!((limits.deadline, limits.memory_bytes, limits.output_bytes), (Some(Duration::from_secs(2)), Some(64 << 20), None));
+        std::fs::write(&file, "[provider_limits.k2-rocks]\ndeadline = \"soon\"\n").unwrap();
+        let error = load(&[("GEOMAP_DATA_ROOT", "/d"), ("GEOMAP_CONFIG", file.to_str().unwrap())]).unwrap_err();
+        assert!(error.to_string().contains("k2-rocks.deadline"), "{error}");
     }
 
     #[test]

@@ -22,6 +22,8 @@ pub enum MapGone {
     RootNoLongerAllowed,
     /// No revision artifact has this map, revision and name.
     UnknownArtifact,
+    /// No knowledge bundle has this ID (the ID is in `map_id`'s place).
+    UnknownBundle,
 }
 
 impl MapGone {
@@ -33,12 +35,22 @@ impl MapGone {
             MapGone::FileChanged => "file_changed",
             MapGone::RootNoLongerAllowed => "root_no_longer_allowed",
             MapGone::UnknownArtifact => "unknown_artifact",
+            MapGone::UnknownBundle => "unknown_bundle",
         }
     }
 }
 
 /// A map, or one of its artifacts, that the registry does not know or whose file changed.
 pub(super) fn describe_map_gone(map_id: &str, reason: MapGone, registered_as: Option<&str>) -> Parts {
+    if reason == MapGone::UnknownBundle {
+        let again = "Call geomap_query_knowledge again: every call writes a new bundle and returns its bundle_id.".to_owned();
+        return parts(
+            ErrorCode::ArtifactNotFound,
+            format!("No knowledge bundle has the ID {map_id}. {again}"),
+            json!({ "bundle_id": map_id, "reason": reason.reason() }),
+            vec![again],
+        );
+    }
     let again = match registered_as {
         Some(path) => format!(
             "Register the map again with geomap_register_map {{\"path\": \"{path}\"}} (its path relative to the first map root when that is where it was) and use the new map_id."
@@ -50,7 +62,7 @@ pub(super) fn describe_map_gone(map_id: &str, reason: MapGone, registered_as: Op
         MapGone::FileMissing => "The map's file is no longer where it was registered",
         MapGone::FileChanged => "The map's file changed on disk since it was registered",
         MapGone::RootNoLongerAllowed => "The map's folder is no longer an allowed map root",
-        MapGone::UnknownArtifact => "No revision file has this map, revision and name (geomap_describe_map lists them)",
+        MapGone::UnknownArtifact | MapGone::UnknownBundle => "No revision file has this map, revision and name (geomap_describe_map lists them)",
     };
     parts(ErrorCode::ArtifactNotFound, format!("{what} (map_id {map_id}). {again}"), json!({ "map_id": map_id, "reason": reason.reason() }), vec![again])
 }

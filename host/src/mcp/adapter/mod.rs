@@ -10,6 +10,7 @@ mod assets;
 mod georef;
 mod maps;
 mod media;
+mod providers;
 mod registry;
 mod roots;
 mod scrub;
@@ -20,6 +21,7 @@ use crate::assets::AssetError;
 use crate::errors::{Cause, Envelope, ErrorCode};
 use crate::georef::GeorefError;
 use crate::media::MediaError;
+use crate::providers::ProviderError;
 use crate::registry::RegistryError;
 use crate::roots::RootsError;
 use crate::settings::Settings;
@@ -57,6 +59,12 @@ pub enum ToolError {
     /// An artifact is too large to send as an MCP resource.
     #[error("artifact {name} has {bytes} bytes")]
     ArtifactTooLarge { name: String, bytes: u64, path: std::path::PathBuf },
+    /// A provider could not answer (the most actionable failure when every provider of a call failed).
+    #[error(transparent)]
+    Provider(#[from] ProviderError),
+    /// A knowledge query named a map that has no georeference yet.
+    #[error("map {map_id} has no georeference")]
+    GeorefRequired { map_id: String },
     /// The tool panicked; the backtrace is in the log.
     #[error("the tool panicked")]
     Panic,
@@ -93,6 +101,28 @@ pub fn unknown_tool(name: &str, offered: &[&str], withheld: Option<&str>, trace_
     }
     let Value::Object(details) = details else { unreachable!("built as an object") };
     Envelope::new(ErrorCode::UnknownTool, message, trace_id.as_str()).with_details(details).with_hints(hints)
+}
+
+/// A provider's failure inside a call that still succeeded, as the result's `warnings` carry it.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct ProviderWarning {
+    /// The provider that failed.
+    pub provider: String,
+    /// The code the call would have failed with for this provider alone.
+    pub code: ErrorCode,
+    /// `details.reason` of that failure, when it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// What happened and what to do, in plain words.
+    pub message: String,
+}
+
+/// The warning for `error` in a call to `tool` that succeeded through other providers.
+pub fn provider_warning(error: &ProviderError, tool: &str, settings: &Settings) -> ProviderWarning {
+    let trace_id = crate::trace::current_trace_id().unwrap_or_else(TraceId::random);
+    let envelope = envelope_for(&ToolError::Provider(error.clone()), &FailedCall { tool, idempotent: false, trace_id: &trace_id, settings });
+    let reason = envelope.details.as_ref().and_then(|details| details.get("reason")).and_then(Value::as_str).map(str::to_owned);
+    ProviderWarning { provider: error.provider().to_owned(), code: envelope.code, reason, message: envelope.message }
 }
 
 /// What the adapter knows about the failed call.
@@ -156,6 +186,8 @@ fn describe(error: &ToolError, call: &FailedCall<'_>) -> Parts {
         ToolError::Asset(error) => assets::describe_asset(error, call),
         ToolError::MapNotFound { map_id, reason, registered_as } => maps::describe_map_gone(map_id, *reason, registered_as.as_deref()),
         ToolError::ArtifactTooLarge { name, bytes, path } => maps::describe_artifact_too_large(name, *bytes, path),
+        ToolError::Provider(error) => providers::describe_provider(error, call),
+        ToolError::GeorefRequired { map_id } => providers::describe_georef_required(map_id),
         ToolError::Panic => {
             let mut hints = vec![format!("Report trace_id {} to the operator: the server logged the failure and its backtrace under that ID.", call.trace_id)];
             if call.idempotent {

@@ -14,6 +14,21 @@ use crate::trace;
 
 use crate::mcp::ServerState;
 use crate::mcp::inventory::ToolName;
+use crate::providers::{Kind, LoadFailure, LoadState, Origin};
+
+use super::provider_calls::asset_folders;
+
+/// Why no provider of `kind` can answer now, or `None` when one can.
+fn providers_ready(providers: &[ProviderInfo], kind: Kind) -> Option<(ErrorCode, &'static str)> {
+    let serving: Vec<&ProviderInfo> = providers.iter().filter(|p| p.enabled && p.kinds.contains(&kind)).collect();
+    if serving.iter().any(|p| p.ready) {
+        None
+    } else if serving.is_empty() {
+        Some((ErrorCode::UnknownProvider, "no enabled provider serves it (see providers)"))
+    } else {
+        Some((ErrorCode::MissingKnowledgeAsset, "its providers' knowledge assets are not installed (see providers[].missing_assets; geomap_prepare_knowledge)"))
+    }
+}
 
 /// `geomap_capabilities` takes no arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -114,6 +129,52 @@ pub struct AssetInfo {
     pub problem: Option<String>,
 }
 
+/// A provider's limits.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ProviderLimitsInfo {
+    /// Wall-clock milliseconds a call may take.
+    pub deadline_ms: u64,
+    /// Memory a call may grow to.
+    pub memory_bytes: u64,
+    /// Bytes of text a call may return.
+    pub output_bytes: u64,
+}
+
+/// One provider found by the server.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ProviderInfo {
+    /// Its name: what `providers` and `provider_options` take.
+    pub name: String,
+    /// Its version, when it loaded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// What it does, when it loaded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Built with this server, or from the operator's provider roots.
+    pub origin: Origin,
+    /// The requests it serves: lookup (geomap_lookup), knowledge (geomap_query_knowledge).
+    pub kinds: Vec<Kind>,
+    /// Whether its knowledge queries need an area.
+    pub needs_area: bool,
+    /// Whether the operator enabled it (GEOMAP_PROVIDERS).
+    pub enabled: bool,
+    /// Enabled, loaded, and every asset it reads installed.
+    pub ready: bool,
+    /// The knowledge assets it reads.
+    pub assets: Vec<String>,
+    /// Those not installed yet (geomap_prepare_knowledge installs them).
+    pub missing_assets: Vec<String>,
+    /// Why it cannot be loaded, when it cannot.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
+    /// The JSON Schema of its `provider_options`, when it loaded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub options_schema: Option<serde_json::Value>,
+    /// Its limits.
+    pub limits: ProviderLimitsInfo,
+}
+
 /// Which preparation tools the operator offers over MCP.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct PreparationInfo {
@@ -140,6 +201,8 @@ pub struct CapabilitiesResult {
     pub georeference: Readiness,
     /// Every approved asset and its state as found now.
     pub assets: Vec<AssetInfo>,
+    /// Every provider found, enabled or not.
+    pub providers: Vec<ProviderInfo>,
     /// Whether the preparation tools are offered over MCP (the operator's settings).
     pub preparation: PreparationInfo,
     /// Set-up problems worth telling the user about.
@@ -148,10 +211,49 @@ pub struct CapabilitiesResult {
 
 /// `geomap_capabilities`: counts, never lists that grow with the archive.
 pub async fn capabilities(state: Arc<ServerState>) -> CapabilitiesResult {
+    state.providers().await;
     trace::spawn_blocking(move || capabilities_now(&state)).await
 }
 
+/// Every provider the server found, as it stands now (assets are read from the disk).
+pub fn provider_infos(state: &ServerState) -> Vec<ProviderInfo> {
+    let Some(set) = state.loaded_providers() else { return Vec::new() };
+    set.entries()
+        .iter()
+        .map(|entry| {
+            let descriptor = entry.descriptor();
+            let assets = descriptor.map(|d| d.assets.clone()).unwrap_or_default();
+            let (_, missing_assets) = asset_folders(state, &assets);
+            let problem = match &entry.state {
+                LoadState::Failed(LoadFailure::Incompatible(detail)) => Some(format!("incompatible: {detail}")),
+                LoadState::Failed(LoadFailure::Runtime { failure, .. }) => Some(format!("failed while describing itself ({})", failure.as_str())),
+                LoadState::NotEnabled | LoadState::Loaded(_) => None,
+            };
+            ProviderInfo {
+                name: entry.name.clone(),
+                version: descriptor.map(|d| d.version.clone()),
+                description: descriptor.map(|d| d.description.clone()),
+                origin: entry.origin,
+                kinds: [Kind::Lookup, Kind::Knowledge].into_iter().filter(|kind| entry.serves(*kind)).collect(),
+                needs_area: descriptor.is_some_and(|d| d.needs_area),
+                enabled: entry.enabled(),
+                ready: descriptor.is_some() && missing_assets.is_empty(),
+                assets,
+                missing_assets,
+                problem,
+                options_schema: descriptor.map(|d| d.options_schema.clone()),
+                limits: ProviderLimitsInfo {
+                    deadline_ms: entry.limits.deadline.as_millis() as u64,
+                    memory_bytes: entry.limits.memory_bytes as u64,
+                    output_bytes: entry.limits.output_bytes as u64,
+                },
+            }
+        })
+        .collect()
+}
+
 fn capabilities_now(state: &ServerState) -> CapabilitiesResult {
+    let providers = provider_infos(state);
     let settings = &state.settings;
     let (data_state, counts) = match state.registry.counts() {
         Ok(counts) => match state.registry.check_writable() {
@@ -177,6 +279,8 @@ fn capabilities_now(state: &ServerState) -> CapabilitiesResult {
                 ToolName::RegisterMap => blocked(true),
                 ToolName::DescribeMap => blocked(false),
                 ToolName::PrepareKnowledge => blocked(true),
+                ToolName::Lookup => providers_ready(&providers, Kind::Lookup).or(blocked(false)),
+                ToolName::QueryKnowledge => providers_ready(&providers, Kind::Knowledge).or(blocked(true)),
                 ToolName::Georeference => match georeference.missing.is_empty() {
                     true => blocked(true),
                     false => Some((ErrorCode::MissingSystemDependency, "GDAL or PROJ lacks what georeferencing needs (see georeference.missing)")),
@@ -191,6 +295,10 @@ fn capabilities_now(state: &ServerState) -> CapabilitiesResult {
         })
         .collect();
     let mut warnings = Vec::new();
+    if let Some(set) = state.loaded_providers() {
+        warnings.extend(set.enabled_but_absent.iter().map(|name| format!("GEOMAP_PROVIDERS enables {name}, but no provider of that name was found.")));
+        warnings.extend(set.problems.iter().cloned());
+    }
     if !georeference.missing.is_empty() {
         warnings.push(format!("Georeferencing is unavailable until the operator installs: {}.", georeference.missing.join(", ")));
     }
@@ -232,6 +340,7 @@ fn capabilities_now(state: &ServerState) -> CapabilitiesResult {
                 }
             })
             .collect(),
+        providers,
         preparation: PreparationInfo { knowledge: settings.knowledge_preparation, detectors: settings.detector_preparation },
         warnings,
     }

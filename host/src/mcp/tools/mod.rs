@@ -8,7 +8,10 @@
 pub mod capabilities;
 pub mod describe_map;
 pub mod georeference;
+pub mod lookup;
 pub mod prepare_knowledge;
+pub mod provider_calls;
+pub mod query_knowledge;
 pub mod register_map;
 
 use schemars::JsonSchema;

@@ -75,7 +75,9 @@ pub struct PrepareKnowledgeResult {
     pub failed: Vec<FailedAsset>,
     /// Bytes this call downloaded (or would have, when declined).
     pub download_bytes: u64,
-    /// In one sentence.
+    /// Providers this call made ready (every asset they read is now installed).
+    pub ready_providers: Vec<String>,
+    /// In a sentence or two; ends with the providers that became ready.
     pub summary: String,
 }
 
@@ -108,12 +110,31 @@ fn chosen<'a>(state: &'a ServerState, requested: Option<&[String]>) -> Result<Ve
 }
 
 /// The result in one sentence.
-pub fn summary(consent: Consent, installed: usize, present: usize, failed: usize, download_bytes: u64) -> String {
-    match consent {
+pub fn summary(consent: Consent, installed: usize, present: usize, failed: usize, download_bytes: u64, ready_providers: &[String]) -> String {
+    let done = match consent {
         Consent::Declined => format!("The user declined: nothing was downloaded ({:.1} MB were asked for).", download_bytes as f64 / 1e6),
         Consent::NotNeeded if failed == 0 => format!("Nothing to download: all {present} requested knowledge assets are already there."),
         _ => format!("{installed} installed, {present} already present, {failed} failed ({:.1} MB downloaded).", download_bytes as f64 / 1e6),
+    };
+    match ready_providers {
+        [] => done,
+        names => format!("{done} Now ready: {}; retry the requests to them that failed with missing_knowledge_asset.", names.join(", ")),
     }
+}
+
+/// The providers that read one of `installed` and now have every asset they read.
+pub async fn providers_made_ready(state: &ServerState, installed: &[PreparedAsset]) -> Vec<String> {
+    if installed.is_empty() {
+        return Vec::new();
+    }
+    let set = state.providers().await;
+    set.entries()
+        .iter()
+        .filter_map(|entry| entry.descriptor().map(|descriptor| (entry, descriptor)))
+        .filter(|(_, descriptor)| descriptor.assets.iter().any(|id| installed.iter().any(|asset| &asset.asset == id)))
+        .filter(|(_, descriptor)| super::provider_calls::asset_folders(state, &descriptor.assets).1.is_empty())
+        .map(|(entry, _)| entry.name.clone())
+        .collect()
 }
 
 /// `geomap_prepare_knowledge`: asks the user (when the client can) for what

@@ -24,7 +24,7 @@ fn probe(what: &str, outcome: Result<String, String>) -> Vec<Entry> {
 
 impl Provider for Hostile {
     fn descriptor() -> Descriptor {
-        Descriptor::new("hostile", "0.1.0", "Misbehaves on request (tests only).").serves_lookup()
+        Descriptor::new("hostile-provider", "0.1.0", "Misbehaves on request (tests only).").serves_lookup()
     }
 
     fn open() -> Result<Hostile, ProviderError> {
