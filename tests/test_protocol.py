@@ -15,6 +15,8 @@ EXPECTED_TOOLS = {
     "geomap_register_map": (False, True),
     "geomap_describe_map": (True, True),
     "geomap_georeference": (False, False),
+    "geomap_lookup": (True, True),
+    "geomap_query_knowledge": (False, False),
     "geomap_prepare_knowledge": (False, True),
 }
 OPEN_WORLD = {"geomap_prepare_knowledge"}  # downloads from the internet
@@ -53,11 +55,13 @@ async def test_capabilities_report_tools_roots_limits_and_data_root(server, era)
     assert result.is_error is False
     assert json.loads(result.content[0].text) == caps
     assert {tool["name"] for tool in caps["tools"]} == set(EXPECTED_TOOLS)
-    assert all(tool["ready"] for tool in caps["tools"])
+    waiting = {tool["name"]: tool["unavailable_code"] for tool in caps["tools"] if not tool["ready"]}
+    assert waiting == {"geomap_lookup": "missing_knowledge_asset", "geomap_query_knowledge": "missing_knowledge_asset"}, "no knowledge asset is installed yet"
+    assert [provider["name"] for provider in caps["providers"]] == ["ics-timescale", "cgi-lithology", "k2-rocks", "usgs-seismicity"]
     assert caps["map_roots"] == [{"index": 0, "path": str(server.map_root), "resolves_relative_paths": True}]
     assert caps["media"]["supported"] == ["image/png", "image/jpeg", "image/tiff"]
     assert caps["media"]["max_image_pixels"] == 150_000_000
-    assert caps["data_root"] == {"path": str(server.data_root), "state": "ready", "registered_maps": 0, "revisions": 0}
+    assert caps["data_root"] == {"path": str(server.data_root), "state": "ready", "registered_maps": 0, "revisions": 0, "knowledge_bundles": 0}
     line = server.tool_call_lines()[-1]
     assert (line["tool"], line["outcome"]) == ("geomap_capabilities", "ok")
 

@@ -88,10 +88,7 @@ impl Vocabulary {
 
     /// Reads and parses a Turtle file of a mounted asset.
     pub fn read_asset(id: &str, file: &str) -> Result<Vocabulary, ProviderError> {
-        let mut bytes = Vec::new();
-        std::io::Read::read_to_end(&mut crate::open_asset(id, file)?, &mut bytes)
-            .map_err(|error| ProviderError::Failed(format!("cannot read {file} of asset {id}: {error}")))?;
-        Vocabulary::parse(&bytes, file)
+        Vocabulary::parse(&crate::read_asset(id, file)?, file)
     }
 
     /// The IRIs of every `skos:Concept`, in file order.

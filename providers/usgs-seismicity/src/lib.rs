@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use geomap_provider_sdk::{Area, Descriptor, Item, Knowledge, KnowledgeRequest, Provider, ProviderError, export_provider, open_asset, parse_options};
+use geomap_provider_sdk::{Area, Descriptor, Item, Knowledge, KnowledgeRequest, Provider, ProviderError, export_provider, parse_options, read_asset};
 use serde::Deserialize;
 use serde_json::json;
 
@@ -55,8 +55,8 @@ impl UsgsSeismicity {
 
     /// Reads the catalogue from the asset mounted as `id`.
     fn from_asset(id: &str) -> Result<UsgsSeismicity, ProviderError> {
-        let reader = std::io::BufReader::new(open_asset(id, FILE)?);
-        let events = csv::Reader::from_reader(reader)
+        let bytes = read_asset(id, FILE)?;
+        let events = csv::Reader::from_reader(bytes.as_slice())
             .deserialize()
             .collect::<Result<Vec<Event>, _>>()
             .map_err(|error| ProviderError::Failed(format!("{FILE} is not the expected ComCat export: {error}")))?;

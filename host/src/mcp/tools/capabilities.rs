@@ -105,6 +105,9 @@ pub struct DataRootInfo {
     /// Revisions (georeferences) of all maps, when the registry is readable.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub revisions: Option<u64>,
+    /// Knowledge bundles (geomap_query_knowledge results), when the registry is readable.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub knowledge_bundles: Option<u64>,
 }
 
 /// One approved asset as found now.
@@ -320,6 +323,7 @@ fn capabilities_now(state: &ServerState) -> CapabilitiesResult {
             state: data_state,
             registered_maps: counts.map(|counts| counts.maps),
             revisions: counts.map(|counts| counts.revisions),
+            knowledge_bundles: counts.map(|counts| counts.bundles),
         },
         georeference,
         assets: state
