@@ -719,6 +719,19 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn bundles_are_kept_as_written_with_their_map_or_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let registry = Registry::open(dir.path()).unwrap();
+        registry.register(&record("a")).unwrap();
+        assert!(registry.add_bundle("kb_1", Some(("a", "rev_1")), "2026-01-01T00:00:00Z", "{\"n\":1}").unwrap());
+        assert!(registry.add_bundle("kb_2", None, "2026-01-01T00:00:00Z", "{\"n\":2}").unwrap());
+        assert!(!registry.add_bundle("kb_3", Some(("missing", "rev_1")), "2026-01-01T00:00:00Z", "{}").unwrap(), "no such map");
+        assert_eq!(registry.bundle("kb_1").unwrap().as_deref(), Some("{\"n\":1}"));
+        assert_eq!(registry.bundle("kb_3").unwrap(), None);
+        assert_eq!(registry.counts().unwrap().bundles, 2);
+    }
+
+    #[test]
     fn concurrent_writers_lose_nothing() {
         let dir = tempfile::tempdir().unwrap();
         std::thread::scope(|scope| {
