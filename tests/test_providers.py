@@ -136,6 +136,7 @@ async def test_the_real_assets_answer_as_the_files_say(tmp_path, mirror, compile
         lower = by_provider(await client.call_tool("geomap_lookup", {"term": "Lower Cretaceous", "providers": ["ics-timescale"]}))
         chinese = by_provider(await client.call_tool("geomap_lookup", {"term": "侏罗系", "providers": ["ics-timescale"]}))
         sandstone = by_provider(await client.call_tool("geomap_lookup", {"term": "sandstone", "providers": ["cgi-lithology"]}))
+        granite = by_provider(await client.call_tool("geomap_lookup", {"term": "Granite", "providers": ["k2-rocks"]}))
         quakes = await client.call_tool("geomap_query_knowledge", {"area": box, "providers": ["usgs-seismicity"], "limit": 3})
         bundle_id = quakes.structured_content["bundle_id"]
         stored = await client.read_resource(f"geomap://bundles/{bundle_id}")
@@ -147,6 +148,8 @@ async def test_the_real_assets_answer_as_the_files_say(tmp_path, mirror, compile
     assert lower["ics-timescale"]["entries"][0]["label"] == "Early Cretaceous"
     assert chinese["ics-timescale"]["entries"][0]["id"].endswith("/Jurassic")
     assert sandstone["cgi-lithology"]["entries"][0]["id"].startswith("http://resource.geosciml.org/classifier/cgi/lithology/")
+    rock_types = {row["rock_value"] for row in json.loads((SHARED_ASSETS / "k2_rock_type.json").read_text()) if row["rock_name"] == "granite"}
+    assert granite["k2-rocks"]["entries"][0]["data"]["rock_type"] == sorted(rock_types), "as the K2 file says"
     # The same count, computed independently from the CSV.
     with open(SHARED_ASSETS / "earthquake_1970_4.5mag.csv", newline="") as handle:
         expected = sum(
