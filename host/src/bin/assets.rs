@@ -19,6 +19,8 @@ USAGE:
     stratigraphic-amenity-assets --status               what is installed, missing, custom or corrupt
     stratigraphic-amenity-assets --all                  install every installable asset
     stratigraphic-amenity-assets ID [ID ...]            install these assets
+    stratigraphic-amenity-assets ID --from FILE         install FILE as the one file of asset ID (detector
+                                                        weights you exported: its sha256 is recorded)
 
 OPTIONS:
     --root DIR      the data root to install into (default: GEOMAP_DATA_ROOT, else the server's default)
@@ -45,6 +47,7 @@ struct Options {
     root: Option<PathBuf>,
     mirror: Option<String>,
     json: bool,
+    from: Option<PathBuf>,
 }
 
 enum Parsed {
@@ -66,11 +69,15 @@ fn parse(args: Vec<String>) -> Result<Parsed, String> {
             "--json" => options.json = true,
             "--root" => options.root = Some(PathBuf::from(args.next().ok_or("--root needs a folder")?)),
             "--mirror" => options.mirror = Some(args.next().ok_or("--mirror needs a URL")?),
+            "--from" => options.from = Some(PathBuf::from(args.next().ok_or("--from needs a file")?)),
             flag if flag.starts_with('-') => return Err(format!("unknown option {flag}")),
             id => options.ids.push(id.to_owned()),
         }
     }
     let actions = [options.list, options.status, options.all || !options.ids.is_empty()].iter().filter(|chosen| **chosen).count();
+    if options.from.is_some() && (options.ids.len() != 1 || options.all) {
+        return Err("--from installs one file as one asset: give exactly one asset id".to_owned());
+    }
     match actions {
         0 => Err("say what to do: --list, --status, --all or asset ids".to_owned()),
         1 if options.all && !options.ids.is_empty() => Err("give --all or asset ids, not both".to_owned()),
@@ -116,6 +123,9 @@ fn main() -> ExitCode {
     if let Some(unknown) = options.ids.iter().find(|id| catalog.get(id).is_none()) {
         return usage_error(&AssetError::Unknown { id: unknown.clone(), known: catalog.ids().iter().map(|id| id.to_string()).collect() }.to_string());
     }
+    if options.from.is_some() && options.ids.iter().filter_map(|id| catalog.get(id)).any(|asset| asset.files.len() != 1) {
+        return usage_error("--from takes an asset of one file (detector weights); the others install from their sources");
+    }
     let installer = match Installer::new(&settings) {
         Ok(installer) => installer,
         Err(problem) => return usage_error(&problem),
@@ -153,7 +163,8 @@ fn list(catalog: &Catalog, as_json: bool) -> ExitCode {
         return ExitCode::SUCCESS;
     }
     for asset in catalog.assets() {
-        println!("{:<22} {:<16} {:>9}  {}  [{}]", asset.id, format!("{:?}", asset.kind).to_lowercase(), megabytes(asset.size()), asset.title, asset.licence);
+        let size = if asset.has_source() { megabytes(asset.size()) } else { "no source".to_owned() };
+        println!("{:<24} {:<16} {:>9}  {}  [{}]", asset.id, format!("{:?}", asset.kind).to_lowercase(), size, asset.title, asset.licence);
     }
     ExitCode::SUCCESS
 }
@@ -175,9 +186,9 @@ fn status(catalog: &Catalog, installer: &Installer, as_json: bool) -> ExitCode {
         } else {
             let state = format!("{:?}", found.state).to_lowercase();
             let problem = found.problem.map(|problem| format!(" ({problem}; install it again)")).unwrap_or_default();
-            println!("{:<22} {state:<10} {}{problem}", asset.id, found.path.display());
+            println!("{:<24} {state:<10} {}{problem}", asset.id, found.path.display());
             if matches!(found.state, AssetState::Installed | AssetState::Custom) {
-                println!("{:<22} {}: {}", "", asset.licence, asset.attribution);
+                println!("{:<24} {}: {}", "", asset.licence, asset.attribution);
             }
         }
     }
@@ -208,10 +219,22 @@ async fn install(catalog: &Catalog, installer: &Installer, options: &Options, se
             push(&mut report, "skipped", json!({ "id": asset.id, "why": why }));
             continue;
         }
-        let mut bar = ProgressLine::new(&asset.id, options.json);
-        let mut progress = |done: u64, total: u64| bar.update(done, total);
-        let outcome = installer.install(asset, &mut progress, &cancel).await;
-        bar.finish();
+        if options.all && !asset.has_source() {
+            let why = format!("no public source: the operator provides it (--from FILE, or a source in the config file [assets.{}.sources])", asset.id);
+            say(options.json, &format!("{}: skipped: {why}", asset.id));
+            push(&mut report, "skipped", json!({ "id": asset.id, "why": why }));
+            continue;
+        }
+        let outcome = match &options.from {
+            Some(from) => installer.import(asset, from, &cancel).await,
+            None => {
+                let mut bar = ProgressLine::new(&asset.id, options.json);
+                let mut progress = |done: u64, total: u64| bar.update(done, total);
+                let outcome = installer.install(asset, &mut progress, &cancel).await;
+                bar.finish();
+                outcome
+            }
+        };
         match outcome {
             Ok(Outcome::Installed) => {
                 say(options.json, &format!("{}: installed ({}) — {}: {}", asset.id, megabytes(asset.size()), asset.licence, asset.attribution));

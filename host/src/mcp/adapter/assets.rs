@@ -79,6 +79,13 @@ pub(super) fn describe_asset(error: &AssetError, call: &FailedCall<'_>) -> Parts
                     format!("Operator: make {}/assets writable for the server's user.", settings.data_root.display()),
                 ),
                 FailureReason::Cancelled => ("the call was cancelled".to_owned(), "Call again to install it.".to_owned()),
+                FailureReason::NoSource => (
+                    "it has no public source to download from".to_owned(),
+                    format!(
+                        "Operator: export it to ONNX (README: Detector weights) and import it with `stratigraphic-amenity-assets {id} --from FILE --root {}`, or pin a source in the config file ([assets.{id}.sources.\"model.onnx\"] url, size, sha256).",
+                        settings.data_root.display()
+                    ),
+                ),
             };
             let mut details = json!({ "asset": id, "reason": reason.as_str() });
             if let Some(file) = file {

@@ -1,0 +1,135 @@
+//! Reading a legend: each colour swatch paired with the text box on its row,
+//! and its colour as hex and as the nearest of PEACE's 25 named colours.
+
+use super::postprocess::{Detection, PixelBox};
+
+/// PEACE's named colours (`utils/vision.py`, `rgb_to_color_name`).
+pub const NAMED_COLOURS: [((u8, u8, u8), &str); 25] = [
+    ((255, 0, 0), "Red"),
+    ((0, 255, 0), "Green"),
+    ((0, 0, 255), "Blue"),
+    ((255, 255, 0), "Yellow"),
+    ((0, 255, 255), "Cyan"),
+    ((255, 0, 255), "Magenta"),
+    ((255, 255, 255), "White"),
+    ((0, 0, 0), "Black"),
+    ((128, 128, 128), "Gray"),
+    ((128, 0, 0), "Maroon"),
+    ((128, 128, 0), "Olive"),
+    ((0, 128, 0), "Dark Green"),
+    ((128, 0, 128), "Purple"),
+    ((0, 128, 128), "Teal"),
+    ((0, 0, 128), "Navy"),
+    ((255, 192, 203), "Pink"),
+    ((255, 165, 0), "Orange"),
+    ((0, 255, 127), "Spring Green"),
+    ((255, 105, 180), "Hot Pink"),
+    ((255, 69, 0), "Red-Orange"),
+    ((102, 205, 170), "Medium Aquamarine"),
+    ((173, 216, 230), "Light Blue"),
+    ((240, 230, 140), "Khaki"),
+    ((255, 20, 147), "Deep Pink"),
+    ((255, 99, 71), "Tomato"),
+];
+
+/// A pixel darker than this in every channel counts as black (a swatch's outline, hatching).
+const BLACK: u8 = 48;
+
+/// The named colour nearest `rgb` (squared RGB distance; the first of equals).
+pub fn colour_name(rgb: (u8, u8, u8)) -> &'static str {
+    let distance = |c: (u8, u8, u8)| {
+        let d = |a: u8, b: u8| (a as i32 - b as i32).pow(2);
+        d(rgb.0, c.0) + d(rgb.1, c.1) + d(rgb.2, c.2)
+    };
+    NAMED_COLOURS.iter().min_by_key(|(c, _)| distance(*c)).map(|(_, name)| *name).expect("the table is not empty")
+}
+
+/// `#rrggbb`.
+pub fn hex(rgb: (u8, u8, u8)) -> String {
+    format!("#{:02x}{:02x}{:02x}", rgb.0, rgb.1, rgb.2)
+}
+
+/// The per-channel median of the non-black pixels of `bbox` in an RGB image
+/// (`rgb`: `width`×`height`×3, row-major); black when every pixel is.
+pub fn swatch_colour(rgb: &[u8], width: u32, height: u32, bbox: &PixelBox) -> (u8, u8, u8) {
+    let (x0, y0, x1, y1) = bbox.pixels(width, height);
+    let mut channels: [Vec<u8>; 3] = Default::default();
+    for y in y0..y1 {
+        let row = &rgb[(y * width * 3) as usize..((y + 1) * width * 3) as usize];
+        for pixel in row[(x0 * 3) as usize..(x1 * 3) as usize].chunks_exact(3) {
+            if pixel.iter().any(|&c| c >= BLACK) {
+                for (channel, &value) in channels.iter_mut().zip(pixel) {
+                    channel.push(value);
+                }
+            }
+        }
+    }
+    let median = |values: &mut Vec<u8>| {
+        if values.is_empty() {
+            return 0;
+        }
+        let middle = values.len() / 2;
+        *values.select_nth_unstable(middle).1
+    };
+    let [r, g, b] = &mut channels;
+    (median(r), median(g), median(b))
+}
+
+/// Pairs each swatch (top to bottom, then left to right) with the nearest
+/// unused text box on its row: one whose vertical centre lies within the
+/// swatch's height and which starts right of the swatch's centre; nearest by
+/// the gap from the swatch's right edge to the text's left edge. A swatch with
+/// no text on its row keeps `None`.
+pub fn pair(swatches: &[Detection], texts: &[Detection]) -> Vec<(Detection, Option<Detection>)> {
+    let mut order: Vec<&Detection> = swatches.iter().collect();
+    order.sort_by(|a, b| a.bbox.y0.total_cmp(&b.bbox.y0).then(a.bbox.x0.total_cmp(&b.bbox.x0)));
+    let mut used = vec![false; texts.len()];
+    order
+        .into_iter()
+        .map(|swatch| {
+            let s = swatch.bbox;
+            let on_row = |t: &PixelBox| {
+                let middle = (t.y0 + t.y1) / 2.0;
+                middle >= s.y0 && middle <= s.y1 && t.x0 >= (s.x0 + s.x1) / 2.0
+            };
+            let nearest = (0..texts.len())
+                .filter(|&i| !used[i] && on_row(&texts[i].bbox))
+                .min_by(|&a, &b| (texts[a].bbox.x0 - s.x1).abs().total_cmp(&(texts[b].bbox.x0 - s.x1).abs()));
+            if let Some(i) = nearest {
+                used[i] = true;
+            }
+            (*swatch, nearest.map(|i| texts[i]))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn d(class: usize, x0: f32, y0: f32, x1: f32, y1: f32) -> Detection {
+        Detection { class, bbox: PixelBox { x0, y0, x1, y1 }, score: 0.9 }
+    }
+
+    #[test]
+    fn swatches_pair_with_the_nearest_text_on_their_row() {
+        let swatches = [d(0, 10.0, 40.0, 30.0, 50.0), d(0, 10.0, 10.0, 30.0, 20.0), d(0, 10.0, 70.0, 30.0, 80.0)];
+        let texts = [d(1, 40.0, 38.0, 200.0, 52.0), d(1, 35.0, 9.0, 150.0, 21.0), d(1, 300.0, 12.0, 400.0, 18.0)];
+        let pairs = pair(&swatches, &texts);
+        assert_eq!(pairs[0].0, swatches[1], "top to bottom");
+        assert_eq!(pairs[0].1, Some(texts[1]), "the nearer of two texts on the row");
+        assert_eq!(pairs[1].1, Some(texts[0]));
+        assert_eq!(pairs[2].1, None, "no text on the third row");
+    }
+
+    #[test]
+    fn a_swatch_colour_is_the_median_of_its_non_black_pixels() {
+        // 4×2 image: a black outline pixel, three reds of slightly different shade, and greys.
+        let rgb: Vec<u8> = [[0, 0, 0], [250, 10, 10], [240, 0, 0], [245, 5, 5], [128, 128, 128], [0, 0, 0], [0, 0, 0], [0, 0, 0]].concat();
+        let colour = swatch_colour(&rgb, 4, 2, &PixelBox { x0: 0.0, y0: 0.0, x1: 4.0, y1: 1.0 });
+        assert_eq!(colour, (245, 5, 5));
+        assert_eq!((hex(colour), colour_name(colour)), ("#f50505".to_owned(), "Red"));
+        assert_eq!(colour_name((250, 100, 80)), "Tomato");
+        assert_eq!(swatch_colour(&rgb, 4, 2, &PixelBox { x0: 1.0, y0: 1.0, x1: 4.0, y1: 2.0 }), (0, 0, 0), "all black");
+    }
+}

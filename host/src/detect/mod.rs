@@ -1,0 +1,125 @@
+//! Layout detection with PEACE's two YOLOv10 detectors on ONNX Runtime: the
+//! component detector finds the map's parts (title, main map, legend, ...),
+//! the legend detector finds colour swatches and their text inside each
+//! legend.
+//!
+//! Invariants:
+//! - The runtime and the weights are approved assets read from the data root
+//!   (or the operator's own copies); nothing is looked up on the system's
+//!   library path or in the environment (`onnx`).
+//! - Boxes leave this module in the original scan's pixels.
+//! - Post-processing is pure and tested on its own (`postprocess`, `legend`).
+
+pub mod legend;
+pub mod onnx;
+pub mod postprocess;
+
+use std::path::Path;
+
+use fast_image_resize::images::Image;
+use fast_image_resize::{FilterType, PixelType, ResizeAlg, ResizeOptions, Resizer};
+
+use postprocess::{Letterbox, PAD_GREY};
+
+/// The component detector's classes, in its output's order.
+pub const COMPONENT_CLASSES: [&str; 8] = ["title", "main_map", "legend", "scale", "index_map", "cross_section", "stratigraphic_column", "others"];
+/// Component classes a map has at most one of (PEACE's one-box rule).
+pub const ONE_BOX_CLASSES: [usize; 4] = [0, 1, 2, 3];
+/// The legend detector's classes.
+pub const LEGEND_CLASSES: [&str; 2] = ["swatch", "text"];
+
+/// A decoded scan: RGB, row-major.
+pub struct Rgb {
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+    /// `width × height × 3` bytes.
+    pub pixels: Vec<u8>,
+}
+
+/// Why a scan could not be decoded.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct DecodeError(pub String);
+
+/// Decodes the image file at `path` to RGB, refusing before allocating when it
+/// is larger than `max_pixels` (the decoder's own limits are set first).
+pub fn decode(path: &Path, max_pixels: u64) -> Result<Rgb, DecodeError> {
+    let mut reader = image::ImageReader::open(path)
+        .and_then(|reader| reader.with_guessed_format())
+        .map_err(|error| DecodeError(format!("cannot open the scan: {error}")))?;
+    let mut limits = image::Limits::default();
+    limits.max_alloc = Some(max_pixels.saturating_mul(8)); // RGBA16 at most, per decoded pixel
+    let side = max_pixels.min(u32::MAX as u64) as u32;
+    limits.max_image_width = Some(side);
+    limits.max_image_height = Some(side);
+    reader.limits(limits);
+    let decoded = reader.decode().map_err(|error| DecodeError(format!("cannot decode the scan: {error}")))?;
+    let rgb = decoded.into_rgb8();
+    let (width, height) = rgb.dimensions();
+    Ok(Rgb { width, height, pixels: rgb.into_raw() })
+}
+
+impl Rgb {
+    /// The part of the image inside `(x0, y0, x1, y1)` (whole pixels, inside the image).
+    pub fn crop(&self, (x0, y0, x1, y1): (u32, u32, u32, u32)) -> Rgb {
+        let width = x1 - x0;
+        let mut pixels = Vec::with_capacity((width * (y1 - y0) * 3) as usize);
+        for y in y0..y1 {
+            let start = ((y * self.width + x0) * 3) as usize;
+            pixels.extend_from_slice(&self.pixels[start..start + (width * 3) as usize]);
+        }
+        Rgb { width, height: y1 - y0, pixels }
+    }
+
+    /// Letterboxes the image into a `size` square (bilinear, grey padding) as
+    /// the model input: `[1, 3, size, size]` floats, RGB planes scaled to 0–1.
+    pub fn letterbox(&self, size: u32) -> (Letterbox, Vec<f32>) {
+        let geometry = Letterbox::new(self.width, self.height, size);
+        let (inner_w, inner_h) = geometry.inner;
+        let source = Image::from_vec_u8(self.width, self.height, self.pixels.clone(), PixelType::U8x3).expect("the buffer is width × height × 3");
+        let mut resized = Image::new(inner_w, inner_h, PixelType::U8x3);
+        Resizer::new()
+            .resize(&source, &mut resized, &ResizeOptions::new().resize_alg(ResizeAlg::Convolution(FilterType::Bilinear)))
+            .expect("same pixel type, non-empty images");
+        let plane = (size * size) as usize;
+        let mut input = vec![PAD_GREY as f32 / 255.0; plane * 3];
+        let (pad_x, pad_y) = geometry.pad;
+        for (row, line) in resized.buffer().chunks_exact((inner_w * 3) as usize).enumerate() {
+            let offset = (row as u32 + pad_y) as usize * size as usize + pad_x as usize;
+            for (column, pixel) in line.chunks_exact(3).enumerate() {
+                for channel in 0..3 {
+                    input[channel * plane + offset + column] = pixel[channel] as f32 / 255.0;
+                }
+            }
+        }
+        (geometry, input)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn letterboxing_puts_the_image_in_the_middle_of_grey() {
+        // A 4×2 red image into an 8×8 input: 8×4 inside, 2 rows of grey above and below.
+        let image = Rgb { width: 4, height: 2, pixels: [255, 0, 0].repeat(8) };
+        let (geometry, input) = image.letterbox(8);
+        assert_eq!((geometry.inner, geometry.pad), ((8, 4), (0, 2)));
+        let at = |channel: usize, x: usize, y: usize| input[channel * 64 + y * 8 + x];
+        assert_eq!((at(0, 3, 0), at(1, 3, 0)), (114.0 / 255.0, 114.0 / 255.0), "grey above");
+        assert_eq!((at(0, 3, 3), at(1, 3, 3), at(2, 3, 3)), (1.0, 0.0, 0.0), "red inside, planes in RGB order");
+        assert_eq!(at(2, 0, 7), 114.0 / 255.0, "grey below");
+    }
+
+    #[test]
+    fn a_crop_keeps_its_pixels() {
+        let pixels: Vec<u8> = (0..4 * 3 * 3).map(|v| v as u8).collect();
+        let image = Rgb { width: 4, height: 3, pixels };
+        let crop = image.crop((1, 1, 3, 3));
+        assert_eq!((crop.width, crop.height), (2, 2));
+        assert_eq!(&crop.pixels[..6], &[15, 16, 17, 18, 19, 20]);
+    }
+}
