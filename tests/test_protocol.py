@@ -17,9 +17,11 @@ EXPECTED_TOOLS = {
     "geomap_georeference": (False, False),
     "geomap_lookup": (True, True),
     "geomap_query_knowledge": (False, False),
+    "geomap_process_image": (False, False),
     "geomap_prepare_knowledge": (False, True),
+    "geomap_prepare_detectors": (False, True),
 }
-OPEN_WORLD = {"geomap_prepare_knowledge"}  # downloads from the internet
+OPEN_WORLD = {"geomap_prepare_knowledge", "geomap_prepare_detectors"}  # download from the internet
 
 
 async def test_tools_list_has_every_tool_with_truthful_annotations(server, era):
@@ -56,7 +58,11 @@ async def test_capabilities_report_tools_roots_limits_and_data_root(server, era)
     assert json.loads(result.content[0].text) == caps
     assert {tool["name"] for tool in caps["tools"]} == set(EXPECTED_TOOLS)
     waiting = {tool["name"]: tool["unavailable_code"] for tool in caps["tools"] if not tool["ready"]}
-    assert waiting == {"geomap_lookup": "missing_knowledge_asset", "geomap_query_knowledge": "missing_knowledge_asset"}, "no knowledge asset is installed yet"
+    assert waiting == {
+        "geomap_lookup": "missing_knowledge_asset",
+        "geomap_query_knowledge": "missing_knowledge_asset",
+        "geomap_process_image": "missing_extra",
+    }, "no knowledge asset and no detector is installed yet"
     assert [provider["name"] for provider in caps["providers"]] == ["ics-timescale", "cgi-lithology", "k2-rocks", "usgs-seismicity"]
     assert caps["map_roots"] == [{"index": 0, "path": str(server.map_root), "resolves_relative_paths": True}]
     assert caps["media"]["supported"] == ["image/png", "image/jpeg", "image/tiff"]

@@ -21,7 +21,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use catalog::{AssetKind, Catalog, CatalogAsset, CatalogFile, OverrideError};
-pub use install::{Installer, Outcome, Progress};
+pub use install::{Installer, Outcome, Progress, file_sha256};
 
 /// The folder under the data root that holds installed assets.
 pub const ASSETS_DIR: &str = "assets";

@@ -107,7 +107,7 @@ pub fn pair(swatches: &[Detection], texts: &[Detection]) -> Vec<(Detection, Opti
 mod tests {
     use super::*;
 
-    fn d(class: usize, x0: f32, y0: f32, x1: f32, y1: f32) -> Detection {
+    fn d(class: usize, x0: f64, y0: f64, x1: f64, y1: f64) -> Detection {
         Detection { class, bbox: PixelBox { x0, y0, x1, y1 }, score: 0.9 }
     }
 

@@ -12,11 +12,10 @@
 
 pub mod legend;
 pub mod onnx;
+pub mod pipeline;
 pub mod postprocess;
 
-use std::path::Path;
-
-use fast_image_resize::images::Image;
+use fast_image_resize::images::{Image, ImageRef};
 use fast_image_resize::{FilterType, PixelType, ResizeAlg, ResizeOptions, Resizer};
 
 use postprocess::{Letterbox, PAD_GREY};
@@ -43,12 +42,13 @@ pub struct Rgb {
 #[error("{0}")]
 pub struct DecodeError(pub String);
 
-/// Decodes the image file at `path` to RGB, refusing before allocating when it
-/// is larger than `max_pixels` (the decoder's own limits are set first).
-pub fn decode(path: &Path, max_pixels: u64) -> Result<Rgb, DecodeError> {
-    let mut reader = image::ImageReader::open(path)
-        .and_then(|reader| reader.with_guessed_format())
-        .map_err(|error| DecodeError(format!("cannot open the scan: {error}")))?;
+/// Decodes an image file (read from an opened handle) to RGB, refusing before
+/// allocating when it is larger than `max_pixels` (the decoder's own limits are set first).
+pub fn decode(file: &std::fs::File, max_pixels: u64) -> Result<Rgb, DecodeError> {
+    let mut file = file.try_clone().map_err(|error| DecodeError(format!("cannot read the scan: {error}")))?;
+    std::io::Seek::rewind(&mut file).map_err(|error| DecodeError(format!("cannot read the scan: {error}")))?;
+    let mut reader =
+        image::ImageReader::new(std::io::BufReader::new(file)).with_guessed_format().map_err(|error| DecodeError(format!("cannot read the scan: {error}")))?;
     let mut limits = image::Limits::default();
     limits.max_alloc = Some(max_pixels.saturating_mul(8)); // RGBA16 at most, per decoded pixel
     let side = max_pixels.min(u32::MAX as u64) as u32;
@@ -73,20 +73,40 @@ impl Rgb {
         Rgb { width, height: y1 - y0, pixels }
     }
 
+    /// The image resized to `width`×`height` (bilinear).
+    pub fn resized(&self, width: u32, height: u32) -> Rgb {
+        let source = ImageRef::new(self.width, self.height, &self.pixels, PixelType::U8x3).expect("the buffer is width × height × 3");
+        let mut resized = Image::new(width, height, PixelType::U8x3);
+        Resizer::new()
+            .resize(&source, &mut resized, &ResizeOptions::new().resize_alg(ResizeAlg::Convolution(FilterType::Bilinear)))
+            .expect("same pixel type, non-empty images");
+        Rgb { width, height, pixels: resized.into_vec() }
+    }
+
+    /// Draws the outline of `bbox` in `colour`, `thickness` pixels wide, inside the image.
+    pub fn outline(&mut self, bbox: &postprocess::PixelBox, colour: [u8; 3], thickness: u32) {
+        let (x0, y0, x1, y1) = bbox.pixels(self.width, self.height);
+        for y in y0..y1 {
+            for x in x0..x1 {
+                let edge = x < x0 + thickness || x + thickness >= x1 || y < y0 + thickness || y + thickness >= y1;
+                if edge {
+                    let at = ((y * self.width + x) * 3) as usize;
+                    self.pixels[at..at + 3].copy_from_slice(&colour);
+                }
+            }
+        }
+    }
+
     /// Letterboxes the image into a `size` square (bilinear, grey padding) as
     /// the model input: `[1, 3, size, size]` floats, RGB planes scaled to 0–1.
     pub fn letterbox(&self, size: u32) -> (Letterbox, Vec<f32>) {
         let geometry = Letterbox::new(self.width, self.height, size);
         let (inner_w, inner_h) = geometry.inner;
-        let source = Image::from_vec_u8(self.width, self.height, self.pixels.clone(), PixelType::U8x3).expect("the buffer is width × height × 3");
-        let mut resized = Image::new(inner_w, inner_h, PixelType::U8x3);
-        Resizer::new()
-            .resize(&source, &mut resized, &ResizeOptions::new().resize_alg(ResizeAlg::Convolution(FilterType::Bilinear)))
-            .expect("same pixel type, non-empty images");
+        let resized = self.resized(inner_w, inner_h);
         let plane = (size * size) as usize;
         let mut input = vec![PAD_GREY as f32 / 255.0; plane * 3];
         let (pad_x, pad_y) = geometry.pad;
-        for (row, line) in resized.buffer().chunks_exact((inner_w * 3) as usize).enumerate() {
+        for (row, line) in resized.pixels.chunks_exact((inner_w * 3) as usize).enumerate() {
             let offset = (row as u32 + pad_y) as usize * size as usize + pad_x as usize;
             for (column, pixel) in line.chunks_exact(3).enumerate() {
                 for channel in 0..3 {

@@ -51,10 +51,20 @@ pub fn load_runtime(library: &Path) -> Result<&'static ort::environment::Environ
     if let Some((loaded, environment)) = LOADED.get() {
         return if loaded == library { Ok(environment) } else { Err(OnnxError::AlreadyLoaded { loaded: loaded.clone(), wanted: library.to_owned() }) };
     }
-    let builder = ort::init_from(library).map_err(|error| {
-        let detail = error.to_string();
-        OnnxError::Runtime { missing_libraries: missing_libraries(&detail), detail }
-    })?;
+    // A first dlopen only for the loader's message (naming a missing shared library), which
+    // ort's error does not keep; ort then opens the same file again.
+    // SAFETY: this is the approved runtime asset (or the operator's own copy of it), whose
+    // initialisers are ONNX Runtime's; nothing else is ever opened here.
+    if let Err(error) = unsafe { libloading::Library::new(library) } {
+        let mut detail = format!("cannot load {}: {error}", library.display());
+        let mut source = std::error::Error::source(&error);
+        while let Some(cause) = source {
+            detail.push_str(&format!(": {cause}"));
+            source = cause.source();
+        }
+        return Err(OnnxError::Runtime { missing_libraries: missing_libraries(&detail), detail });
+    }
+    let builder = ort::init_from(library).map_err(|error| OnnxError::Runtime { detail: error.to_string(), missing_libraries: Vec::new() })?;
     let environment = builder
         .with_name("stratigraphic-amenity")
         .with_telemetry(false)

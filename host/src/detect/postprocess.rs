@@ -10,7 +10,7 @@ use serde::Serialize;
 /// The grey YOLO pads a letterboxed image with.
 pub const PAD_GREY: u8 = 114;
 /// Boxes overlapping more than this (IoU) with a higher-scoring box are dropped.
-pub const NMS_IOU: f32 = 0.8;
+pub const NMS_IOU: f64 = 0.8;
 /// At most this many rows are read from a head.
 pub const MAX_DETECTIONS: usize = 300;
 /// The default score floor.
@@ -20,22 +20,22 @@ pub const DEFAULT_MIN_SCORE: f32 = 0.25;
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct PixelBox {
     /// Left edge.
-    pub x0: f32,
+    pub x0: f64,
     /// Top edge.
-    pub y0: f32,
+    pub y0: f64,
     /// Right edge.
-    pub x1: f32,
+    pub x1: f64,
     /// Bottom edge.
-    pub y1: f32,
+    pub y1: f64,
 }
 
 impl PixelBox {
-    fn area(&self) -> f32 {
+    fn area(&self) -> f64 {
         (self.x1 - self.x0).max(0.0) * (self.y1 - self.y0).max(0.0)
     }
 
     /// Intersection over union with `other` (0 when either is empty).
-    pub fn iou(&self, other: &PixelBox) -> f32 {
+    pub fn iou(&self, other: &PixelBox) -> f64 {
         let width = (self.x1.min(other.x1) - self.x0.max(other.x0)).max(0.0);
         let height = (self.y1.min(other.y1) - self.y0.max(other.y0)).max(0.0);
         let intersection = width * height;
@@ -45,7 +45,7 @@ impl PixelBox {
 
     /// The box in whole pixels, grown to cover every pixel it touches and clipped to `width`×`height`.
     pub fn pixels(&self, width: u32, height: u32) -> (u32, u32, u32, u32) {
-        let clamp = |v: f32, max: u32| (v.max(0.0) as u32).min(max);
+        let clamp = |v: f64, max: u32| (v.max(0.0) as u32).min(max);
         let (x0, y0) = (clamp(self.x0.floor(), width), clamp(self.y0.floor(), height));
         (x0, y0, clamp(self.x1.ceil(), width).max(x0), clamp(self.y1.ceil(), height).max(y0))
     }
@@ -73,7 +73,7 @@ pub struct Letterbox {
     /// The model's input side.
     pub size: u32,
     /// Scale from original to input pixels.
-    pub gain: f32,
+    pub gain: f64,
     /// The resized image's width and height inside the input.
     pub inner: (u32, u32),
     /// Padding on the left and at the top.
@@ -83,16 +83,16 @@ pub struct Letterbox {
 impl Letterbox {
     /// The geometry for an image of `width`×`height` in a `size` square.
     pub fn new(width: u32, height: u32, size: u32) -> Letterbox {
-        let gain = (size as f32 / height as f32).min(size as f32 / width as f32);
-        let inner = (((width as f32 * gain).round() as u32).clamp(1, size), ((height as f32 * gain).round() as u32).clamp(1, size));
-        let pad_of = |inner: u32| ((size - inner) as f32 / 2.0 - 0.1).round().max(0.0) as u32;
+        let gain = (size as f64 / height as f64).min(size as f64 / width as f64);
+        let inner = (((width as f64 * gain).round() as u32).clamp(1, size), ((height as f64 * gain).round() as u32).clamp(1, size));
+        let pad_of = |inner: u32| ((size - inner) as f64 / 2.0 - 0.1).round().max(0.0) as u32;
         Letterbox { width, height, size, gain, inner, pad: (pad_of(inner.0), pad_of(inner.1)) }
     }
 
     /// A box in input pixels mapped back to the original image, clipped to it.
-    pub fn to_original(&self, x0: f32, y0: f32, x1: f32, y1: f32) -> PixelBox {
-        let (px, py) = (self.pad.0 as f32, self.pad.1 as f32);
-        let (w, h) = (self.width as f32, self.height as f32);
+    pub fn to_original(&self, x0: f64, y0: f64, x1: f64, y1: f64) -> PixelBox {
+        let (px, py) = (self.pad.0 as f64, self.pad.1 as f64);
+        let (w, h) = (self.width as f64, self.height as f64);
         PixelBox {
             x0: ((x0 - px) / self.gain).clamp(0.0, w),
             y0: ((y0 - py) / self.gain).clamp(0.0, h),
@@ -111,7 +111,10 @@ pub fn postprocess(rows: &[[f32; 6]], classes: usize, min_score: f32, geometry: 
         .iter()
         .take(MAX_DETECTIONS)
         .filter(|row| row.iter().all(|v| v.is_finite()) && row[4] >= min_score && row[5] >= 0.0 && (row[5].round() as usize) < classes)
-        .map(|row| Detection { class: row[5].round() as usize, bbox: geometry.to_original(row[0], row[1], row[2], row[3]), score: row[4] })
+        .map(|row| {
+            let bbox = geometry.to_original(row[0] as f64, row[1] as f64, row[2] as f64, row[3] as f64);
+            Detection { class: row[5].round() as usize, bbox, score: row[4] }
+        })
         .filter(|detection| detection.bbox.area() > 0.0)
         .collect();
     found.sort_by(|a, b| b.score.total_cmp(&a.score));
@@ -139,7 +142,7 @@ pub fn one_box_per_class(detections: Vec<Detection>, one_box: &[usize]) -> Vec<D
         let best = if others.is_empty() {
             members.iter().copied().max_by(|&a, &b| detections[a].bbox.area().total_cmp(&detections[b].bbox.area()).then(b.cmp(&a)))
         } else {
-            let overlap = |i: usize| others.iter().map(|other| detections[i].bbox.iou(&other.bbox)).fold(0.0_f32, f32::max);
+            let overlap = |i: usize| others.iter().map(|other| detections[i].bbox.iou(&other.bbox)).fold(0.0_f64, f64::max);
             // `members` is in score order, so the first of equal overlaps scores highest.
             members.iter().copied().min_by(|&a, &b| overlap(a).total_cmp(&overlap(b)).then(a.cmp(&b)))
         };
@@ -151,7 +154,7 @@ pub fn one_box_per_class(detections: Vec<Detection>, one_box: &[usize]) -> Vec<D
 }
 
 /// Class-agnostic NMS: from the highest score down, drop any box overlapping a kept one by more than `iou`.
-pub fn non_maximum_suppression(mut detections: Vec<Detection>, iou: f32) -> Vec<Detection> {
+pub fn non_maximum_suppression(mut detections: Vec<Detection>, iou: f64) -> Vec<Detection> {
     detections.sort_by(|a, b| b.score.total_cmp(&a.score));
     let mut kept: Vec<Detection> = Vec::new();
     for detection in detections {
@@ -166,7 +169,7 @@ pub fn non_maximum_suppression(mut detections: Vec<Detection>, iou: f32) -> Vec<
 mod tests {
     use super::*;
 
-    fn b(x0: f32, y0: f32, x1: f32, y1: f32) -> PixelBox {
+    fn b(x0: f64, y0: f64, x1: f64, y1: f64) -> PixelBox {
         PixelBox { x0, y0, x1, y1 }
     }
 

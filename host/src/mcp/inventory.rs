@@ -18,7 +18,9 @@ use super::tools::capabilities::{CapabilitiesArgs, CapabilitiesResult};
 use super::tools::describe_map::DescribeMapArgs;
 use super::tools::georeference::{GeoreferenceArgs, GeoreferenceReport};
 use super::tools::lookup::{LookupArgs, LookupResult};
+use super::tools::prepare_detectors::{PrepareDetectorsArgs, PrepareDetectorsResult};
 use super::tools::prepare_knowledge::{PrepareKnowledgeArgs, PrepareKnowledgeResult};
+use super::tools::process_image::{Layout, ProcessImageArgs};
 use super::tools::query_knowledge::{KnowledgeBundle, QueryKnowledgeArgs};
 use super::tools::register_map::RegisterMapArgs;
 use crate::assets::{AssetKind, Catalog};
@@ -37,6 +39,10 @@ pub enum ToolName {
     Georeference,
     /// `geomap_lookup`
     Lookup,
+    /// `geomap_process_image`
+    ProcessImage,
+    /// `geomap_prepare_detectors`
+    PrepareDetectors,
     /// `geomap_query_knowledge`
     QueryKnowledge,
     /// `geomap_prepare_knowledge`
@@ -52,6 +58,8 @@ impl ToolName {
             ToolName::DescribeMap => "geomap_describe_map",
             ToolName::Georeference => "geomap_georeference",
             ToolName::Lookup => "geomap_lookup",
+            ToolName::ProcessImage => "geomap_process_image",
+            ToolName::PrepareDetectors => "geomap_prepare_detectors",
             ToolName::QueryKnowledge => "geomap_query_knowledge",
             ToolName::PrepareKnowledge => "geomap_prepare_knowledge",
         }
@@ -88,6 +96,7 @@ impl Inventory {
     pub fn new(settings: &Settings, catalog: &Catalog) -> Inventory {
         let knowledge_bytes: u64 = catalog.of_kind(AssetKind::Knowledge).map(|asset| asset.download_size()).sum();
         let knowledge_ids: Vec<&str> = catalog.of_kind(AssetKind::Knowledge).map(|asset| asset.id.as_str()).collect();
+        let detector_bytes: u64 = catalog.of_kind(AssetKind::Runtime).map(|asset| asset.download_size()).sum();
         let all = vec![
             spec::<CapabilitiesArgs, CapabilitiesResult>(
                 ToolName::Capabilities,
@@ -125,6 +134,21 @@ impl Inventory {
                 "Ask the knowledge providers about a georeferenced map's area (map_id: its newest revision's wgs84_bounds) or an explicit WGS84 area: for example earthquakes in it. A map without a georeference fails with georef_required (call geomap_georeference first). Every call writes a new knowledge bundle (bundle_id, resource geomap://bundles/{bundle_id}), so it is not idempotent. A provider that fails while others answer is listed in `warnings`.",
                 annotations("Query knowledge about an area", false, false),
             ),
+            spec::<ProcessImageArgs, Layout>(
+                ToolName::ProcessImage,
+                "Find the map's layout",
+                "Find a registered map's layout with PEACE's detectors: its components (title, main_map, legend, scale, index_map, cross_section, stratigraphic_column, others) with boxes in the scan's pixels and scores, and each legend's entries (colour swatch, the text beside it, the swatch's colour as hex and name). Stores the layout (geomap-layout/v1) with a PNG crop of every component and an annotated preview, all as resources. Not idempotent: every call writes a new layout. On a fresh install it fails with missing_extra: its hints say who installs the detectors (geomap_prepare_detectors after the user agrees, or the operator).",
+                annotations("Find the map's layout", false, false),
+            ),
+            spec::<PrepareDetectorsArgs, PrepareDetectorsResult>(
+                ToolName::PrepareDetectors,
+                "Download the layout detectors",
+                format!(
+                    "Downloads and installs what geomap_process_image needs: the ONNX Runtime library ({:.1} MB) and the detector weights where a source is configured (PEACE publishes none: otherwise the operator imports them). It downloads and writes to the server's disk, so ask the user first and tell them the size; when the client supports elicitation the server asks the user itself. Reports what was installed, what is still outstanding, and whether detection is ready.",
+                    detector_bytes as f64 / 1e6
+                ),
+                annotations("Download the layout detectors", false, true).open_world(true),
+            ),
             spec::<PrepareKnowledgeArgs, PrepareKnowledgeResult>(
                 ToolName::PrepareKnowledge,
                 "Download knowledge assets",
@@ -136,11 +160,13 @@ impl Inventory {
                 annotations("Download knowledge assets", false, true).open_world(true),
             ),
         ];
-        let withheld: Vec<(ToolName, &'static str)> =
-            [(ToolName::PrepareKnowledge, !settings.knowledge_preparation, "GEOMAP_MCP_ENABLE_KNOWLEDGE_PREPARATION")]
-                .into_iter()
-                .filter_map(|(name, off, variable)| off.then_some((name, variable)))
-                .collect();
+        let withheld: Vec<(ToolName, &'static str)> = [
+            (ToolName::PrepareKnowledge, !settings.knowledge_preparation, "GEOMAP_MCP_ENABLE_KNOWLEDGE_PREPARATION"),
+            (ToolName::PrepareDetectors, !settings.detector_preparation, "GEOMAP_MCP_ENABLE_DETECTOR_PREPARATION"),
+        ]
+        .into_iter()
+        .filter_map(|(name, off, variable)| off.then_some((name, variable)))
+        .collect();
         let specs = all.into_iter().filter(|spec| !withheld.iter().any(|(name, _)| *name == spec.name)).collect();
         Inventory { specs, withheld }
     }

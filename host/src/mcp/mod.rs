@@ -45,8 +45,10 @@ use inventory::{Inventory, ToolName, ToolSpec};
 use progress::ProgressSink;
 use resources::{artifact_resource, map_resource};
 use tokio_util::sync::CancellationToken;
-use tools::prepare_knowledge::{self, FailedAsset, PrepareKnowledgeResult, Prepared};
-use tools::{capabilities, describe_map, georeference, lookup, query_knowledge, register_map};
+use tools::preparation::{FailedAsset, PreparationReport, Prepared};
+use tools::prepare_detectors::{self, PrepareDetectorsResult};
+use tools::prepare_knowledge::{self, PrepareKnowledgeResult};
+use tools::{capabilities, describe_map, georeference, lookup, process_image, query_knowledge, register_map};
 
 /// The server's name on the wire.
 pub const SERVER_NAME: &str = "stratigraphic-amenity";
@@ -92,6 +94,8 @@ pub struct ServerState {
     pub inventory: Inventory,
     /// The providers, discovered and loaded at first use (see [`ServerState::providers`]).
     providers: tokio::sync::OnceCell<ProviderSet>,
+    /// The layout detectors, loaded at first use and again when their weights change.
+    pub detectors: std::sync::Mutex<Option<Arc<crate::detect::pipeline::Detectors>>>,
 }
 
 impl ServerState {
@@ -106,7 +110,7 @@ impl ServerState {
         }
         let roots = MapRoots::open(&settings.map_roots).map_err(|(path, source)| StartupError::MapRoot { path, source })?;
         let inventory = Inventory::new(&settings, &catalog);
-        Ok(ServerState { settings, roots, registry, catalog, inventory, providers: tokio::sync::OnceCell::new() })
+        Ok(ServerState { settings, roots, registry, catalog, inventory, providers: tokio::sync::OnceCell::new(), detectors: Default::default() })
     }
 
     /// The providers if a call has loaded them already.
@@ -213,25 +217,39 @@ impl GeomapServer {
                 let link = resources::bundle_resource(&bundle.bundle_id);
                 Ok(ToolOutput::new(&bundle, vec![link]))
             }
+            ToolName::ProcessImage => {
+                let layout = process_image::process_image(state, arguments::parse(arguments)?, progress, call.cancel).await?;
+                let mut links =
+                    vec![resources::layout_resource(&layout.resource_uri, "application/json"), resources::layout_resource(&layout.preview_uri, "image/png")];
+                links.extend(layout.components.iter().map(|component| resources::layout_resource(&component.crop_uri, "image/png")));
+                Ok(ToolOutput::new(&layout, links))
+            }
+            ToolName::PrepareDetectors => {
+                let args = arguments::parse(arguments)?;
+                match prepare_detectors::prepare_detectors(Arc::clone(&state), args, call.consent, progress, call.cancel).await? {
+                    Prepared::AskFirst(input_required) => return Ok(Dispatched::InputRequired(input_required)),
+                    Prepared::Done { consent, installed, already_present, failed, download_bytes } => {
+                        let failed = self.failed_assets(failed, spec);
+                        let missing_requirements = prepare_detectors::outstanding(&state).await;
+                        let summary = prepare_detectors::summary(consent, installed.len(), failed.len(), download_bytes, &missing_requirements);
+                        let detectors_ready = missing_requirements.is_empty();
+                        let report = PreparationReport { consent, installed, already_present, failed, download_bytes };
+                        let result = PrepareDetectorsResult { report, detectors_ready, missing_requirements, summary };
+                        Ok(ToolOutput::new(&result, Vec::new()))
+                    }
+                }
+            }
             ToolName::PrepareKnowledge => {
                 let args = arguments::parse(arguments)?;
                 match prepare_knowledge::prepare_knowledge(state, args, call.consent, progress, call.cancel).await? {
                     Prepared::AskFirst(input_required) => return Ok(Dispatched::InputRequired(input_required)),
                     Prepared::Done { consent, installed, already_present, failed, download_bytes } => {
-                        let trace_id = trace::current_trace_id().expect("dispatch runs inside a call's trace scope");
-                        let failed: Vec<FailedAsset> = failed
-                            .into_iter()
-                            .map(|error| {
-                                let asset = error.asset().to_owned();
-                                let envelope = self.envelope(&ToolError::Asset(error), spec, &trace_id);
-                                let reason = envelope.details.as_ref().and_then(|d| d.get("reason")).and_then(Value::as_str).map(str::to_owned);
-                                FailedAsset { asset, code: envelope.code, reason, message: envelope.message }
-                            })
-                            .collect();
+                        let failed = self.failed_assets(failed, spec);
                         let ready_providers = prepare_knowledge::providers_made_ready(&self.state, &installed).await;
                         let summary =
                             prepare_knowledge::summary(consent, installed.len(), already_present.len(), failed.len(), download_bytes, &ready_providers);
-                        let result = PrepareKnowledgeResult { consent, installed, already_present, failed, download_bytes, ready_providers, summary };
+                        let report = PreparationReport { consent, installed, already_present, failed, download_bytes };
+                        let result = PrepareKnowledgeResult { report, ready_providers, summary };
                         Ok(ToolOutput::new(&result, Vec::new()))
                     }
                 }
@@ -269,6 +287,20 @@ impl GeomapServer {
         };
         trace::log_tool_call(spec.name.as_str(), label, started.elapsed(), &trace_id, detail.as_deref());
         Ok(result)
+    }
+
+    /// Each asset a preparation could not install, with the code and message its envelope would have.
+    fn failed_assets(&self, failed: Vec<crate::assets::AssetError>, spec: &ToolSpec) -> Vec<FailedAsset> {
+        let trace_id = trace::current_trace_id().expect("dispatch runs inside a call's trace scope");
+        failed
+            .into_iter()
+            .map(|error| {
+                let asset = error.asset().to_owned();
+                let envelope = self.envelope(&ToolError::Asset(error), spec, &trace_id);
+                let reason = envelope.details.as_ref().and_then(|d| d.get("reason")).and_then(Value::as_str).map(str::to_owned);
+                FailedAsset { asset, code: envelope.code, reason, message: envelope.message }
+            })
+            .collect()
     }
 
     fn envelope(&self, error: &ToolError, spec: &ToolSpec, trace_id: &TraceId) -> Envelope {

@@ -24,6 +24,11 @@ use super::{GeomapServer, ServerState, error_result};
 /// The URI scheme prefix of registered maps.
 pub const MAP_URI_PREFIX: &str = "geomap://maps/";
 
+/// The resource URI of a file stored with layout `layout_id` of map `map_id`.
+pub fn layout_uri(map_id: &str, layout_id: &str, name: &str) -> String {
+    format!("{MAP_URI_PREFIX}{map_id}/layouts/{layout_id}/{name}")
+}
+
 /// The URI prefix of knowledge bundles.
 pub const BUNDLE_URI_PREFIX: &str = "geomap://bundles/";
 
@@ -92,6 +97,12 @@ fn registered_map_resource(map_id: &str, relative_path: &str, media_type: MediaT
         .with_title(format!("Map {map_id}"))
         .with_description(format!("{} {width}×{height} registered map", media_type.mime()))
         .with_mime_type("application/json")
+}
+
+/// The MCP resource of a file stored with a layout.
+pub fn layout_resource(uri: &str, media_type: &str) -> Resource {
+    let name = uri.rsplit('/').next().unwrap_or(uri);
+    Resource::new(uri, name).with_title(format!("Layout file {name}")).with_mime_type(media_type)
 }
 
 /// The MCP resource of a knowledge bundle.
@@ -176,6 +187,18 @@ impl GeomapServer {
         }
         let path = uri.strip_prefix(MAP_URI_PREFIX).unwrap_or(&uri).to_owned();
         let contents = match path.split('/').collect::<Vec<_>>().as_slice() {
+            [map_id, "layouts", layout_id, name] => {
+                let read = read_layout_file(state, map_id.to_string(), layout_id.to_string(), name.to_string());
+                trace::run_call(trace_id.clone(), read).await.map(|outcome| {
+                    outcome.map(|(bytes, media_type)| match media_type {
+                        "application/json" => ResourceContents::text(String::from_utf8_lossy(&bytes).into_owned(), uri.clone()).with_mime_type(media_type),
+                        _ => {
+                            use base64::Engine;
+                            ResourceContents::blob(base64::engine::general_purpose::STANDARD.encode(bytes), uri.clone()).with_mime_type(media_type)
+                        }
+                    })
+                })
+            }
             [map_id, "revisions", revision_id, name] => {
                 let read = read_artifact(state, map_id.to_string(), revision_id.to_string(), name.to_string());
                 trace::run_call(trace_id.clone(), read).await.map(|outcome| {
@@ -200,6 +223,28 @@ impl GeomapServer {
         };
         Err(self.resource_failure("resources/read", &error, &trace_id))
     }
+}
+
+/// The bytes and media type of a file stored with a layout; only names the
+/// layout's recorded document lists are served.
+pub async fn read_layout_file(state: Arc<ServerState>, map_id: String, layout_id: String, name: String) -> Result<(Vec<u8>, &'static str), ToolError> {
+    trace::spawn_blocking(move || {
+        let unknown = || ToolError::MapNotFound { map_id: map_id.clone(), reason: MapGone::UnknownArtifact, registered_as: None };
+        let document = state.registry.layout(&map_id, &layout_id)?.ok_or_else(unknown)?;
+        let listed: serde_json::Value = serde_json::from_str(&document).map_err(|_| unknown())?;
+        let recorded = listed["files"].as_array().is_some_and(|files| files.iter().any(|file| file.as_str() == Some(name.as_str())));
+        if !recorded {
+            return Err(unknown());
+        }
+        let media_type = if name.ends_with(".json") { "application/json" } else { "image/png" };
+        let path = state.settings.data_root.join("artifacts").join(&map_id).join("layouts").join(&layout_id).join(&name);
+        let bytes = std::fs::read(&path).map_err(|_| unknown())?;
+        if bytes.len() as u64 > MAX_RESOURCE_BLOB_BYTES {
+            return Err(ToolError::ArtifactTooLarge { name, bytes: bytes.len() as u64, path });
+        }
+        Ok((bytes, media_type))
+    })
+    .await
 }
 
 /// The bytes and media type of one revision artifact; only names the registry

@@ -321,6 +321,33 @@ impl Registry {
         })
     }
 
+    /// Records the layout `layout_id` of map `map_id` (`document`: geomap-layout/v1 JSON);
+    /// `false` when no such map exists.
+    pub fn add_layout(&self, layout_id: &str, map_id: &str, created_at: &str, document: &str) -> Result<bool, RegistryError> {
+        self.pool.run("record a layout in", |connection| {
+            let transaction = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let Some(map) = transaction.prepare_cached("SELECT id FROM maps WHERE map_id = ?1")?.query_row([map_id], |row| row.get::<_, i64>(0)).optional()?
+            else {
+                return Ok(false);
+            };
+            transaction
+                .prepare_cached("INSERT INTO layouts (layout_id, map, created_at, document) VALUES (?1, ?2, ?3, ?4)")?
+                .execute(params![layout_id, map, created_at, document])?;
+            transaction.commit()?;
+            Ok(true)
+        })
+    }
+
+    /// The layout `layout_id` of map `map_id`, as the JSON text it was recorded with.
+    pub fn layout(&self, map_id: &str, layout_id: &str) -> Result<Option<String>, RegistryError> {
+        self.pool.run("read a layout from", |connection| {
+            connection
+                .prepare_cached("SELECT layouts.document FROM layouts JOIN maps ON layouts.map = maps.id WHERE maps.map_id = ?1 AND layouts.layout_id = ?2")?
+                .query_row([map_id, layout_id], |row| row.get(0))
+                .optional()
+        })
+    }
+
     /// The knowledge bundle `bundle_id` as the JSON text it was recorded with.
     pub fn bundle(&self, bundle_id: &str) -> Result<Option<String>, RegistryError> {
         self.pool.run("read a knowledge bundle from", |connection| {

@@ -7,6 +7,7 @@
 //! `details` are scrubbed of server paths before they leave.
 
 mod assets;
+mod detect;
 mod georef;
 mod maps;
 mod media;
@@ -62,6 +63,9 @@ pub enum ToolError {
     /// A provider could not answer (the most actionable failure when every provider of a call failed).
     #[error(transparent)]
     Provider(#[from] ProviderError),
+    /// Layout detection could not run.
+    #[error(transparent)]
+    Detect(#[from] crate::detect::pipeline::DetectError),
     /// A knowledge query named a map that has no georeference yet.
     #[error("map {map_id} has no georeference")]
     GeorefRequired { map_id: String },
@@ -73,7 +77,11 @@ pub enum ToolError {
 impl ToolError {
     /// Whether the call stopped because the client cancelled it (logged as `outcome=cancelled`).
     pub fn is_cancellation(&self) -> bool {
-        matches!(self, ToolError::Asset(AssetError::Install { reason: crate::assets::FailureReason::Cancelled, .. }))
+        matches!(
+            self,
+            ToolError::Asset(AssetError::Install { reason: crate::assets::FailureReason::Cancelled, .. })
+                | ToolError::Detect(crate::detect::pipeline::DetectError::Cancelled)
+        )
     }
 }
 
@@ -187,6 +195,7 @@ fn describe(error: &ToolError, call: &FailedCall<'_>) -> Parts {
         ToolError::MapNotFound { map_id, reason, registered_as } => maps::describe_map_gone(map_id, *reason, registered_as.as_deref()),
         ToolError::ArtifactTooLarge { name, bytes, path } => maps::describe_artifact_too_large(name, *bytes, path),
         ToolError::Provider(error) => providers::describe_provider(error, call),
+        ToolError::Detect(error) => detect::describe_detect(error, call),
         ToolError::GeorefRequired { map_id } => providers::describe_georef_required(map_id),
         ToolError::Panic => {
             let mut hints = vec![format!("Report trace_id {} to the operator: the server logged the failure and its backtrace under that ID.", call.trace_id)];

@@ -40,9 +40,9 @@ pub(super) fn scrub_text(text: &str, settings: &Settings) -> String {
     let mut chars = out.chars().peekable();
     let mut previous: Option<char> = None;
     while let Some(c) = chars.next() {
-        let starts_path = c == '/' && previous.is_none_or(|p| p.is_whitespace() || "\"'(=:,[".contains(p));
+        let starts_path = c == '/' && previous.is_none_or(|p| p.is_whitespace() || "\"'`(=:,[".contains(p));
         if starts_path {
-            while chars.peek().is_some_and(|n| !n.is_whitespace() && !"\"')],".contains(*n)) {
+            while chars.peek().is_some_and(|n| !n.is_whitespace() && !"\"'`)],".contains(*n)) {
                 chars.next();
             }
             scrubbed.push_str("<path>");
@@ -86,5 +86,6 @@ mod tests {
         assert_eq!(scrub_text("open /srv/geomap/registry.json: denied", &s), "open <data_root>/registry.json: denied");
         assert_eq!(scrub_text("at (/home/u/x.rs:3) and '/etc/passwd'", &s), "at (<path>) and '<path>'");
         assert_eq!(scrub_text("a/b relative stays", &s), "a/b relative stays");
+        assert_eq!(scrub_text("load from `/opt/x/lib.so`: libm.so: missing", &s), "load from `<path>`: libm.so: missing");
     }
 }

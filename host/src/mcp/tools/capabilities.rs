@@ -178,6 +178,15 @@ pub struct ProviderInfo {
     pub limits: ProviderLimitsInfo,
 }
 
+/// Whether layout detection can run.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct DetectorInfo {
+    /// True when geomap_process_image can run.
+    pub ready: bool,
+    /// What is outstanding (assets, system libraries, weights that do not fit).
+    pub missing_requirements: Vec<String>,
+}
+
 /// Which preparation tools the operator offers over MCP.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct PreparationInfo {
@@ -206,6 +215,8 @@ pub struct CapabilitiesResult {
     pub assets: Vec<AssetInfo>,
     /// Every provider found, enabled or not.
     pub providers: Vec<ProviderInfo>,
+    /// Layout detection's readiness.
+    pub detectors: DetectorInfo,
     /// Whether the preparation tools are offered over MCP (the operator's settings).
     pub preparation: PreparationInfo,
     /// Set-up problems worth telling the user about.
@@ -257,6 +268,8 @@ pub fn provider_infos(state: &ServerState) -> Vec<ProviderInfo> {
 
 fn capabilities_now(state: &ServerState) -> CapabilitiesResult {
     let providers = provider_infos(state);
+    let (missing, _) = crate::detect::pipeline::outstanding(&state.catalog, &state.settings.data_root);
+    let detectors = DetectorInfo { ready: missing.is_empty(), missing_requirements: missing.iter().map(crate::detect::pipeline::Missing::describe).collect() };
     let settings = &state.settings;
     let (data_state, counts) = match state.registry.counts() {
         Ok(counts) => match state.registry.check_writable() {
@@ -281,7 +294,11 @@ fn capabilities_now(state: &ServerState) -> CapabilitiesResult {
                 ToolName::Capabilities => None,
                 ToolName::RegisterMap => blocked(true),
                 ToolName::DescribeMap => blocked(false),
-                ToolName::PrepareKnowledge => blocked(true),
+                ToolName::PrepareKnowledge | ToolName::PrepareDetectors => blocked(true),
+                ToolName::ProcessImage => match detectors.ready {
+                    true => blocked(true),
+                    false => Some((ErrorCode::MissingExtra, "the detectors lack what detectors.missing_requirements lists")),
+                },
                 ToolName::Lookup => providers_ready(&providers, Kind::Lookup).or(blocked(false)),
                 ToolName::QueryKnowledge => providers_ready(&providers, Kind::Knowledge).or(blocked(true)),
                 ToolName::Georeference => match georeference.missing.is_empty() {
@@ -345,6 +362,7 @@ fn capabilities_now(state: &ServerState) -> CapabilitiesResult {
             })
             .collect(),
         providers,
+        detectors,
         preparation: PreparationInfo { knowledge: settings.knowledge_preparation, detectors: settings.detector_preparation },
         warnings,
     }

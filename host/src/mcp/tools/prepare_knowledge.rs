@@ -1,4 +1,5 @@
-//! `geomap_prepare_knowledge`: installs knowledge assets after the user agreed.
+//! `geomap_prepare_knowledge`: installs knowledge assets after the user agreed,
+//! and says which providers that made ready.
 
 use std::sync::Arc;
 
@@ -6,12 +7,13 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
-use crate::assets::{self, AssetError, AssetKind, AssetState, CatalogAsset, FailureReason, Installer, Outcome};
-use crate::errors::ErrorCode;
+use crate::assets::AssetKind;
 use crate::mcp::ServerState;
 use crate::mcp::adapter::ToolError;
-use crate::mcp::consent::{Answer, Asked, ConsentChannel};
-use crate::mcp::progress::{ProgressSink, ProgressUpdate};
+use crate::mcp::consent::ConsentChannel;
+use crate::mcp::progress::ProgressSink;
+
+use super::preparation::{Consent, Preparation, PreparationReport, Prepared, PreparedAsset, prepare};
 
 /// Arguments of `geomap_prepare_knowledge`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -21,92 +23,30 @@ pub struct PrepareKnowledgeArgs {
     pub assets: Option<Vec<String>>,
 }
 
-/// Whether the user was asked, and what they said.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Consent {
-    /// The user agreed when the server asked.
-    Confirmed,
-    /// The user declined: nothing was installed.
-    Declined,
-    /// The client cannot ask its user; the agent was told to ask first.
-    NotAsked,
-    /// Nothing needed downloading.
-    NotNeeded,
-}
-
-/// An asset the call installed or found present.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct PreparedAsset {
-    /// Its ID.
-    pub asset: String,
-    /// Its size in bytes.
-    pub bytes: u64,
-    /// Its licence.
-    pub licence: String,
-    /// The attribution its licence asks for.
-    pub attribution: String,
-}
-
-/// An asset the call could not install.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct FailedAsset {
-    /// Its ID.
-    pub asset: String,
-    /// The error code, as a failed call would have it.
-    pub code: ErrorCode,
-    /// `details.reason` of that error, when it has one.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    /// What went wrong and what to do.
-    pub message: String,
-}
-
 /// The result of `geomap_prepare_knowledge`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct PrepareKnowledgeResult {
-    /// Whether the user was asked and agreed.
-    pub consent: Consent,
-    /// Installed by this call.
-    pub installed: Vec<PreparedAsset>,
-    /// Already installed (or the operator's own copy).
-    pub already_present: Vec<PreparedAsset>,
-    /// Not installed, each with its code and message.
-    pub failed: Vec<FailedAsset>,
-    /// Bytes this call downloaded (or would have, when declined).
-    pub download_bytes: u64,
+    /// What was installed, present or failed.
+    #[serde(flatten)]
+    pub report: PreparationReport,
     /// Providers this call made ready (every asset they read is now installed).
     pub ready_providers: Vec<String>,
     /// In a sentence or two; ends with the providers that became ready.
     pub summary: String,
 }
 
-/// What the handler decided, before failures become envelopes at the edge.
-pub enum Prepared {
-    /// Finished (or declined).
-    Done { consent: Consent, installed: Vec<PreparedAsset>, already_present: Vec<PreparedAsset>, failed: Vec<AssetError>, download_bytes: u64 },
-    /// The client must ask its user and call again.
-    AskFirst(rmcp::model::InputRequiredResult),
-}
-
-fn prepared(asset: &CatalogAsset) -> PreparedAsset {
-    PreparedAsset { asset: asset.id.clone(), bytes: asset.size(), licence: asset.licence.clone(), attribution: asset.attribution.clone() }
-}
-
-/// The knowledge assets `requested` names (all of them when `None`).
-fn chosen<'a>(state: &'a ServerState, requested: Option<&[String]>) -> Result<Vec<&'a CatalogAsset>, AssetError> {
-    let knowledge: Vec<&CatalogAsset> = state.catalog.of_kind(AssetKind::Knowledge).collect();
-    let Some(requested) = requested else { return Ok(knowledge) };
-    requested
-        .iter()
-        .map(|id| {
-            knowledge
-                .iter()
-                .copied()
-                .find(|asset| &asset.id == id)
-                .ok_or_else(|| AssetError::Unknown { id: id.clone(), known: knowledge.iter().map(|asset| asset.id.clone()).collect() })
-        })
-        .collect()
+/// `geomap_prepare_knowledge`: the knowledge assets asked for (all when `None`).
+pub async fn prepare_knowledge(
+    state: Arc<ServerState>,
+    args: PrepareKnowledgeArgs,
+    consent: ConsentChannel,
+    progress: Option<ProgressSink>,
+    cancel: CancellationToken,
+) -> Result<Prepared, ToolError> {
+    let enabled = state.settings.knowledge_preparation;
+    let preparation =
+        Preparation { kinds: &[AssetKind::Knowledge], enabled, variable: "GEOMAP_MCP_ENABLE_KNOWLEDGE_PREPARATION", requested: args.assets.as_deref() };
+    prepare(state, preparation, consent, progress, cancel).await
 }
 
 /// The result in one sentence.
@@ -135,112 +75,4 @@ pub async fn providers_made_ready(state: &ServerState, installed: &[PreparedAsse
         .filter(|(_, descriptor)| super::provider_calls::asset_folders(state, &descriptor.assets).1.is_empty())
         .map(|(entry, _)| entry.name.clone())
         .collect()
-}
-
-/// `geomap_prepare_knowledge`: asks the user (when the client can) for what
-/// is missing, then installs it with progress; `cancel` stops it cleanly.
-pub async fn prepare_knowledge(
-    state: Arc<ServerState>,
-    args: PrepareKnowledgeArgs,
-    consent: ConsentChannel,
-    progress: Option<ProgressSink>,
-    cancel: CancellationToken,
-) -> Result<Prepared, ToolError> {
-    if !state.settings.knowledge_preparation {
-        return Err(AssetError::PreparationDisabled { variable: "GEOMAP_MCP_ENABLE_KNOWLEDGE_PREPARATION" }.into());
-    }
-    let assets = chosen(&state, args.assets.as_deref())?;
-    let mut already_present = Vec::new();
-    let mut needed = Vec::new();
-    let mut failed = Vec::new();
-    for asset in assets {
-        match (assets::status(asset, &state.settings.data_root).state, args.assets.is_some()) {
-            (AssetState::Installed, _) | (AssetState::Custom, false) => already_present.push(prepared(asset)),
-            (AssetState::Custom, true) => failed.push(AssetError::Unmanaged { id: asset.id.clone(), path: asset.custom_path.clone().unwrap_or_default() }),
-            (AssetState::Missing | AssetState::Corrupt, _) => needed.push(asset),
-        }
-    }
-    let download_bytes: u64 = needed.iter().map(|asset| asset.download_size()).sum();
-    if needed.is_empty() {
-        return Ok(Prepared::Done { consent: Consent::NotNeeded, installed: Vec::new(), already_present, failed, download_bytes });
-    }
-    let question = format!(
-        "Download and install {} ({:.1} MB) into the server's data folder? Licences: {}.",
-        needed.iter().map(|asset| asset.title.as_str()).collect::<Vec<_>>().join("; "),
-        download_bytes as f64 / 1e6,
-        needed.iter().map(|asset| format!("{} ({})", asset.id, asset.licence)).collect::<Vec<_>>().join(", ")
-    );
-    let consent = match consent.ask(&question).await {
-        Asked::Pending(input_required) => return Ok(Prepared::AskFirst(input_required)),
-        Asked::Answer(Answer::Declined) => {
-            return Ok(Prepared::Done { consent: Consent::Declined, installed: Vec::new(), already_present, failed, download_bytes });
-        }
-        Asked::Answer(Answer::Confirmed) => Consent::Confirmed,
-        Asked::Answer(Answer::NotAsked) => Consent::NotAsked,
-    };
-    let installer = Installer::new(&state.settings).map_err(|detail| AssetError::Install {
-        id: needed[0].id.clone(),
-        file: None,
-        url: None,
-        reason: FailureReason::Unreachable,
-        detail,
-    })?;
-    let (updates, received) = tokio::sync::mpsc::unbounded_channel();
-    let forwarding = progress.map(|sink| tokio::spawn(sink.forward(received)));
-    let mut installed = Vec::new();
-    let mut done = 0;
-    for asset in needed {
-        let start = done;
-        let updates = updates.clone();
-        let id = asset.id.clone();
-        let mut report = move |bytes: u64, _: u64| {
-            let _ = updates.send(ProgressUpdate { done: start + bytes, total: download_bytes, message: format!("downloading {id}") });
-        };
-        match installer.install(asset, &mut report, &cancel).await {
-            Ok(Outcome::Installed) => installed.push(prepared(asset)),
-            Ok(Outcome::AlreadyPresent) => already_present.push(prepared(asset)),
-            Err(error @ AssetError::Install { reason: FailureReason::Cancelled, .. }) => return Err(error.into()),
-            Err(error) => failed.push(error),
-        }
-        done += asset.download_size();
-    }
-    drop(updates);
-    if let Some(forwarding) = forwarding {
-        let _ = forwarding.await; // every progress notification goes out before the result
-    }
-    if installed.is_empty()
-        && already_present.is_empty()
-        && let Some(first) = failed.first()
-    {
-        return Err(first.clone().into()); // nothing usable came of it: the call failed
-    }
-    Ok(Prepared::Done { consent, installed, already_present, failed, download_bytes })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::mcp::adapter::{FailedCall, envelope_for};
-    use crate::settings::Settings;
-    use crate::trace::TraceId;
-
-    #[tokio::test]
-    async fn a_library_caller_with_preparation_disabled_gets_preparation_disabled() {
-        let dir = tempfile::tempdir().unwrap();
-        let settings = Settings::load(|name| match name {
-            "GEOMAP_DATA_ROOT" => Some(dir.path().into()),
-            "GEOMAP_MCP_ENABLE_KNOWLEDGE_PREPARATION" => Some("false".into()),
-            _ => None,
-        })
-        .unwrap();
-        let state = Arc::new(ServerState::start(settings).unwrap());
-        let outcome =
-            prepare_knowledge(Arc::clone(&state), PrepareKnowledgeArgs { assets: None }, ConsentChannel::Unavailable, None, CancellationToken::new()).await;
-        let Err(error) = outcome else { panic!("preparation ran although it is disabled") };
-        let trace_id = TraceId::random();
-        let envelope = envelope_for(&error, &FailedCall { tool: "library", idempotent: true, trace_id: &trace_id, settings: &state.settings });
-        assert_eq!(envelope.code, ErrorCode::PreparationDisabled);
-        assert!(envelope.message.contains("GEOMAP_MCP_ENABLE_KNOWLEDGE_PREPARATION=false"), "{}", envelope.message);
-        assert!(!dir.path().join("assets").exists(), "nothing was written");
-    }
 }

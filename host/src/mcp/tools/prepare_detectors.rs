@@ -1,0 +1,75 @@
+//! `geomap_prepare_detectors`: installs the ONNX Runtime and the detector
+//! weights after the user agreed, and says whether layout detection is ready.
+
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use tokio_util::sync::CancellationToken;
+
+use crate::assets::AssetKind;
+use crate::detect::pipeline;
+use crate::mcp::ServerState;
+use crate::mcp::adapter::ToolError;
+use crate::mcp::consent::ConsentChannel;
+use crate::mcp::progress::ProgressSink;
+use crate::trace;
+
+use super::preparation::{Consent, Preparation, PreparationReport, Prepared, prepare};
+
+/// Arguments of `geomap_prepare_detectors`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PrepareDetectorsArgs {
+    /// Asset ids to install (default: the runtime and both weight sets; geomap_capabilities lists them).
+    pub assets: Option<Vec<String>>,
+}
+
+/// The result of `geomap_prepare_detectors`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct PrepareDetectorsResult {
+    /// What was installed, present or failed (weights with no source are the operator's to provide).
+    #[serde(flatten)]
+    pub report: PreparationReport,
+    /// Whether geomap_process_image can run now.
+    pub detectors_ready: bool,
+    /// What is still outstanding.
+    pub missing_requirements: Vec<String>,
+    /// In a sentence or two.
+    pub summary: String,
+}
+
+/// `geomap_prepare_detectors`: the runtime and weight assets asked for (all when `None`).
+pub async fn prepare_detectors(
+    state: Arc<ServerState>,
+    args: PrepareDetectorsArgs,
+    consent: ConsentChannel,
+    progress: Option<ProgressSink>,
+    cancel: CancellationToken,
+) -> Result<Prepared, ToolError> {
+    let preparation = Preparation {
+        kinds: &[AssetKind::Runtime, AssetKind::DetectorWeights],
+        enabled: state.settings.detector_preparation,
+        variable: "GEOMAP_MCP_ENABLE_DETECTOR_PREPARATION",
+        requested: args.assets.as_deref(),
+    };
+    prepare(state, preparation, consent, progress, cancel).await
+}
+
+/// What is still outstanding for layout detection, as the result lists it.
+pub async fn outstanding(state: &Arc<ServerState>) -> Vec<String> {
+    let state = Arc::clone(state);
+    trace::spawn_blocking(move || pipeline::outstanding(&state.catalog, &state.settings.data_root).0.iter().map(pipeline::Missing::describe).collect()).await
+}
+
+/// The result in a sentence or two.
+pub fn summary(consent: Consent, installed: usize, failed: usize, download_bytes: u64, missing: &[String]) -> String {
+    let done = match consent {
+        Consent::Declined => format!("The user declined: nothing was downloaded ({:.1} MB were asked for).", download_bytes as f64 / 1e6),
+        _ => format!("{installed} installed, {failed} not installed ({:.1} MB downloaded).", download_bytes as f64 / 1e6),
+    };
+    match missing {
+        [] => format!("{done} Layout detection is ready: retry geomap_process_image calls that failed with missing_extra."),
+        missing => format!("{done} Still outstanding: {}.", missing.join("; ")),
+    }
+}

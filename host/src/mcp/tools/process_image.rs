@@ -1,0 +1,299 @@
+//! `geomap_process_image`: the map's layout from the two detectors — its
+//! components, and each legend's swatches with their text and colour —
+//! stored as a `geomap-layout/v1` document with a crop of every component and
+//! an annotated preview.
+
+use std::sync::Arc;
+use std::time::{Instant, SystemTime};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use tokio_util::sync::CancellationToken;
+
+use crate::detect::pipeline::{DetectError, Detectors, LegendEntry, ModelInfo, current_files, millis, score};
+use crate::detect::postprocess::{DEFAULT_MIN_SCORE, PixelBox};
+use crate::detect::{COMPONENT_CLASSES, Rgb, decode};
+use crate::mcp::ServerState;
+use crate::mcp::adapter::{MapGone, ToolError};
+use crate::mcp::arguments::{ArgumentError, ArgumentProblem};
+use crate::mcp::progress::{ProgressSink, ProgressUpdate};
+use crate::mcp::resources::layout_uri;
+use crate::trace;
+
+use super::open_registered;
+
+/// The schema tag of stored layouts.
+pub const LAYOUT_SCHEMA: &str = "geomap-layout/v1";
+/// The longer side of the annotated preview, in pixels.
+const PREVIEW_SIDE: u32 = 1600;
+
+/// Which detectors to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DetectorChoice {
+    /// The map's components.
+    Components,
+    /// The swatches and text of each legend component (needs components).
+    Legend,
+}
+
+/// Arguments of `geomap_process_image`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProcessImageArgs {
+    /// A map_id returned by geomap_register_map.
+    pub map_id: String,
+    /// Which detectors to run (default both).
+    pub detectors: Option<Vec<DetectorChoice>>,
+    /// The score floor for boxes, 0–1 (default 0.25).
+    pub min_score: Option<f32>,
+}
+
+/// One component of the map.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Component {
+    /// title, main_map, legend, scale, index_map, cross_section, stratigraphic_column or others.
+    pub class: String,
+    /// Its box in the scan's pixels.
+    pub bbox: PixelBox,
+    /// The detector's score.
+    pub score: f64,
+    /// Its crop as a PNG resource.
+    pub crop_uri: String,
+}
+
+/// A legend entry, with the legend it belongs to.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct LegendItem {
+    /// Index into `components` of its legend.
+    pub legend: usize,
+    /// The swatch, text and colour.
+    #[serde(flatten)]
+    pub entry: LegendEntry,
+}
+
+/// Milliseconds per stage.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Timings {
+    /// Loading the detectors (0 when already loaded).
+    pub load_ms: f64,
+    /// Decoding the scan.
+    pub decode_ms: f64,
+    /// The component detector, letterboxing included.
+    pub components_ms: f64,
+    /// The legend detector on every legend.
+    pub legend_ms: f64,
+    /// Writing the layout, crops and preview.
+    pub write_ms: f64,
+}
+
+/// The result of `geomap_process_image`, stored as `layout.json`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Layout {
+    /// `geomap-layout/v1`.
+    pub schema: String,
+    /// The map.
+    pub map_id: String,
+    /// This layout's ID; every call writes a new one.
+    pub layout_id: String,
+    /// The stored layout as an MCP resource.
+    pub resource_uri: String,
+    /// When it was made (RFC 3339, UTC).
+    pub created_at: String,
+    /// The scan's width in pixels.
+    pub width: u32,
+    /// The scan's height in pixels.
+    pub height: u32,
+    /// The components found, best first.
+    pub components: Vec<Component>,
+    /// The legend entries found, top to bottom per legend.
+    pub legend_entries: Vec<LegendItem>,
+    /// The models used.
+    pub models: Vec<ModelInfo>,
+    /// The annotated preview (the scan downscaled, every box drawn in its class's colour).
+    pub preview_uri: String,
+    /// The preview's box colours by class.
+    pub preview_colours: std::collections::BTreeMap<String, String>,
+    /// Time per stage.
+    pub timings: Timings,
+    /// The files stored with it.
+    pub files: Vec<String>,
+}
+
+/// The preview colour of each component class, and of legend swatches and text.
+fn class_colour(class: &str) -> [u8; 3] {
+    match class {
+        "title" => [230, 25, 75],
+        "main_map" => [60, 180, 75],
+        "legend" => [0, 130, 200],
+        "scale" => [245, 130, 48],
+        "index_map" => [145, 30, 180],
+        "cross_section" => [70, 240, 240],
+        "stratigraphic_column" => [240, 50, 230],
+        "swatch" => [255, 225, 25],
+        "text" => [128, 128, 128],
+        _ => [0, 0, 0],
+    }
+}
+
+/// The loaded detectors, reloaded when their weight files changed since.
+fn detectors(state: &ServerState) -> Result<Arc<Detectors>, DetectError> {
+    let mut cached = state.detectors.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(loaded) = cached.as_ref().filter(|loaded| loaded.files == current_files(&state.catalog, &state.settings.data_root)) {
+        return Ok(Arc::clone(loaded));
+    }
+    let loaded = Arc::new(Detectors::load(&state.catalog, &state.settings.data_root)?);
+    *cached = Some(Arc::clone(&loaded));
+    Ok(loaded)
+}
+
+/// `geomap_process_image`: loads the detectors (or says what they lack), decodes the scan, runs
+/// the component detector, then the legend detector on every legend, and stores the layout.
+pub async fn process_image(
+    state: Arc<ServerState>,
+    args: ProcessImageArgs,
+    progress: Option<ProgressSink>,
+    cancel: CancellationToken,
+) -> Result<Layout, ToolError> {
+    let min_score = args.min_score.unwrap_or(DEFAULT_MIN_SCORE);
+    if !(0.0..=1.0).contains(&min_score) {
+        return Err(ArgumentError { field: "/min_score".to_owned(), problem: ArgumentProblem::WrongValue, expected: "a score from 0 to 1".to_owned() }.into());
+    }
+    let chosen = args.detectors.unwrap_or_else(|| vec![DetectorChoice::Components, DetectorChoice::Legend]);
+    if !chosen.contains(&DetectorChoice::Components) {
+        let expected = "detectors including \"components\" (the legend detector reads the legends the component detector finds)";
+        return Err(ArgumentError { field: "/detectors".to_owned(), problem: ArgumentProblem::WrongValue, expected: expected.to_owned() }.into());
+    }
+    let (updates, received) = tokio::sync::mpsc::unbounded_channel();
+    let forwarding = progress.map(|sink| tokio::spawn(sink.forward(received)));
+    let outcome = trace::spawn_blocking(move || {
+        let stage = |done: u64, message: &str| {
+            let _ = updates.send(ProgressUpdate { done, total: 5, message: message.to_owned() }); // no receiver when nobody asked
+        };
+        let between = || if cancel.is_cancelled() { Err(ToolError::Detect(DetectError::Cancelled)) } else { Ok(()) };
+        let map = open_registered(&state, &args.map_id)?;
+        stage(0, "loading the detectors");
+        let started = Instant::now();
+        let detectors = detectors(&state)?;
+        let load_ms = millis(started);
+        between()?;
+        stage(1, "decoding the scan");
+        let started = Instant::now();
+        let image = decode(&map.file, state.settings.max_image_pixels).map_err(|error| DetectError::Decode(error.0))?;
+        let decode_ms = millis(started);
+        between()?;
+        stage(2, "finding the map's components");
+        let started = Instant::now();
+        let found = detectors.components(&image, min_score)?;
+        let components_ms = millis(started);
+        between()?;
+        stage(3, "reading the legends");
+        let started = Instant::now();
+        let mut legend_entries = Vec::new();
+        if chosen.contains(&DetectorChoice::Legend) {
+            for (index, component) in found.iter().enumerate().filter(|(_, c)| COMPONENT_CLASSES[c.class] == "legend") {
+                legend_entries.extend(detectors.legend(&image, &component.bbox, min_score)?.into_iter().map(|entry| LegendItem { legend: index, entry }));
+                between()?;
+            }
+        }
+        let legend_ms = millis(started);
+        stage(4, "storing the layout");
+        let started = Instant::now();
+        let layout_id = format!("lay_{}", trace::random_hex(10));
+        let map_id = map.record.map_id.clone();
+        let dir = state.settings.data_root.join("artifacts").join(&map_id).join("layouts").join(&layout_id);
+        let components: Vec<Component> = found
+            .iter()
+            .enumerate()
+            .map(|(index, d)| Component {
+                class: COMPONENT_CLASSES[d.class].to_owned(),
+                bbox: d.bbox,
+                score: score(d.score),
+                crop_uri: layout_uri(&map_id, &layout_id, &format!("component-{index}-{}.png", COMPONENT_CLASSES[d.class])),
+            })
+            .collect();
+        let mut layout = Layout {
+            schema: LAYOUT_SCHEMA.to_owned(),
+            resource_uri: layout_uri(&map_id, &layout_id, "layout.json"),
+            preview_uri: layout_uri(&map_id, &layout_id, "preview.png"),
+            map_id: map_id.clone(),
+            layout_id: layout_id.clone(),
+            created_at: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
+            width: image.width,
+            height: image.height,
+            components,
+            legend_entries,
+            models: detectors.models.clone(),
+            preview_colours: COMPONENT_CLASSES
+                .iter()
+                .chain(&["swatch", "text"])
+                .map(|c| (c.to_string(), crate::detect::legend::hex(rgb(class_colour(c)))))
+                .collect(),
+            timings: Timings { load_ms, decode_ms, components_ms, legend_ms, write_ms: 0.0 },
+            files: Vec::new(),
+        };
+        let written = write_layout(&dir, &image, &mut layout).map_err(|error| DetectError::Inference(format!("cannot store the layout: {error}")));
+        if let Err(error) = written {
+            let _ = std::fs::remove_dir_all(&dir);
+            return Err(error.into());
+        }
+        layout.timings.write_ms = millis(started);
+        let document = serde_json::to_string_pretty(&layout).expect("layouts serialize");
+        std::fs::write(dir.join("layout.json"), &document).map_err(|error| DetectError::Inference(format!("cannot store the layout: {error}")))?;
+        if !state.registry.add_layout(&layout_id, &map_id, &layout.created_at, &document)? {
+            let _ = std::fs::remove_dir_all(&dir);
+            return Err(ToolError::MapNotFound { map_id, reason: MapGone::UnknownId, registered_as: None });
+        }
+        stage(5, "done");
+        Ok(layout)
+    })
+    .await;
+    if let Some(forwarding) = forwarding {
+        let _ = forwarding.await; // every progress notification goes out before the result
+    }
+    outcome
+}
+
+fn rgb(colour: [u8; 3]) -> (u8, u8, u8) {
+    (colour[0], colour[1], colour[2])
+}
+
+/// Writes a crop of every component and the annotated preview into `dir`, listing them in `layout.files`.
+fn write_layout(dir: &std::path::Path, image: &Rgb, layout: &mut Layout) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|error| error.to_string())?;
+    let save = |name: &str, picture: &Rgb| {
+        image::RgbImage::from_raw(picture.width, picture.height, picture.pixels.clone())
+            .expect("the buffer is width × height × 3")
+            .save_with_format(dir.join(name), image::ImageFormat::Png)
+            .map_err(|error| format!("{name}: {error}"))
+    };
+    let mut files = vec!["layout.json".to_owned()];
+    for component in &layout.components {
+        let name = component.crop_uri.rsplit('/').next().expect("a URI has a last segment").to_owned();
+        let (x0, y0, x1, y1) = component.bbox.pixels(image.width, image.height);
+        if x1 > x0 && y1 > y0 {
+            save(&name, &image.crop((x0, y0, x1, y1)))?;
+            files.push(name);
+        }
+    }
+    let scale = (PREVIEW_SIDE as f32 / image.width.max(image.height) as f32).min(1.0);
+    let mut preview = image.resized(((image.width as f32 * scale).round() as u32).max(1), ((image.height as f32 * scale).round() as u32).max(1));
+    let mut draw = |bbox: &PixelBox, class: &str| {
+        let scale = scale as f64;
+        let scaled = PixelBox { x0: bbox.x0 * scale, y0: bbox.y0 * scale, x1: bbox.x1 * scale, y1: bbox.y1 * scale };
+        preview.outline(&scaled, class_colour(class), 3);
+    };
+    for component in &layout.components {
+        draw(&component.bbox, &component.class);
+    }
+    for item in &layout.legend_entries {
+        draw(&item.entry.swatch, "swatch");
+        if let Some(text) = &item.entry.text {
+            draw(text, "text");
+        }
+    }
+    save("preview.png", &preview)?;
+    files.push("preview.png".to_owned());
+    layout.files = files;
+    Ok(())
+}
