@@ -150,10 +150,15 @@ async def test_prepare_then_process_gives_the_layout_the_models_say(tmp_path, mi
     files = models(tmp_path / "models")
     (tmp_path / "geomap.toml").write_text(weights_config(mirror, files))
     server = Server(tmp_path, {"GEOMAP_ASSET_MIRROR": mirror.url, "GEOMAP_CONFIG": str(tmp_path / "geomap.toml")})
+    updates = []
+
+    async def on_progress(progress, total, message):
+        updates.append((progress, total, message))
+
     async with server.connect(era) as client:
         map_id = await registered(client, server)
         prepared = await client.call_tool("geomap_prepare_detectors", {})
-        result = await client.call_tool("geomap_process_image", {"map_id": map_id})
+        result = await client.call_tool("geomap_process_image", {"map_id": map_id}, progress_callback=on_progress)
         layout = result.structured_content
         preview = await client.read_resource(layout["preview_uri"])
         stored = await client.read_resource(layout["resource_uri"])
@@ -182,6 +187,8 @@ async def test_prepare_then_process_gives_the_layout_the_models_say(tmp_path, mi
     legend_crop = Image.open(__import__("io").BytesIO(base64.b64decode(crop.contents[0].blob)))
     assert legend_crop.size == (LEGEND[2] - LEGEND[0], LEGEND[3] - LEGEND[1])
     assert any(link.uri == layout["preview_uri"] for link in result.content if link.type == "resource_link")
+    assert [(progress, total) for progress, total, _ in updates] == [(n, 5) for n in range(6)], updates
+    assert updates[2][2] == "finding the map's components"
 
 
 async def test_a_runtime_that_lacks_a_system_library_says_so(tmp_path, era):
