@@ -32,6 +32,41 @@ def constant_detector(path: Path, rows: list[list[float]], size: int = 640) -> P
     return path
 
 
+def costly_detector(path: Path, rows: list[list[float]], size: int = 640, seed: int = 0) -> Path:
+    """Like `constant_detector`, but the input first goes through a stack of convolutions costing
+    about 7.7 GFLOPs at 640 (YOLOv10-n is 6-9), so inference costs what a real detector's does."""
+    rng = np.random.default_rng(seed)
+    layers = [(3, 32, 2), (32, 64, 2), (64, 64, 1), (64, 64, 1), (64, 128, 2), (128, 128, 1)]
+    nodes, initializers, previous = [], [], "images"
+    for index, (cin, cout, stride) in enumerate(layers):
+        weight = numpy_helper.from_array((rng.standard_normal((cout, cin, 3, 3)) * 0.05).astype(np.float32), f"w{index}")
+        initializers.append(weight)
+        nodes.append(helper.make_node("Conv", [previous, f"w{index}"], [f"c{index}"], kernel_shape=[3, 3], strides=[stride, stride], pads=[1, 1, 1, 1]))
+        nodes.append(helper.make_node("Relu", [f"c{index}"], [f"r{index}"]))
+        previous = f"r{index}"
+    table = np.zeros((1, 300, 6), dtype=np.float32)
+    for index, row in enumerate(rows):
+        table[0, index] = row
+    nodes += [
+        helper.make_node("ReduceSum", [previous], ["total"], keepdims=0),
+        helper.make_node("Mul", ["total", "zero"], ["nothing"]),
+        helper.make_node("Add", ["rows", "nothing"], ["output0"]),
+    ]
+    initializers += [numpy_helper.from_array(table, "rows"), numpy_helper.from_array(np.array(0.0, dtype=np.float32), "zero")]
+    graph = helper.make_graph(
+        nodes,
+        "costly_yolov10",
+        [helper.make_tensor_value_info("images", TensorProto.FLOAT, [1, 3, size, size])],
+        [helper.make_tensor_value_info("output0", TensorProto.FLOAT, [1, 300, 6])],
+        initializers,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 9
+    onnx.checker.check_model(model)
+    path.write_bytes(model.SerializeToString())
+    return path
+
+
 def wrong_shape_model(path: Path) -> Path:
     """A model whose output is [1, 100, 4]: not YOLOv10's contract."""
     graph = helper.make_graph(

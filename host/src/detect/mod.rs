@@ -73,6 +73,23 @@ impl Rgb {
         Rgb { width, height: y1 - y0, pixels }
     }
 
+    /// Writes the region `(x0, y0, x1, y1)` (inside the image) as a PNG file, row by row from
+    /// the image itself: a crop of a large scan is never copied whole.
+    pub fn write_png(&self, path: &std::path::Path, (x0, y0, x1, y1): (u32, u32, u32, u32)) -> std::io::Result<()> {
+        let file = std::io::BufWriter::new(std::fs::File::create(path)?);
+        let mut encoder = png::Encoder::new(file, x1 - x0, y1 - y0);
+        encoder.set_color(png::ColorType::Rgb);
+        encoder.set_depth(png::BitDepth::Eight);
+        encoder.set_compression(png::Compression::Fast);
+        let mut writer = encoder.write_header().map_err(std::io::Error::other)?;
+        let mut stream = writer.stream_writer().map_err(std::io::Error::other)?;
+        for y in y0..y1 {
+            let start = ((y * self.width + x0) * 3) as usize;
+            std::io::Write::write_all(&mut stream, &self.pixels[start..start + ((x1 - x0) * 3) as usize])?;
+        }
+        stream.finish().map_err(std::io::Error::other)
+    }
+
     /// The image resized to `width`×`height` (bilinear).
     pub fn resized(&self, width: u32, height: u32) -> Rgb {
         let source = ImageRef::new(self.width, self.height, &self.pixels, PixelType::U8x3).expect("the buffer is width × height × 3");

@@ -261,18 +261,12 @@ fn rgb(colour: [u8; 3]) -> (u8, u8, u8) {
 /// Writes a crop of every component and the annotated preview into `dir`, listing them in `layout.files`.
 fn write_layout(dir: &std::path::Path, image: &Rgb, layout: &mut Layout) -> Result<(), String> {
     std::fs::create_dir_all(dir).map_err(|error| error.to_string())?;
-    let save = |name: &str, picture: &Rgb| {
-        image::RgbImage::from_raw(picture.width, picture.height, picture.pixels.clone())
-            .expect("the buffer is width × height × 3")
-            .save_with_format(dir.join(name), image::ImageFormat::Png)
-            .map_err(|error| format!("{name}: {error}"))
-    };
     let mut files = vec!["layout.json".to_owned()];
     for component in &layout.components {
         let name = component.crop_uri.rsplit('/').next().expect("a URI has a last segment").to_owned();
-        let (x0, y0, x1, y1) = component.bbox.pixels(image.width, image.height);
-        if x1 > x0 && y1 > y0 {
-            save(&name, &image.crop((x0, y0, x1, y1)))?;
+        let region = component.bbox.pixels(image.width, image.height);
+        if region.2 > region.0 && region.3 > region.1 {
+            image.write_png(&dir.join(&name), region).map_err(|error| format!("{name}: {error}"))?;
             files.push(name);
         }
     }
@@ -292,7 +286,7 @@ fn write_layout(dir: &std::path::Path, image: &Rgb, layout: &mut Layout) -> Resu
             draw(text, "text");
         }
     }
-    save("preview.png", &preview)?;
+    preview.write_png(&dir.join("preview.png"), (0, 0, preview.width, preview.height)).map_err(|error| format!("preview.png: {error}"))?;
     files.push("preview.png".to_owned());
     layout.files = files;
     Ok(())
