@@ -12,7 +12,7 @@ use crate::mcp::adapter::{ProviderWarning, ToolError};
 use crate::mcp::arguments::{ArgumentError, ArgumentProblem};
 use crate::providers::{CallError, Kind, LookupRequest, ProviderError, ProviderFailure};
 
-use super::provider_calls::{plan, settle};
+use super::provider_calls::{limit, plan, settle};
 
 /// Most entries a provider returns when `limit` is not given.
 pub const DEFAULT_LIMIT: u32 = 5;
@@ -78,15 +78,7 @@ pub async fn lookup(state: Arc<ServerState>, args: LookupArgs) -> Result<LookupR
     if args.term.trim().is_empty() {
         return Err(ArgumentError { field: "/term".to_owned(), problem: ArgumentProblem::WrongValue, expected: "a non-empty term".to_owned() }.into());
     }
-    let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
-    if !(1..=MAX_LIMIT).contains(&limit) {
-        return Err(ArgumentError {
-            field: "/limit".to_owned(),
-            problem: ArgumentProblem::WrongValue,
-            expected: format!("a whole number from 1 to {MAX_LIMIT}"),
-        }
-        .into());
-    }
+    let limit = limit(args.limit, DEFAULT_LIMIT, MAX_LIMIT)?;
     let set = state.providers().await;
     let plan = plan(&state, set, args.providers.as_deref(), Kind::Lookup, &args.provider_options.unwrap_or_default())?;
     let calls = plan.targets.iter().map(|target| {

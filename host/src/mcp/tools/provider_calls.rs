@@ -41,6 +41,15 @@ pub struct Plan {
     pub failures: Vec<ProviderError>,
 }
 
+/// The `limit` argument: `default` when absent, else a whole number from 1 to `max`.
+pub fn limit(asked: Option<u32>, default: u32, max: u32) -> Result<u32, ArgumentError> {
+    let limit = asked.unwrap_or(default);
+    match (1..=max).contains(&limit) {
+        true => Ok(limit),
+        false => Err(ArgumentError { field: "/limit".to_owned(), problem: ArgumentProblem::WrongValue, expected: format!("a whole number from 1 to {max}") }),
+    }
+}
+
 /// Chooses the providers for a `kind` request: those in `names`, or every
 /// enabled provider that serves `kind`. `options` maps provider names to their
 /// options; naming a provider the call does not go to is an argument error.

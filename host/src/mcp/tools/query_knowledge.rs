@@ -16,7 +16,7 @@ use crate::mcp::resources::bundle_uri;
 use crate::providers::{Kind, KnowledgeRequest, ProviderError};
 use crate::trace;
 
-use super::provider_calls::{plan, settle};
+use super::provider_calls::{limit, plan, settle};
 
 /// Most items a provider returns when `limit` is not given.
 pub const DEFAULT_LIMIT: u32 = 10;
@@ -126,15 +126,7 @@ pub struct KnowledgeBundle {
 /// `geomap_query_knowledge`: resolves the area, asks each chosen provider
 /// concurrently, and records the answers as a new bundle.
 pub async fn query_knowledge(state: Arc<ServerState>, args: QueryKnowledgeArgs) -> Result<KnowledgeBundle, ToolError> {
-    let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
-    if !(1..=MAX_LIMIT).contains(&limit) {
-        return Err(ArgumentError {
-            field: "/limit".to_owned(),
-            problem: ArgumentProblem::WrongValue,
-            expected: format!("a whole number from 1 to {MAX_LIMIT}"),
-        }
-        .into());
-    }
+    let limit = limit(args.limit, DEFAULT_LIMIT, MAX_LIMIT)?;
     if let Some((field, expected)) = args.area.as_ref().and_then(Area::problem) {
         return Err(ArgumentError { field: field.to_owned(), problem: ArgumentProblem::WrongValue, expected: expected.to_owned() }.into());
     }
