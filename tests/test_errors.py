@@ -91,7 +91,8 @@ async def test_unsupported_media_names_what_was_detected(server, era, content, d
     (server.map_root / "map.png").write_bytes(content)  # the extension lies
     async with server.connect(era) as client:
         envelope = assert_envelope(await register(client, "map.png"), "unsupported_media", server)
-    assert envelope["details"] == {"detected": detected, "supported": ["image/png", "image/jpeg", "image/tiff"]}
+    assert envelope["details"] == {"detected": detected, "supported": ["image/png", "image/jpeg", "image/tiff", "application/vnd.geomap.map-bundle+json"]}
+    assert any("geomap-map-bundle/v1" in hint for hint in envelope["recovery_hints"])
     assert any("gdal_translate" in hint for hint in envelope["recovery_hints"])
 
 

@@ -65,7 +65,7 @@ async def test_capabilities_report_tools_roots_limits_and_data_root(server, era)
     }, "no knowledge asset and no detector is installed yet"
     assert [provider["name"] for provider in caps["providers"]] == ["ics-timescale", "cgi-lithology", "k2-rocks", "usgs-seismicity"]
     assert caps["map_roots"] == [{"index": 0, "path": str(server.map_root), "resolves_relative_paths": True}]
-    assert caps["media"]["supported"] == ["image/png", "image/jpeg", "image/tiff"]
+    assert caps["media"]["supported"] == ["image/png", "image/jpeg", "image/tiff", "application/vnd.geomap.map-bundle+json"]
     assert caps["media"]["max_image_pixels"] == 150_000_000
     assert caps["data_root"] == {"path": str(server.data_root), "state": "ready", "registered_maps": 0, "revisions": 0, "knowledge_bundles": 0}
     line = server.tool_call_lines()[-1]

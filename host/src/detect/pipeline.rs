@@ -184,8 +184,8 @@ impl Detectors {
                 LegendEntry {
                     swatch: swatch.bbox,
                     text: text.map(|t| t.bbox),
-                    colour_hex: hex(colour),
-                    colour_name: colour_name(colour).to_owned(),
+                    colour_hex: Some(hex(colour)),
+                    colour_name: Some(colour_name(colour).to_owned()),
                     score: score(swatch.score),
                 }
             })
@@ -200,11 +200,11 @@ pub struct LegendEntry {
     pub swatch: PixelBox,
     /// The text on its row, when there is one.
     pub text: Option<PixelBox>,
-    /// The swatch's colour (median of its non-black pixels), `#rrggbb`.
-    pub colour_hex: String,
+    /// The swatch's colour (median of its non-black pixels), `#rrggbb`; absent when a map bundle gives none.
+    pub colour_hex: Option<String>,
     /// The nearest of PEACE's 25 named colours.
-    pub colour_name: String,
-    /// The swatch's score.
+    pub colour_name: Option<String>,
+    /// The swatch's score (1 for a map bundle's entries).
     pub score: f64,
 }
 

@@ -5,7 +5,7 @@
 //! Invariant: every function here is pure arithmetic on boxes, so each rule is
 //! unit-tested against hand-computed answers.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The grey YOLO pads a letterboxed image with.
 pub const PAD_GREY: u8 = 114;
@@ -17,7 +17,8 @@ pub const MAX_DETECTIONS: usize = 300;
 pub const DEFAULT_MIN_SCORE: f32 = 0.25;
 
 /// A box in pixels: left, top, right, bottom.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct PixelBox {
     /// Left edge.
     pub x0: f64,

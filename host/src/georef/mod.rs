@@ -353,10 +353,38 @@ pub struct Scan<'a> {
 /// Receives `(fraction done 0..=1, what is happening)` on the working thread.
 pub type Progress<'a> = &'a mut dyn FnMut(f64, &'static str);
 
+/// The image's width and height in pixels.
+#[derive(Debug, Clone, Copy)]
+struct Size {
+    width: u64,
+    height: u64,
+}
+
+/// A request checked and fitted: the revision without its files, and what writing them needs.
+struct Placed {
+    revision: Revision,
+    fitted: Fitted,
+    srs: SpatialRef,
+}
+
 /// Checks `request` against the scan, fits it, and writes the artifacts into
 /// `output_dir`, reporting progress as it writes.
 pub fn georeference(scan: &Scan<'_>, request: &Request, revision_id: &str, output_dir: &Path, progress: Progress<'_>) -> Result<Revision, GeorefError> {
     progress(0.0, "checking and fitting");
+    let Placed { mut revision, fitted, srs } = place(Size { width: scan.width, height: scan.height }, request, revision_id)?;
+    fs::create_dir_all(output_dir).map_err(|source| GeorefError::Io { action: "create the revision folder", source })?;
+    revision.artifacts = write_artifacts(scan, &fitted, &request.placement, &srs, output_dir, progress)?;
+    progress(1.0, "done");
+    Ok(revision)
+}
+
+/// Checks and fits `request` for a `width`×`height` image that has no pixels
+/// here (a map bundle): the revision, with no files.
+pub fn describe(width: u64, height: u64, request: &Request, revision_id: &str) -> Result<Revision, GeorefError> {
+    Ok(place(Size { width, height }, request, revision_id)?.revision)
+}
+
+fn place(scan: Size, request: &Request, revision_id: &str) -> Result<Placed, GeorefError> {
     Readiness::check().require()?;
     let srs = resolve_crs(&request.crs)?;
     let crs_name = srs.name().unwrap_or_else(|| request.crs.clone());
@@ -386,11 +414,7 @@ pub fn georeference(scan: &Scan<'_>, request: &Request, revision_id: &str, outpu
     if srs.is_geographic() && (wgs84_bounds.east - wgs84_bounds.west) > 180.0 {
         warnings.push("The map spans more than 180° of longitude; if it crosses the antimeridian, wgs84_bounds covers the long way round.".to_owned());
     }
-
-    fs::create_dir_all(output_dir).map_err(|source| GeorefError::Io { action: "create the revision folder", source })?;
-    let artifacts = write_artifacts(scan, &fitted, &request.placement, &srs, output_dir, progress)?;
-    progress(1.0, "done");
-    Ok(Revision {
+    let revision = Revision {
         revision_id: revision_id.to_owned(),
         created_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
         crs: request.crs.clone(),
@@ -412,9 +436,10 @@ pub fn georeference(scan: &Scan<'_>, request: &Request, revision_id: &str, outpu
         residuals,
         rmse,
         wgs84_bounds,
-        artifacts,
+        artifacts: Vec::new(),
         warnings,
-    })
+    };
+    Ok(Placed { revision, fitted, srs })
 }
 
 /// The CRS with GIS axis order, or `InvalidBounds` naming what PROJ said.
@@ -438,7 +463,7 @@ fn not_finite(what: &str) -> GeorefError {
     GeorefError::InvalidBounds(format!("{what} is not a finite number (JSON clients send NaN and infinity as null). Give finite numbers."))
 }
 
-fn check_bounds(bounds: &Bounds, region: &PixelRegion, scan: &Scan<'_>, geographic: bool) -> Result<(), GeorefError> {
+fn check_bounds(bounds: &Bounds, region: &PixelRegion, scan: Size, geographic: bool) -> Result<(), GeorefError> {
     let fields = [("bounds.west", bounds.west.0), ("bounds.south", bounds.south.0), ("bounds.east", bounds.east.0), ("bounds.north", bounds.north.0)];
     if let Some((name, _)) = fields.iter().find(|(_, v)| !v.is_finite()) {
         return Err(not_finite(name));
@@ -484,7 +509,7 @@ fn check_geographic(what: &str, longitude: f64, latitude: f64) -> Result<(), Geo
     Ok(())
 }
 
-fn check_control_points(points: &[ControlPoint], transform: TransformKind, scan: &Scan<'_>, geographic: bool) -> Result<Vec<GroundControl>, GeorefError> {
+fn check_control_points(points: &[ControlPoint], transform: TransformKind, scan: Size, geographic: bool) -> Result<Vec<GroundControl>, GeorefError> {
     let needed = transform.minimum_points();
     if points.len() < needed {
         return Err(GeorefError::InvalidBounds(format!(

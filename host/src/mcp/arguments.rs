@@ -5,7 +5,6 @@
 
 use rmcp::model::JsonObject;
 use serde::de::DeserializeOwned;
-use serde_path_to_error::Segment;
 
 /// What is wrong with an argument.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,20 +59,11 @@ impl ArgumentError {
 pub fn parse<T: DeserializeOwned>(arguments: Option<JsonObject>) -> Result<T, ArgumentError> {
     let value = serde_json::Value::Object(arguments.unwrap_or_default());
     serde_path_to_error::deserialize(value).map_err(|error| {
-        let mut field: String = error
-            .path()
-            .iter()
-            .filter_map(|segment| match segment {
-                Segment::Map { key } => Some(format!("/{}", key.replace('~', "~0").replace('/', "~1"))),
-                Segment::Seq { index } => Some(format!("/{index}")),
-                Segment::Enum { .. } | Segment::Unknown => None,
-            })
-            .collect();
+        let mut field = crate::json_pointer(&error);
         let message = error.inner().to_string();
         let quoted = |prefix: &str| message.strip_prefix(prefix).and_then(|rest| rest.split('`').next()).map(str::to_owned);
         let expected_text = message.split_once("expected ").map(|(_, e)| e.trim_end_matches('.').to_owned());
-        let (problem, expected) = if let Some(name) = quoted("missing field `") {
-            field.push_str(&format!("/{name}"));
+        let (problem, expected) = if quoted("missing field `").is_some() {
             (ArgumentProblem::Missing, "a value (this argument is required)".to_owned())
         } else if let Some(name) = quoted("unknown field `") {
             // The path already ends at the unknown field itself.

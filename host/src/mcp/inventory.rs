@@ -107,7 +107,7 @@ impl Inventory {
             spec::<RegisterMapArgs, MapReport>(
                 ToolName::RegisterMap,
                 "Register a map scan",
-                "Register a scanned map (PNG, JPEG or TIFF/GeoTIFF) from an allowed map root and get its map_id. Registering the same unchanged file again returns the same map_id. Paths are absolute inside an allowed root, or relative to the first root (see geomap_capabilities).",
+                "Register a scanned map (PNG, JPEG or TIFF/GeoTIFF) from an allowed map root and get its map_id. A geomap-map-bundle/v1 JSON file (a layout made elsewhere, with an optional georeference; format in geomap_capabilities media.map_bundle_schema) registers too, for a scan this server cannot take. Registering the same unchanged file again returns the same map_id. Paths are absolute inside an allowed root, or relative to the first root (see geomap_capabilities).",
                 annotations("Register a map scan", false, true),
             ),
             spec::<DescribeMapArgs, MapReport>(
@@ -137,7 +137,7 @@ impl Inventory {
             spec::<ProcessImageArgs, Layout>(
                 ToolName::ProcessImage,
                 "Find the map's layout",
-                "Find a registered map's layout with PEACE's detectors: its components (title, main_map, legend, scale, index_map, cross_section, stratigraphic_column, others) with boxes in the scan's pixels and scores, and each legend's entries (colour swatch, the text beside it, the swatch's colour as hex and name). Stores the layout (geomap-layout/v1) with a PNG crop of every component and an annotated preview, all as resources. Not idempotent: every call writes a new layout. On a fresh install it fails with missing_extra: its hints say who installs the detectors (geomap_prepare_detectors after the user agrees, or the operator).",
+                "Find a registered map's layout with PEACE's detectors: its components (title, main_map, legend, scale, index_map, cross_section, stratigraphic_column, others) with boxes in the scan's pixels and scores, and each legend's entries (colour swatch, the text beside it, the swatch's colour as hex and name). Stores the layout (geomap-layout/v1) with a PNG crop of every component and an annotated preview, all as resources. Not idempotent: every call writes a new layout. On a map registered from a map bundle it returns the bundle's layout as written, with no detector. On a fresh install it fails with missing_extra: its hints say who installs the detectors (geomap_prepare_detectors after the user agrees, or the operator).",
                 annotations("Find the map's layout", false, false),
             ),
             spec::<PrepareDetectorsArgs, PrepareDetectorsResult>(

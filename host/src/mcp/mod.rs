@@ -219,9 +219,9 @@ impl GeomapServer {
             }
             ToolName::ProcessImage => {
                 let layout = process_image::process_image(state, arguments::parse(arguments)?, progress, call.cancel).await?;
-                let mut links =
-                    vec![resources::layout_resource(&layout.resource_uri, "application/json"), resources::layout_resource(&layout.preview_uri, "image/png")];
-                links.extend(layout.components.iter().map(|component| resources::layout_resource(&component.crop_uri, "image/png")));
+                let mut links = vec![resources::layout_resource(&layout.resource_uri, "application/json")];
+                let pictures = layout.preview_uri.iter().chain(layout.components.iter().filter_map(|component| component.crop_uri.as_ref()));
+                links.extend(pictures.map(|uri| resources::layout_resource(uri, "image/png")));
                 Ok(ToolOutput::new(&layout, links))
             }
             ToolName::PrepareDetectors => {

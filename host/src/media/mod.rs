@@ -3,7 +3,11 @@
 //! Invariants: the type comes from the first bytes, never the file name; the
 //! byte limit is checked from metadata before anything is read, the pixel
 //! limit from the header before any pixel is decoded, so a hostile header
-//! costs a few kilobytes of reading at most.
+//! costs a few kilobytes of reading at most. A JSON map bundle carries no
+//! pixels: it is read whole (under both the byte limit and [`MAX_BUNDLE_BYTES`])
+//! and checked by [`bundle`].
+
+pub mod bundle;
 
 use std::fs::File;
 use std::io::{self, BufReader, Read, Seek, SeekFrom};
@@ -24,11 +28,14 @@ pub enum MediaType {
     /// TIFF, GeoTIFF and BigTIFF.
     #[serde(rename = "image/tiff")]
     Tiff,
+    /// A `geomap-map-bundle/v1` JSON file: a layout made elsewhere, no pixels.
+    #[serde(rename = "application/vnd.geomap.map-bundle+json")]
+    MapBundle,
 }
 
 impl MediaType {
     /// Every supported type.
-    pub const SUPPORTED: [MediaType; 3] = [MediaType::Png, MediaType::Jpeg, MediaType::Tiff];
+    pub const SUPPORTED: [MediaType; 4] = [MediaType::Png, MediaType::Jpeg, MediaType::Tiff, MediaType::MapBundle];
 
     /// The MIME type.
     pub fn mime(self) -> &'static str {
@@ -36,6 +43,7 @@ impl MediaType {
             MediaType::Png => "image/png",
             MediaType::Jpeg => "image/jpeg",
             MediaType::Tiff => "image/tiff",
+            MediaType::MapBundle => "application/vnd.geomap.map-bundle+json",
         }
     }
 
@@ -43,7 +51,15 @@ impl MediaType {
     pub fn from_mime(mime: &str) -> Option<MediaType> {
         MediaType::SUPPORTED.into_iter().find(|media_type| media_type.mime() == mime)
     }
+
+    /// True for a type with pixels to decode (every type but map bundles).
+    pub fn has_pixels(self) -> bool {
+        self != MediaType::MapBundle
+    }
 }
+
+/// The largest map bundle read, whatever the byte limit.
+pub const MAX_BUNDLE_BYTES: u64 = 64 << 20;
 
 /// The limits a map must fit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,7 +80,7 @@ pub enum Limit {
 }
 
 /// What the header says about a supported image.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct ImageHeader {
     /// Sniffed type.
     pub media_type: MediaType,
@@ -72,14 +88,22 @@ pub struct ImageHeader {
     pub width: u64,
     /// Height in pixels.
     pub height: u64,
+    /// The bundle itself, for a map bundle.
+    pub bundle: Option<bundle::MapBundle>,
 }
 
 /// Why a file is not a map this server accepts.
 #[derive(Debug, thiserror::Error)]
 pub enum MediaError {
     /// The magic bytes are not those of a supported type.
-    #[error("the file is {detected}, not PNG, JPEG or TIFF")]
+    #[error("the file is {detected}, not PNG, JPEG, TIFF or a map bundle")]
     Unsupported { detected: &'static str },
+    /// JSON text that is not a valid `geomap-map-bundle/v1`.
+    #[error("the map bundle is not valid: {0}")]
+    InvalidBundle(#[from] bundle::BundleError),
+    /// The map is a bundle, and `action` needs pixels.
+    #[error("a map bundle has no pixels to {action}")]
+    NoPixels { action: &'static str },
     /// The magic bytes are right but the header cannot be read.
     #[error("the {} header is damaged or truncated", .media_type.mime())]
     UnreadableHeader { media_type: MediaType },
@@ -102,6 +126,9 @@ pub fn inspect(file: &mut File, limits: MediaLimits) -> Result<ImageHeader, Medi
     if bytes > limits.max_bytes {
         return Err(oversize(Limit::Bytes, None, None));
     }
+    if media_type == MediaType::MapBundle {
+        return inspect_bundle(file, bytes);
+    }
     file.seek(SeekFrom::Start(0))?;
     let size = imagesize::reader_size(BufReader::with_capacity(16 * 1024, &mut *file)).map_err(|error| match error {
         imagesize::ImageError::IoError(e) if e.kind() != io::ErrorKind::UnexpectedEof => MediaError::Io(e),
@@ -114,7 +141,20 @@ pub fn inspect(file: &mut File, limits: MediaLimits) -> Result<ImageHeader, Medi
     if width.saturating_mul(height) > limits.max_pixels {
         return Err(oversize(Limit::Pixels, Some(width), Some(height)));
     }
-    Ok(ImageHeader { media_type, width, height })
+    Ok(ImageHeader { media_type, width, height, bundle: None })
+}
+
+fn inspect_bundle(file: &mut File, bytes: u64) -> Result<ImageHeader, MediaError> {
+    if bytes > MAX_BUNDLE_BYTES {
+        let problem = format!("the file is {bytes} bytes; a map bundle is at most {MAX_BUNDLE_BYTES} bytes");
+        return Err(bundle::BundleError { field: String::new(), problem }.into());
+    }
+    file.seek(SeekFrom::Start(0))?;
+    let mut text = Vec::with_capacity(bytes as usize);
+    file.read_to_end(&mut text)?;
+    let read = bundle::parse(&text)?;
+    let (width, height) = (read.image.width as u64, read.image.height as u64);
+    Ok(ImageHeader { media_type: MediaType::MapBundle, width, height, bundle: Some(read) })
 }
 
 /// The SHA-256 of the whole file, as lowercase hex.
@@ -155,7 +195,7 @@ fn sniff(head: &[u8]) -> Result<MediaType, &'static str> {
         (b"\x1f\x8b", "a gzip archive"),
         (b"<?xml", "an XML document"),
         (b"<svg", "an SVG image"),
-        (b"{", "JSON text"),
+        (b"[", "JSON text"),
     ];
     if head.starts_with(b"\x89PNG\r\n\x1a\n") {
         return Ok(MediaType::Png);
@@ -171,6 +211,10 @@ fn sniff(head: &[u8]) -> Result<MediaType, &'static str> {
     }
     if head.is_empty() {
         return Err("an empty file");
+    }
+    let text = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head);
+    if text.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{') {
+        return Ok(MediaType::MapBundle);
     }
     Err(KNOWN.iter().find(|(magic, _)| head.starts_with(magic)).map_or("of an unknown type", |(_, name)| name))
 }
@@ -207,6 +251,8 @@ mod tests {
         assert_eq!(sniff(b"RIFF\0\0\0\0WEBPVP8 "), Err("a WebP image"));
         assert_eq!(sniff(b""), Err("an empty file"));
         assert_eq!(sniff(b"hello"), Err("of an unknown type"));
+        assert_eq!(sniff(b"\xef\xbb\xbf\n  {\"schema\""), Ok(MediaType::MapBundle));
+        assert_eq!(sniff(b"[1, 2]"), Err("JSON text"));
     }
 
     #[test]

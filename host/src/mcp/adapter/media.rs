@@ -1,8 +1,10 @@
-//! Files that are not maps this server takes: `unsupported_media`, `oversize_image`.
+//! Files that are not maps this server takes: `unsupported_media`, `oversize_image`;
+//! both offer a `geomap-map-bundle/v1` made elsewhere as the way on.
 
 use serde_json::json;
 
 use crate::errors::{Cause, ErrorCode};
+use crate::media::bundle::BUNDLE_SCHEMA;
 use crate::media::{Limit, MediaError, MediaType};
 use crate::settings::Settings;
 
@@ -10,6 +12,14 @@ use super::{Parts, parts};
 
 fn supported_list() -> String {
     MediaType::SUPPORTED.iter().map(|t| t.mime()).collect::<Vec<_>>().join(", ")
+}
+
+/// The hint that offers a map bundle in place of a scan this server cannot decode.
+fn bundle_hint(settings: &Settings) -> String {
+    format!(
+        "If the map's layout was made elsewhere (another tool, a person), write it as a {BUNDLE_SCHEMA} JSON file (image size, components, legend entries, optional georeference; the format is in geomap_capabilities media.map_bundle_schema), save it in {} and register that: geomap_process_image then returns that layout and knowledge tools can use its georeference.",
+        settings.map_roots[0].display()
+    )
 }
 
 pub(super) fn describe_media(error: &MediaError, settings: &Settings) -> Parts {
@@ -24,9 +34,32 @@ pub(super) fn describe_media(error: &MediaError, settings: &Settings) -> Parts {
                 ErrorCode::UnsupportedMedia,
                 format!("The file is {detected}; this server registers only {}. Register a PNG, JPEG or TIFF scan instead.", supported_list()),
                 json!({ "detected": detected, "supported": supported }),
-                vec![format!("Register another file of a supported type ({}).", supported_list()), convert],
+                vec![format!("Register another file of a supported type ({}).", supported_list()), convert, bundle_hint(settings)],
             )
         }
+        MediaError::InvalidBundle(problem) => {
+            let at = if problem.field.is_empty() { "the file".to_owned() } else { problem.field.clone() };
+            parts(
+                ErrorCode::UnsupportedMedia,
+                format!("The file is JSON but not a valid {BUNDLE_SCHEMA} map bundle: at {at}, {}. Fix it and register it again.", problem.problem),
+                json!({ "detected": MediaType::MapBundle.mime(), "reason": "invalid_bundle", "field": problem.field, "problem": problem.problem, "supported": supported }),
+                vec![
+                    format!("Fix {at} in the bundle ({}) and call geomap_register_map again.", problem.problem),
+                    "geomap_capabilities shows the bundle's format under media.map_bundle_schema.".to_owned(),
+                ],
+            )
+        }
+        MediaError::NoPixels { action } => parts(
+            ErrorCode::UnsupportedMedia,
+            format!("This map is a {BUNDLE_SCHEMA} map bundle: it has no pixels to {action}."),
+            json!({ "detected": MediaType::MapBundle.mime(), "reason": "no_pixels", "action": action }),
+            vec![
+                format!(
+                    "To georeference a bundle, put geomap_georeference's arguments (without map_id) in its `georeference` field and register it again; that becomes its revision."
+                ),
+                "Or register the scan itself, if this server takes its type and size.".to_owned(),
+            ],
+        ),
         MediaError::UnreadableHeader { media_type } => parts(
             ErrorCode::UnsupportedMedia,
             format!("The file starts like {} but its header is damaged or truncated. Register an intact copy of the scan.", media_type.mime()),
@@ -74,5 +107,6 @@ fn describe_oversize(limit: Limit, bytes: u64, width: Option<u64>, height: Optio
         details["width"] = json!(w);
         details["height"] = json!(h);
     }
-    parts(ErrorCode::OversizeImage, format!("The image is {size}, over this server's limit {variable}={maximum}. {derived}"), details, vec![derived, operator])
+    let hints = vec![derived.clone(), operator, bundle_hint(settings)];
+    parts(ErrorCode::OversizeImage, format!("The image is {size}, over this server's limit {variable}={maximum}. {derived}"), details, hints)
 }

@@ -76,8 +76,10 @@ pub struct MediaInfo {
     pub supported: Vec<MediaType>,
     /// Largest file accepted (GEOMAP_MAX_IMAGE_BYTES).
     pub max_image_bytes: u64,
-    /// Largest image accepted, width × height (GEOMAP_MAX_IMAGE_PIXELS).
+    /// Largest image accepted, width × height (GEOMAP_MAX_IMAGE_PIXELS); map bundles carry no pixels and are exempt.
     pub max_image_pixels: u64,
+    /// The JSON Schema of `geomap-map-bundle/v1`: a layout made elsewhere, registered in place of a scan.
+    pub map_bundle_schema: serde_json::Value,
 }
 
 /// The data root's state.
@@ -334,7 +336,12 @@ fn capabilities_now(state: &ServerState) -> CapabilitiesResult {
             .enumerate()
             .map(|(index, path)| MapRootInfo { index, path: path.display().to_string(), resolves_relative_paths: index == 0 })
             .collect(),
-        media: MediaInfo { supported: MediaType::SUPPORTED.to_vec(), max_image_bytes: settings.max_image_bytes, max_image_pixels: settings.max_image_pixels },
+        media: MediaInfo {
+            supported: MediaType::SUPPORTED.to_vec(),
+            max_image_bytes: settings.max_image_bytes,
+            max_image_pixels: settings.max_image_pixels,
+            map_bundle_schema: serde_json::to_value(schemars::schema_for!(crate::media::bundle::MapBundle)).expect("schemas serialize"),
+        },
         data_root: DataRootInfo {
             path: settings.data_root.display().to_string(),
             state: data_state,

@@ -6,6 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::georef::{self, Bounds, ControlPoint, PixelRegion, Placement, Revision, TransformKind};
+use crate::media::MediaError;
 use crate::trace;
 
 use super::{located, open_registered};
@@ -36,7 +37,7 @@ pub struct GeoreferenceArgs {
 
 impl GeoreferenceArgs {
     /// The placement these arguments ask for, or the argument that does not fit.
-    fn placement(&self) -> Result<Placement, ArgumentError> {
+    pub(crate) fn placement(&self) -> Result<Placement, ArgumentError> {
         let conflict =
             |field: &str, expected: &str| ArgumentError { field: field.to_owned(), problem: ArgumentProblem::Conflict, expected: expected.to_owned() };
         match (&self.bounds, &self.control_points) {
@@ -77,6 +78,9 @@ pub async fn georeference(state: Arc<ServerState>, args: GeoreferenceArgs, progr
     let forwarding = progress.map(|sink| tokio::spawn(sink.forward(received)));
     let outcome = trace::spawn_blocking(move || {
         let map = open_registered(&state, &args.map_id)?;
+        if !map.record.media_type.has_pixels() {
+            return Err(MediaError::NoPixels { action: "georeference" }.into());
+        }
         let revision_id = format!("rev_{}", trace::random_hex(10));
         let output_dir = revision_dir(&state, &map.record.map_id, &revision_id);
         let scan_path = map.record.root.join(&map.record.relative_path);

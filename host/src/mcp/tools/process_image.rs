@@ -1,7 +1,8 @@
 //! `geomap_process_image`: the map's layout from the two detectors — its
 //! components, and each legend's swatches with their text and colour —
 //! stored as a `geomap-layout/v1` document with a crop of every component and
-//! an annotated preview.
+//! an annotated preview. A map bundle's layout is returned as written, with no
+//! detector, crop or preview.
 
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
@@ -10,6 +11,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
+use crate::detect::legend::{colour_name, hex};
 use crate::detect::pipeline::{DetectError, Detectors, LegendEntry, ModelInfo, current_files, millis, score};
 use crate::detect::postprocess::{DEFAULT_MIN_SCORE, PixelBox};
 use crate::detect::{COMPONENT_CLASSES, Rgb, decode};
@@ -18,9 +20,11 @@ use crate::mcp::adapter::{MapGone, ToolError};
 use crate::mcp::arguments::{ArgumentError, ArgumentProblem};
 use crate::mcp::progress::{ProgressSink, ProgressUpdate};
 use crate::mcp::resources::layout_uri;
+use crate::media::MediaError;
+use crate::media::bundle::{self, MapBundle};
 use crate::trace;
 
-use super::open_registered;
+use super::{RegisteredMap, open_registered};
 
 /// The schema tag of stored layouts.
 pub const LAYOUT_SCHEMA: &str = "geomap-layout/v1";
@@ -56,10 +60,21 @@ pub struct Component {
     pub class: String,
     /// Its box in the scan's pixels.
     pub bbox: PixelBox,
-    /// The detector's score.
+    /// The detector's score (a map bundle's, or 1 when it gives none).
     pub score: f64,
-    /// Its crop as a PNG resource.
-    pub crop_uri: String,
+    /// Its crop as a PNG resource (none for a map bundle).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub crop_uri: Option<String>,
+}
+
+/// Where a layout came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum LayoutSource {
+    /// This server's detectors, on the scan's pixels.
+    Detectors,
+    /// The map bundle the map was registered from, as written.
+    MapBundle,
 }
 
 /// A legend entry, with the legend it belongs to.
@@ -100,6 +115,8 @@ pub struct Layout {
     pub resource_uri: String,
     /// When it was made (RFC 3339, UTC).
     pub created_at: String,
+    /// The detectors, or the map bundle the map was registered from.
+    pub source: LayoutSource,
     /// The scan's width in pixels.
     pub width: u32,
     /// The scan's height in pixels.
@@ -110,9 +127,10 @@ pub struct Layout {
     pub legend_entries: Vec<LegendItem>,
     /// The models used.
     pub models: Vec<ModelInfo>,
-    /// The annotated preview (the scan downscaled, every box drawn in its class's colour).
-    pub preview_uri: String,
-    /// The preview's box colours by class.
+    /// The annotated preview (the scan downscaled, every box drawn in its class's colour); none for a map bundle.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preview_uri: Option<String>,
+    /// The preview's box colours by class (empty without a preview).
     pub preview_colours: std::collections::BTreeMap<String, String>,
     /// Time per stage.
     pub timings: Timings,
@@ -172,6 +190,12 @@ pub async fn process_image(
         };
         let between = || if cancel.is_cancelled() { Err(ToolError::Detect(DetectError::Cancelled)) } else { Ok(()) };
         let map = open_registered(&state, &args.map_id)?;
+        if !map.record.media_type.has_pixels() {
+            stage(4, "storing the map bundle's layout");
+            let layout = bundle_layout(&state, map)?;
+            stage(5, "done");
+            return Ok(layout);
+        }
         stage(0, "loading the detectors");
         let started = Instant::now();
         let detectors = detectors(&state)?;
@@ -199,51 +223,32 @@ pub async fn process_image(
         let legend_ms = millis(started);
         stage(4, "storing the layout");
         let started = Instant::now();
-        let layout_id = format!("lay_{}", trace::random_hex(10));
-        let map_id = map.record.map_id.clone();
-        let dir = state.settings.data_root.join("artifacts").join(&map_id).join("layouts").join(&layout_id);
-        let components: Vec<Component> = found
+        let mut layout = new_layout(&map.record.map_id, LayoutSource::Detectors, image.width, image.height);
+        let (map_id, layout_id) = (layout.map_id.clone(), layout.layout_id.clone());
+        layout.components = found
             .iter()
             .enumerate()
             .map(|(index, d)| Component {
                 class: COMPONENT_CLASSES[d.class].to_owned(),
                 bbox: d.bbox,
                 score: score(d.score),
-                crop_uri: layout_uri(&map_id, &layout_id, &format!("component-{index}-{}.png", COMPONENT_CLASSES[d.class])),
+                crop_uri: Some(layout_uri(&map_id, &layout_id, &format!("component-{index}-{}.png", COMPONENT_CLASSES[d.class]))),
             })
             .collect();
-        let mut layout = Layout {
-            schema: LAYOUT_SCHEMA.to_owned(),
-            resource_uri: layout_uri(&map_id, &layout_id, "layout.json"),
-            preview_uri: layout_uri(&map_id, &layout_id, "preview.png"),
-            map_id: map_id.clone(),
-            layout_id: layout_id.clone(),
-            created_at: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
-            width: image.width,
-            height: image.height,
-            components,
-            legend_entries,
-            models: detectors.models.clone(),
-            preview_colours: COMPONENT_CLASSES
-                .iter()
-                .chain(&["swatch", "text"])
-                .map(|c| (c.to_string(), crate::detect::legend::hex(rgb(class_colour(c)))))
-                .collect(),
-            timings: Timings { load_ms, decode_ms, components_ms, legend_ms, write_ms: 0.0 },
-            files: Vec::new(),
-        };
+        layout.legend_entries = legend_entries;
+        layout.models = detectors.models.clone();
+        layout.preview_uri = Some(layout_uri(&map_id, &layout_id, "preview.png"));
+        layout.preview_colours =
+            COMPONENT_CLASSES.iter().chain(&["swatch", "text"]).map(|c| (c.to_string(), crate::detect::legend::hex(rgb(class_colour(c))))).collect();
+        layout.timings = Timings { load_ms, decode_ms, components_ms, legend_ms, write_ms: 0.0 };
+        let dir = layout_dir(&state, &layout);
         let written = write_layout(&dir, &image, &mut layout).map_err(|error| DetectError::Inference(format!("cannot store the layout: {error}")));
         if let Err(error) = written {
             let _ = std::fs::remove_dir_all(&dir);
             return Err(error.into());
         }
         layout.timings.write_ms = millis(started);
-        let document = serde_json::to_string_pretty(&layout).expect("layouts serialize");
-        std::fs::write(dir.join("layout.json"), &document).map_err(|error| DetectError::Inference(format!("cannot store the layout: {error}")))?;
-        if !state.registry.add_layout(&layout_id, &map_id, &layout.created_at, &document)? {
-            let _ = std::fs::remove_dir_all(&dir);
-            return Err(ToolError::MapNotFound { map_id, reason: MapGone::UnknownId, registered_as: None });
-        }
+        store(&state, &dir, &layout)?;
         stage(5, "done");
         Ok(layout)
     })
@@ -252,6 +257,79 @@ pub async fn process_image(
         let _ = forwarding.await; // every progress notification goes out before the result
     }
     outcome
+}
+
+/// A new layout of `map_id` with nothing found yet.
+fn new_layout(map_id: &str, source: LayoutSource, width: u32, height: u32) -> Layout {
+    let layout_id = format!("lay_{}", trace::random_hex(10));
+    Layout {
+        schema: LAYOUT_SCHEMA.to_owned(),
+        resource_uri: layout_uri(map_id, &layout_id, "layout.json"),
+        map_id: map_id.to_owned(),
+        layout_id,
+        created_at: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
+        source,
+        width,
+        height,
+        components: Vec::new(),
+        legend_entries: Vec::new(),
+        models: Vec::new(),
+        preview_uri: None,
+        preview_colours: Default::default(),
+        timings: Timings { load_ms: 0.0, decode_ms: 0.0, components_ms: 0.0, legend_ms: 0.0, write_ms: 0.0 },
+        files: vec!["layout.json".to_owned()],
+    }
+}
+
+/// The folder a layout's files are stored in.
+fn layout_dir(state: &ServerState, layout: &Layout) -> std::path::PathBuf {
+    state.settings.data_root.join("artifacts").join(&layout.map_id).join("layouts").join(&layout.layout_id)
+}
+
+/// Writes `layout.json` into `dir` (which holds the layout's other files) and records the layout; on failure `dir` is removed.
+fn store(state: &ServerState, dir: &std::path::Path, layout: &Layout) -> Result<(), ToolError> {
+    let document = serde_json::to_string_pretty(layout).expect("layouts serialize");
+    let written = std::fs::create_dir_all(dir).and_then(|()| std::fs::write(dir.join("layout.json"), &document));
+    if let Err(error) = written {
+        let _ = std::fs::remove_dir_all(dir);
+        return Err(DetectError::Inference(format!("cannot store the layout: {error}")).into());
+    }
+    if !state.registry.add_layout(&layout.layout_id, &layout.map_id, &layout.created_at, &document)? {
+        let _ = std::fs::remove_dir_all(dir);
+        return Err(ToolError::MapNotFound { map_id: layout.map_id.clone(), reason: MapGone::UnknownId, registered_as: None });
+    }
+    Ok(())
+}
+
+/// The layout a map bundle gives, stored like a detected one.
+fn bundle_layout(state: &ServerState, map: RegisteredMap) -> Result<Layout, ToolError> {
+    let started = Instant::now();
+    let RegisteredMap { record, mut file, .. } = map;
+    let mut text = Vec::new();
+    std::io::Seek::rewind(&mut file).and_then(|()| std::io::Read::read_to_end(&mut file, &mut text)).map_err(MediaError::Io)?;
+    let MapBundle { image, components, legend_entries, .. } = bundle::parse(&text).map_err(MediaError::InvalidBundle)?;
+    let mut layout = new_layout(&record.map_id, LayoutSource::MapBundle, image.width, image.height);
+    layout.components = components
+        .into_iter()
+        .map(|component| Component { class: component.class, bbox: component.bbox, score: component.score.unwrap_or(1.0), crop_uri: None })
+        .collect();
+    layout.legend_entries = legend_entries
+        .into_iter()
+        .map(|entry| {
+            let colour = entry.colour_hex.as_deref().and_then(bundle::parse_hex);
+            let entry_read = LegendEntry {
+                swatch: entry.swatch,
+                text: entry.text,
+                colour_hex: colour.map(hex),
+                colour_name: colour.map(|c| colour_name(c).to_owned()),
+                score: 1.0,
+            };
+            LegendItem { legend: entry.legend, entry: entry_read }
+        })
+        .collect();
+    layout.timings.decode_ms = millis(started);
+    store(state, &layout_dir(state, &layout), &layout)?;
+    Ok(layout)
 }
 
 fn rgb(colour: [u8; 3]) -> (u8, u8, u8) {
@@ -263,7 +341,8 @@ fn write_layout(dir: &std::path::Path, image: &Rgb, layout: &mut Layout) -> Resu
     std::fs::create_dir_all(dir).map_err(|error| error.to_string())?;
     let mut files = vec!["layout.json".to_owned()];
     for component in &layout.components {
-        let name = component.crop_uri.rsplit('/').next().expect("a URI has a last segment").to_owned();
+        let Some(uri) = &component.crop_uri else { continue };
+        let name = uri.rsplit('/').next().expect("a URI has a last segment").to_owned();
         let region = component.bbox.pixels(image.width, image.height);
         if region.2 > region.0 && region.3 > region.1 {
             image.write_png(&dir.join(&name), region).map_err(|error| format!("{name}: {error}"))?;
