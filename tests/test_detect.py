@@ -183,7 +183,12 @@ async def test_prepare_then_process_gives_the_layout_the_models_say(tmp_path, mi
     assert layout["models"][0]["sha256"] == hashlib.sha256(files["component"].read_bytes()).hexdigest()
     assert set(layout["timings"]) == {"load_ms", "decode_ms", "components_ms", "legend_ms", "write_ms"}
     assert json.loads(stored.contents[0].text) == layout
-    assert base64.b64decode(preview.contents[0].blob)[:8] == b"\x89PNG\r\n\x1a\n"
+    preview_image = Image.open(__import__("io").BytesIO(base64.b64decode(preview.contents[0].blob))).convert("RGB")
+    assert preview_image.size == (WIDTH, HEIGHT), "a scan under 1600 pixels a side is previewed at full size"
+    assert preview_image.getpixel((1, 1)) == (60, 180, 75), "the main map's label sits inside its corner, on its colour"
+    assert preview_image.getpixel((LEGEND[0] + 1, LEGEND[1] - 17)) == (0, 130, 200), "the legend's label sits above its box"
+    assert preview_image.getpixel((LEGEND[0] + 1, LEGEND[1] + 20)) == (0, 130, 200), "the legend's outline"
+    assert [c["crop_scale"] for c in layout["components"]] == [1.0, 1.0]
     legend_crop = Image.open(__import__("io").BytesIO(base64.b64decode(crop.contents[0].blob)))
     assert legend_crop.size == (LEGEND[2] - LEGEND[0], LEGEND[3] - LEGEND[1])
     assert any(link.uri == layout["preview_uri"] for link in result.content if link.type == "resource_link")

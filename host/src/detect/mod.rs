@@ -10,6 +10,7 @@
 //! - Boxes leave this module in the original scan's pixels.
 //! - Post-processing is pure and tested on its own (`postprocess`, `legend`).
 
+pub mod label;
 pub mod legend;
 pub mod onnx;
 pub mod pipeline;
@@ -92,11 +93,18 @@ impl Rgb {
 
     /// The image resized to `width`×`height` (bilinear).
     pub fn resized(&self, width: u32, height: u32) -> Rgb {
+        self.resized_region((0, 0, self.width, self.height), width, height)
+    }
+
+    /// The region `(x0, y0, x1, y1)` (whole pixels, inside the image, not empty) resized to
+    /// `width`×`height` (bilinear), read in place: the region is never copied at full size.
+    /// Filters at its edges read the pixels around it, as a window into the scan would.
+    pub fn resized_region(&self, (x0, y0, x1, y1): (u32, u32, u32, u32), width: u32, height: u32) -> Rgb {
         let source = ImageRef::new(self.width, self.height, &self.pixels, PixelType::U8x3).expect("the buffer is width × height × 3");
         let mut resized = Image::new(width, height, PixelType::U8x3);
-        Resizer::new()
-            .resize(&source, &mut resized, &ResizeOptions::new().resize_alg(ResizeAlg::Convolution(FilterType::Bilinear)))
-            .expect("same pixel type, non-empty images");
+        let options =
+            ResizeOptions::new().resize_alg(ResizeAlg::Convolution(FilterType::Bilinear)).crop(x0 as f64, y0 as f64, (x1 - x0) as f64, (y1 - y0) as f64);
+        Resizer::new().resize(&source, &mut resized, &options).expect("same pixel type, non-empty images");
         Rgb { width, height, pixels: resized.into_vec() }
     }
 
@@ -152,11 +160,12 @@ mod tests {
     }
 
     #[test]
-    fn a_crop_keeps_its_pixels() {
+    fn a_crop_and_a_region_at_its_own_size_keep_their_pixels() {
         let pixels: Vec<u8> = (0..4 * 3 * 3).map(|v| v as u8).collect();
         let image = Rgb { width: 4, height: 3, pixels };
         let crop = image.crop((1, 1, 3, 3));
         assert_eq!((crop.width, crop.height), (2, 2));
-        assert_eq!(&crop.pixels[..6], &[15, 16, 17, 18, 19, 20]);
+        assert_eq!(crop.pixels, [15, 16, 17, 18, 19, 20, 27, 28, 29, 30, 31, 32]);
+        assert_eq!(image.resized_region((1, 1, 3, 3), 2, 2).pixels, crop.pixels);
     }
 }

@@ -148,7 +148,10 @@ fn check(bundle: &MapBundle) -> Result<(), BundleError> {
     }
     for (index, entry) in bundle.legend_entries.iter().enumerate() {
         if bundle.components.get(entry.legend).is_none_or(|component| component.class != "legend") {
-            return Err(wrong(format!("/legend_entries/{index}/legend"), "expected the index (from 0) of a component of class \"legend\" among the components"));
+            return Err(wrong(
+                format!("/legend_entries/{index}/legend"),
+                "expected the index (from 0) of a component of class \"legend\" among the components",
+            ));
         }
         inside(format!("/legend_entries/{index}/swatch"), &entry.swatch)?;
         if let Some(text) = &entry.text {

@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 use crate::detect::legend::{colour_name, hex};
 use crate::detect::pipeline::{DetectError, Detectors, LegendEntry, ModelInfo, current_files, millis, score};
 use crate::detect::postprocess::{DEFAULT_MIN_SCORE, PixelBox};
-use crate::detect::{COMPONENT_CLASSES, Rgb, decode};
+use crate::detect::{COMPONENT_CLASSES, Rgb, decode, label};
 use crate::mcp::ServerState;
 use crate::mcp::adapter::{MapGone, ToolError};
 use crate::mcp::arguments::{ArgumentError, ArgumentProblem};
@@ -30,6 +30,9 @@ use super::{RegisteredMap, open_registered};
 pub const LAYOUT_SCHEMA: &str = "geomap-layout/v1";
 /// The longer side of the annotated preview, in pixels.
 const PREVIEW_SIDE: u32 = 1600;
+/// The longest side of a component's crop: larger components are downscaled to it (vision
+/// models read at most about 2000 pixels a side, and a resource blob is at most 32 MiB).
+const CROP_MAX_SIDE: u32 = 2048;
 
 /// Which detectors to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
@@ -65,6 +68,9 @@ pub struct Component {
     /// Its crop as a PNG resource (none for a map bundle).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub crop_uri: Option<String>,
+    /// The crop's pixels per scan pixel: 1, or less when the component is over 2048 pixels a side.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub crop_scale: Option<f64>,
 }
 
 /// Where a layout came from.
@@ -127,7 +133,8 @@ pub struct Layout {
     pub legend_entries: Vec<LegendItem>,
     /// The models used.
     pub models: Vec<ModelInfo>,
-    /// The annotated preview (the scan downscaled, every box drawn in its class's colour); none for a map bundle.
+    /// The annotated preview (the scan downscaled, every box drawn in its class's colour, each
+    /// component labelled with its index and class); none for a map bundle.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub preview_uri: Option<String>,
     /// The preview's box colours by class (empty without a preview).
@@ -233,6 +240,7 @@ pub async fn process_image(
                 bbox: d.bbox,
                 score: score(d.score),
                 crop_uri: Some(layout_uri(&map_id, &layout_id, &format!("component-{index}-{}.png", COMPONENT_CLASSES[d.class]))),
+                crop_scale: None,
             })
             .collect();
         layout.legend_entries = legend_entries;
@@ -311,7 +319,7 @@ fn bundle_layout(state: &ServerState, map: RegisteredMap) -> Result<Layout, Tool
     let mut layout = new_layout(&record.map_id, LayoutSource::MapBundle, image.width, image.height);
     layout.components = components
         .into_iter()
-        .map(|component| Component { class: component.class, bbox: component.bbox, score: component.score.unwrap_or(1.0), crop_uri: None })
+        .map(|component| Component { class: component.class, bbox: component.bbox, score: component.score.unwrap_or(1.0), crop_uri: None, crop_scale: None })
         .collect();
     layout.legend_entries = legend_entries
         .into_iter()
@@ -340,30 +348,47 @@ fn rgb(colour: [u8; 3]) -> (u8, u8, u8) {
 fn write_layout(dir: &std::path::Path, image: &Rgb, layout: &mut Layout) -> Result<(), String> {
     std::fs::create_dir_all(dir).map_err(|error| error.to_string())?;
     let mut files = vec!["layout.json".to_owned()];
-    for component in &layout.components {
+    for component in &mut layout.components {
         let Some(uri) = &component.crop_uri else { continue };
         let name = uri.rsplit('/').next().expect("a URI has a last segment").to_owned();
         let region = component.bbox.pixels(image.width, image.height);
-        if region.2 > region.0 && region.3 > region.1 {
-            image.write_png(&dir.join(&name), region).map_err(|error| format!("{name}: {error}"))?;
-            files.push(name);
+        let (width, height) = (region.2 - region.0, region.3 - region.1);
+        if width == 0 || height == 0 {
+            component.crop_uri = None;
+            continue;
         }
+        let scale = (CROP_MAX_SIDE as f64 / width.max(height) as f64).min(1.0);
+        let written = if scale < 1.0 {
+            let small = image.resized_region(region, ((width as f64 * scale).round() as u32).max(1), ((height as f64 * scale).round() as u32).max(1));
+            small.write_png(&dir.join(&name), (0, 0, small.width, small.height))
+        } else {
+            image.write_png(&dir.join(&name), region)
+        };
+        written.map_err(|error| format!("{name}: {error}"))?;
+        component.crop_scale = Some((scale * 1e4).round() / 1e4);
+        files.push(name);
     }
     let scale = (PREVIEW_SIDE as f32 / image.width.max(image.height) as f32).min(1.0);
     let mut preview = image.resized(((image.width as f32 * scale).round() as u32).max(1), ((image.height as f32 * scale).round() as u32).max(1));
-    let mut draw = |bbox: &PixelBox, class: &str| {
+    let scaled = |bbox: &PixelBox| {
         let scale = scale as f64;
-        let scaled = PixelBox { x0: bbox.x0 * scale, y0: bbox.y0 * scale, x1: bbox.x1 * scale, y1: bbox.y1 * scale };
-        preview.outline(&scaled, class_colour(class), 3);
+        PixelBox { x0: bbox.x0 * scale, y0: bbox.y0 * scale, x1: bbox.x1 * scale, y1: bbox.y1 * scale }
     };
-    for component in &layout.components {
-        draw(&component.bbox, &component.class);
-    }
     for item in &layout.legend_entries {
-        draw(&item.entry.swatch, "swatch");
+        preview.outline(&scaled(&item.entry.swatch), class_colour("swatch"), 2);
         if let Some(text) = &item.entry.text {
-            draw(text, "text");
+            preview.outline(&scaled(text), class_colour("text"), 2);
         }
+    }
+    for component in &layout.components {
+        preview.outline(&scaled(&component.bbox), class_colour(&component.class), 3);
+    }
+    // Labels last, so no outline crosses one: above the box when there is room, else inside its corner.
+    for (index, component) in layout.components.iter().enumerate() {
+        let text = format!("{index} {}", component.class);
+        let (x0, y0, ..) = scaled(&component.bbox).pixels(preview.width, preview.height);
+        let height = label::size(&text).1;
+        label::draw(&mut preview, x0, if y0 >= height { y0 - height } else { y0 }, &text, class_colour(&component.class));
     }
     preview.write_png(&dir.join("preview.png"), (0, 0, preview.width, preview.height)).map_err(|error| format!("preview.png: {error}"))?;
     files.push("preview.png".to_owned());
