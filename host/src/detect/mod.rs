@@ -28,6 +28,16 @@ pub const ONE_BOX_CLASSES: [usize; 4] = [0, 1, 2, 3];
 /// The legend detector's classes.
 pub const LEGEND_CLASSES: [&str; 2] = ["swatch", "text"];
 
+/// How a resize reads its source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resampling {
+    /// Bilinear convolution over every source pixel (anti-aliased): pictures for people and vision models.
+    Averaged,
+    /// Bilinear interpolation between the four nearest source pixels, as OpenCV's `INTER_LINEAR`:
+    /// what PEACE's predictor (ultralytics' `LetterBox`) gives the models, and far cheaper on a large scan.
+    Interpolated,
+}
+
 /// A decoded scan: RGB, row-major.
 pub struct Rgb {
     /// Width in pixels.
@@ -91,19 +101,22 @@ impl Rgb {
         stream.finish().map_err(std::io::Error::other)
     }
 
-    /// The image resized to `width`×`height` (bilinear).
+    /// The image resized to `width`×`height` for people to look at (bilinear, averaging every source pixel).
     pub fn resized(&self, width: u32, height: u32) -> Rgb {
-        self.resized_region((0, 0, self.width, self.height), width, height)
+        self.resized_region((0, 0, self.width, self.height), width, height, Resampling::Averaged)
     }
 
     /// The region `(x0, y0, x1, y1)` (whole pixels, inside the image, not empty) resized to
-    /// `width`×`height` (bilinear), read in place: the region is never copied at full size.
+    /// `width`×`height`, read in place: the region is never copied at full size.
     /// Filters at its edges read the pixels around it, as a window into the scan would.
-    pub fn resized_region(&self, (x0, y0, x1, y1): (u32, u32, u32, u32), width: u32, height: u32) -> Rgb {
+    pub fn resized_region(&self, (x0, y0, x1, y1): (u32, u32, u32, u32), width: u32, height: u32, resampling: Resampling) -> Rgb {
         let source = ImageRef::new(self.width, self.height, &self.pixels, PixelType::U8x3).expect("the buffer is width × height × 3");
         let mut resized = Image::new(width, height, PixelType::U8x3);
-        let options =
-            ResizeOptions::new().resize_alg(ResizeAlg::Convolution(FilterType::Bilinear)).crop(x0 as f64, y0 as f64, (x1 - x0) as f64, (y1 - y0) as f64);
+        let algorithm = match resampling {
+            Resampling::Averaged => ResizeAlg::Convolution(FilterType::Bilinear),
+            Resampling::Interpolated => ResizeAlg::Interpolation(FilterType::Bilinear),
+        };
+        let options = ResizeOptions::new().resize_alg(algorithm).crop(x0 as f64, y0 as f64, (x1 - x0) as f64, (y1 - y0) as f64);
         Resizer::new().resize(&source, &mut resized, &options).expect("same pixel type, non-empty images");
         Rgb { width, height, pixels: resized.into_vec() }
     }
@@ -122,12 +135,12 @@ impl Rgb {
         }
     }
 
-    /// Letterboxes the image into a `size` square (bilinear, grey padding) as
+    /// Letterboxes the image into a `size` square (bilinear interpolation, grey padding) as
     /// the model input: `[1, 3, size, size]` floats, RGB planes scaled to 0–1.
     pub fn letterbox(&self, size: u32) -> (Letterbox, Vec<f32>) {
         let geometry = Letterbox::new(self.width, self.height, size);
         let (inner_w, inner_h) = geometry.inner;
-        let resized = self.resized(inner_w, inner_h);
+        let resized = self.resized_region((0, 0, self.width, self.height), inner_w, inner_h, Resampling::Interpolated);
         let plane = (size * size) as usize;
         let mut input = vec![PAD_GREY as f32 / 255.0; plane * 3];
         let (pad_x, pad_y) = geometry.pad;
@@ -160,12 +173,22 @@ mod tests {
     }
 
     #[test]
+    fn interpolation_samples_as_opencv_inter_linear() {
+        // Halving 4 pixels: OpenCV samples source x = (x + 0.5) * 2 - 0.5, between pixels 0–1 and 2–3.
+        let image = Rgb { width: 4, height: 1, pixels: [0, 100, 200, 250].iter().flat_map(|&v| [v, v, v]).collect() };
+        let halved = image.resized_region((0, 0, 4, 1), 2, 1, Resampling::Interpolated);
+        assert_eq!(halved.pixels, [50, 50, 50, 225, 225, 225]);
+    }
+
+    #[test]
     fn a_crop_and_a_region_at_its_own_size_keep_their_pixels() {
         let pixels: Vec<u8> = (0..4 * 3 * 3).map(|v| v as u8).collect();
         let image = Rgb { width: 4, height: 3, pixels };
         let crop = image.crop((1, 1, 3, 3));
         assert_eq!((crop.width, crop.height), (2, 2));
         assert_eq!(crop.pixels, [15, 16, 17, 18, 19, 20, 27, 28, 29, 30, 31, 32]);
-        assert_eq!(image.resized_region((1, 1, 3, 3), 2, 2).pixels, crop.pixels);
+        for resampling in [Resampling::Averaged, Resampling::Interpolated] {
+            assert_eq!(image.resized_region((1, 1, 3, 3), 2, 2, resampling).pixels, crop.pixels);
+        }
     }
 }

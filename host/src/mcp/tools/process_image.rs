@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 use crate::detect::legend::{colour_name, hex};
 use crate::detect::pipeline::{DetectError, Detectors, LegendEntry, ModelInfo, current_files, millis, score};
 use crate::detect::postprocess::{DEFAULT_MIN_SCORE, PixelBox};
-use crate::detect::{COMPONENT_CLASSES, Rgb, decode, label};
+use crate::detect::{COMPONENT_CLASSES, Resampling, Rgb, decode, label};
 use crate::mcp::ServerState;
 use crate::mcp::adapter::{MapGone, ToolError};
 use crate::mcp::arguments::{ArgumentError, ArgumentProblem};
@@ -344,11 +344,32 @@ fn rgb(colour: [u8; 3]) -> (u8, u8, u8) {
     (colour[0], colour[1], colour[2])
 }
 
-/// Writes a crop of every component and the annotated preview into `dir`, listing them in `layout.files`.
+/// Writes a crop of every component and the annotated preview into `dir`, listing them in
+/// `layout.files`; the preview is drawn on a second thread while the crops are written.
 fn write_layout(dir: &std::path::Path, image: &Rgb, layout: &mut Layout) -> Result<(), String> {
     std::fs::create_dir_all(dir).map_err(|error| error.to_string())?;
+    let labelled: Vec<(PixelBox, String)> = layout.components.iter().map(|c| (c.bbox, c.class.clone())).collect();
+    let legend_boxes: Vec<(PixelBox, &str)> = layout
+        .legend_entries
+        .iter()
+        .flat_map(|item| std::iter::once((item.entry.swatch, "swatch")).chain(item.entry.text.map(|text| (text, "text"))))
+        .collect();
+    let (crops, preview) = std::thread::scope(|scope| {
+        let preview = scope.spawn(|| write_preview(dir, image, &labelled, &legend_boxes));
+        (write_crops(dir, image, &mut layout.components), preview.join().unwrap_or_else(|_| Err("drawing the preview panicked".to_owned())))
+    });
     let mut files = vec!["layout.json".to_owned()];
-    for component in &mut layout.components {
+    files.extend(crops?);
+    preview?;
+    files.push("preview.png".to_owned());
+    layout.files = files;
+    Ok(())
+}
+
+/// Writes each component's crop (downscaled to [`CROP_MAX_SIDE`] when larger) and returns the file names.
+fn write_crops(dir: &std::path::Path, image: &Rgb, components: &mut [Component]) -> Result<Vec<String>, String> {
+    let mut files = Vec::new();
+    for component in components {
         let Some(uri) = &component.crop_uri else { continue };
         let name = uri.rsplit('/').next().expect("a URI has a last segment").to_owned();
         let region = component.bbox.pixels(image.width, image.height);
@@ -359,7 +380,8 @@ fn write_layout(dir: &std::path::Path, image: &Rgb, layout: &mut Layout) -> Resu
         }
         let scale = (CROP_MAX_SIDE as f64 / width.max(height) as f64).min(1.0);
         let written = if scale < 1.0 {
-            let small = image.resized_region(region, ((width as f64 * scale).round() as u32).max(1), ((height as f64 * scale).round() as u32).max(1));
+            let (small_width, small_height) = (((width as f64 * scale).round() as u32).max(1), ((height as f64 * scale).round() as u32).max(1));
+            let small = image.resized_region(region, small_width, small_height, Resampling::Averaged);
             small.write_png(&dir.join(&name), (0, 0, small.width, small.height))
         } else {
             image.write_png(&dir.join(&name), region)
@@ -368,30 +390,26 @@ fn write_layout(dir: &std::path::Path, image: &Rgb, layout: &mut Layout) -> Resu
         component.crop_scale = Some((scale * 1e4).round() / 1e4);
         files.push(name);
     }
-    let scale = (PREVIEW_SIDE as f32 / image.width.max(image.height) as f32).min(1.0);
-    let mut preview = image.resized(((image.width as f32 * scale).round() as u32).max(1), ((image.height as f32 * scale).round() as u32).max(1));
-    let scaled = |bbox: &PixelBox| {
-        let scale = scale as f64;
-        PixelBox { x0: bbox.x0 * scale, y0: bbox.y0 * scale, x1: bbox.x1 * scale, y1: bbox.y1 * scale }
-    };
-    for item in &layout.legend_entries {
-        preview.outline(&scaled(&item.entry.swatch), class_colour("swatch"), 2);
-        if let Some(text) = &item.entry.text {
-            preview.outline(&scaled(text), class_colour("text"), 2);
-        }
+    Ok(files)
+}
+
+/// Writes `preview.png`: the scan downscaled, the legend boxes, then the components' boxes, then their labels.
+fn write_preview(dir: &std::path::Path, image: &Rgb, components: &[(PixelBox, String)], legend_boxes: &[(PixelBox, &str)]) -> Result<(), String> {
+    let scale = (PREVIEW_SIDE as f64 / image.width.max(image.height) as f64).min(1.0);
+    let mut preview = image.resized(((image.width as f64 * scale).round() as u32).max(1), ((image.height as f64 * scale).round() as u32).max(1));
+    let scaled = |bbox: &PixelBox| PixelBox { x0: bbox.x0 * scale, y0: bbox.y0 * scale, x1: bbox.x1 * scale, y1: bbox.y1 * scale };
+    for (bbox, kind) in legend_boxes {
+        preview.outline(&scaled(bbox), class_colour(kind), 2);
     }
-    for component in &layout.components {
-        preview.outline(&scaled(&component.bbox), class_colour(&component.class), 3);
+    for (bbox, class) in components {
+        preview.outline(&scaled(bbox), class_colour(class), 3);
     }
     // Labels last, so no outline crosses one: above the box when there is room, else inside its corner.
-    for (index, component) in layout.components.iter().enumerate() {
-        let text = format!("{index} {}", component.class);
-        let (x0, y0, ..) = scaled(&component.bbox).pixels(preview.width, preview.height);
+    for (index, (bbox, class)) in components.iter().enumerate() {
+        let text = format!("{index} {class}");
+        let (x0, y0, ..) = scaled(bbox).pixels(preview.width, preview.height);
         let height = label::size(&text).1;
-        label::draw(&mut preview, x0, if y0 >= height { y0 - height } else { y0 }, &text, class_colour(&component.class));
+        label::draw(&mut preview, x0, if y0 >= height { y0 - height } else { y0 }, &text, class_colour(class));
     }
-    preview.write_png(&dir.join("preview.png"), (0, 0, preview.width, preview.height)).map_err(|error| format!("preview.png: {error}"))?;
-    files.push("preview.png".to_owned());
-    layout.files = files;
-    Ok(())
+    preview.write_png(&dir.join("preview.png"), (0, 0, preview.width, preview.height)).map_err(|error| format!("preview.png: {error}"))
 }
