@@ -7,6 +7,7 @@ pub mod errors;
 pub mod georef;
 pub mod mcp;
 pub mod media;
+pub mod ocr;
 pub mod providers;
 pub mod registry;
 pub mod roots;
