@@ -8,6 +8,7 @@ pub mod georef;
 pub mod mcp;
 pub mod media;
 pub mod ocr;
+pub mod onnx;
 pub mod providers;
 pub mod registry;
 pub mod roots;

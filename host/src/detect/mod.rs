@@ -6,13 +6,13 @@
 //! Invariants:
 //! - The runtime and the weights are approved assets read from the data root
 //!   (or the operator's own copies); nothing is looked up on the system's
-//!   library path or in the environment (`onnx`).
+//!   library path or in the environment (`crate::onnx`).
 //! - Boxes leave this module in the original scan's pixels.
 //! - Post-processing is pure and tested on its own (`postprocess`, `legend`).
 
 pub mod label;
 pub mod legend;
-pub mod onnx;
+pub mod model;
 pub mod pipeline;
 pub mod postprocess;
 

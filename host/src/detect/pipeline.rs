@@ -8,10 +8,11 @@ use std::time::Instant;
 use serde::Serialize;
 
 use super::legend::{self, colour_name, hex};
-use super::onnx::{self, Model, OnnxError};
+use super::model::Model;
 use super::postprocess::{Detection, PixelBox, postprocess};
 use super::{COMPONENT_CLASSES, LEGEND_CLASSES, ONE_BOX_CLASSES, Rgb};
 use crate::assets::{self, AssetState, Catalog};
+use crate::onnx::{self, OnnxError};
 
 /// The asset holding the ONNX Runtime library.
 pub const RUNTIME_ASSET: &str = "peace-yolov10-runtime";

@@ -7,3 +7,4 @@
 
 pub mod ctc;
 pub mod db;
+pub mod reader;

@@ -1,7 +1,7 @@
-//! ONNX Runtime through `ort` (`load-dynamic`): the library is loaded only
-//! from the path the caller gives (the installed runtime asset), never from
-//! `ORT_DYLIB_PATH` or the system's library path; models are checked against
-//! YOLOv10's contract at load and run from a small session pool.
+//! ONNX Runtime through `ort` (`load-dynamic`), shared by layout detection and
+//! reading text: the library is loaded only from the path the caller gives (the
+//! installed runtime asset), never from `ORT_DYLIB_PATH` or the system's
+//! library path; each model runs from a small session pool.
 //!
 //! Invariant: nothing here touches `ort` before [`load_runtime`] succeeded, so
 //! `ort`'s own fallback search for a library can never run.
@@ -10,9 +10,6 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
 use ort::session::Session;
-use ort::value::Tensor;
-
-use super::postprocess::MAX_DETECTIONS;
 
 /// The one runtime this process loaded (`ort` keeps the library for the process's life).
 static LOADED: OnceLock<(PathBuf, ort::environment::Environment)> = OnceLock::new();
@@ -26,7 +23,7 @@ pub enum OnnxError {
     /// Another runtime file was loaded earlier in this process (it stays until a restart).
     #[error("ONNX Runtime was already loaded from {} in this process; restart the server to use {}", loaded.display(), wanted.display())]
     AlreadyLoaded { loaded: PathBuf, wanted: PathBuf },
-    /// A model file does not load or does not fit YOLOv10's contract.
+    /// A model file does not load or does not fit what its caller expects.
     #[error("{0}")]
     Model(String),
     /// Inference failed.
@@ -74,20 +71,17 @@ pub fn load_runtime(library: &Path) -> Result<&'static ort::environment::Environ
     Ok(environment)
 }
 
-/// A YOLOv10 detector: its input side and classes, and a pool of sessions
-/// (`Session::run` needs exclusive access; a session is held only while it runs).
-pub struct Model {
+/// A model and a pool of its sessions: `Session::run` needs exclusive access,
+/// so a session is taken only while it runs and another is made when all are busy.
+pub struct SessionPool {
     path: PathBuf,
     environment: &'static ort::environment::Environment,
-    /// The input's side in pixels (the `S` of `[1, 3, S, S]`; 640 when the model leaves it open).
-    pub size: u32,
-    input: String,
     idle: Mutex<Vec<Session>>,
 }
 
-impl std::fmt::Debug for Model {
+impl std::fmt::Debug for SessionPool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Model").field("path", &self.path).field("size", &self.size).finish()
+        f.debug_struct("SessionPool").field("path", &self.path).finish()
     }
 }
 
@@ -99,43 +93,29 @@ fn session(environment: &ort::environment::Environment, path: &Path) -> Result<S
         .map_err(|error| OnnxError::Model(format!("the model does not load: {error}")))
 }
 
-impl Model {
-    /// Loads the model at `path` and checks it takes `images` `[1, 3, S, S]` and gives `[1, 300, 6]`.
-    pub fn load(environment: &'static ort::environment::Environment, path: &Path) -> Result<Model, OnnxError> {
+impl SessionPool {
+    /// Loads the model at `path` (one session, kept in the pool).
+    pub fn load(environment: &'static ort::environment::Environment, path: &Path) -> Result<SessionPool, OnnxError> {
         let first = session(environment, path)?;
-        let shape = |outlet: Option<&ort::value::Outlet>| outlet.and_then(|o| o.dtype().tensor_shape()).map(|s| s.to_vec());
-        let input = shape(first.inputs().first());
-        let output = shape(first.outputs().first());
-        let open = |dim: i64| dim <= 0;
-        let size = match input.as_deref() {
-            Some([1, 3, h, w]) if h == w && *h > 0 => *h as u32,
-            Some([1, 3, h, w]) if open(*h) && open(*w) => 640,
-            other => return Err(OnnxError::Model(format!("its input is {other:?}, not YOLOv10's [1, 3, S, S]"))),
-        };
-        match output.as_deref() {
-            Some([1, rows, 6]) if *rows == MAX_DETECTIONS as i64 || open(*rows) => {}
-            other => return Err(OnnxError::Model(format!("its output is {other:?}, not YOLOv10's [1, 300, 6] (x1, y1, x2, y2, score, class)"))),
-        }
-        let input = first.inputs()[0].name().to_owned();
-        Ok(Model { path: path.to_owned(), environment, size, input, idle: Mutex::new(vec![first]) })
+        Ok(SessionPool { path: path.to_owned(), environment, idle: Mutex::new(vec![first]) })
     }
 
-    /// Runs one letterboxed image (`[1, 3, size, size]`, RGB scaled to 0–1) and returns its rows.
-    pub fn run(&self, pixels: Vec<f32>) -> Result<Vec<[f32; 6]>, OnnxError> {
+    /// Runs `work` with a session of its own, which goes back to the pool afterwards.
+    pub fn with<T>(&self, work: impl FnOnce(&mut Session) -> Result<T, OnnxError>) -> Result<T, OnnxError> {
         let idle = self.idle.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).pop();
         let mut session = match idle {
             Some(session) => session,
             None => session(self.environment, &self.path)?,
         };
-        let side = self.size as usize;
-        let rows = Tensor::from_array(([1_usize, 3, side, side], pixels)).map_err(|error| OnnxError::Run(error.to_string())).and_then(|tensor| {
-            let outputs = session.run(ort::inputs![self.input.as_str() => tensor]).map_err(|error| OnnxError::Run(error.to_string()))?;
-            let (_, values) = outputs[0].try_extract_tensor::<f32>().map_err(|error| OnnxError::Run(error.to_string()))?;
-            Ok(values.chunks_exact(6).map(|row| [row[0], row[1], row[2], row[3], row[4], row[5]]).collect::<Vec<_>>())
-        });
+        let outcome = work(&mut session);
         self.idle.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(session);
-        rows
+        outcome
     }
+}
+
+/// A tensor's shape as the model declares it (-1 for an open dimension).
+pub fn declared_shape(outlet: Option<&ort::value::Outlet>) -> Option<Vec<i64>> {
+    outlet.and_then(|o| o.dtype().tensor_shape()).map(|s| s.to_vec())
 }
 
 #[cfg(test)]
