@@ -18,6 +18,7 @@ EXPECTED_TOOLS = {
     "geomap_lookup": (True, True),
     "geomap_query_knowledge": (False, False),
     "geomap_process_image": (False, False),
+    "geomap_read_text": (False, False),
     "geomap_prepare_knowledge": (False, True),
     "geomap_prepare_detectors": (False, True),
 }
@@ -62,7 +63,8 @@ async def test_capabilities_report_tools_roots_limits_and_data_root(server, era)
         "geomap_lookup": "missing_knowledge_asset",
         "geomap_query_knowledge": "missing_knowledge_asset",
         "geomap_process_image": "missing_extra",
-    }, "no knowledge asset and no detector is installed yet"
+        "geomap_read_text": "missing_extra",
+    }, "no knowledge asset, detector or OCR model is installed yet"
     assert [provider["name"] for provider in caps["providers"]] == ["ics-timescale", "cgi-lithology", "k2-rocks", "usgs-seismicity"]
     assert caps["map_roots"] == [{"index": 0, "path": str(server.map_root), "resolves_relative_paths": True}]
     assert caps["media"]["supported"] == ["image/png", "image/jpeg", "image/tiff", "application/vnd.geomap.map-bundle+json"]

@@ -82,12 +82,13 @@ pub struct Detectors {
     pub files: Vec<(PathBuf, i64)>,
 }
 
-/// Where each requirement is now, or what is missing (the runtime is not loaded here).
-fn locate(catalog: &Catalog, data_root: &Path) -> (Vec<Option<PathBuf>>, Vec<Missing>) {
+/// Where each of `requirements` (asset id, what it is) is now — its first file — or what is
+/// missing (the runtime is not loaded here).
+pub(crate) fn locate(catalog: &Catalog, data_root: &Path, requirements: &[(&str, &'static str)]) -> (Vec<Option<PathBuf>>, Vec<Missing>) {
     let mut found = Vec::new();
     let mut missing = Vec::new();
-    for (id, requirement) in REQUIREMENTS {
-        let asset = catalog.get(id).expect("the detector assets are in the catalog");
+    for &(id, requirement) in requirements {
+        let asset = catalog.get(id).expect("required assets are in the catalog");
         let status = assets::status(asset, data_root);
         match status.state {
             AssetState::Installed | AssetState::Custom => found.push(Some(status.path.join(&asset.files[0].name))),
@@ -102,13 +103,13 @@ fn locate(catalog: &Catalog, data_root: &Path) -> (Vec<Option<PathBuf>>, Vec<Mis
 
 /// The weight files and their modification times, to tell whether loaded detectors are current.
 pub fn current_files(catalog: &Catalog, data_root: &Path) -> Vec<(PathBuf, i64)> {
-    let (found, _) = locate(catalog, data_root);
+    let (found, _) = locate(catalog, data_root, &REQUIREMENTS);
     found.into_iter().skip(1).flatten().map(|path| (path.clone(), std::fs::metadata(&path).map_or(0, |m| crate::registry::modified_ns(&m)))).collect()
 }
 
 /// Loads the runtime at `library` when it is installed; on failure, adds the system libraries
 /// it lacks to `missing` and returns the loader's text.
-fn runtime(library: Option<&PathBuf>, missing: &mut Vec<Missing>) -> Result<&'static ort::environment::Environment, String> {
+pub(crate) fn runtime(library: Option<&PathBuf>, missing: &mut Vec<Missing>) -> Result<&'static ort::environment::Environment, String> {
     let Some(library) = library else { return Err(format!("the ONNX Runtime library is not installed (asset {RUNTIME_ASSET})")) };
     onnx::load_runtime(library).map_err(|error| {
         if let OnnxError::Runtime { missing_libraries, .. } = &error {
@@ -121,7 +122,7 @@ fn runtime(library: Option<&PathBuf>, missing: &mut Vec<Missing>) -> Result<&'st
 /// What is outstanding now, without loading models (for capabilities): assets, and system libraries
 /// when the runtime is installed (loading the library once tells).
 pub fn outstanding(catalog: &Catalog, data_root: &Path) -> (Vec<Missing>, Option<String>) {
-    let (found, mut missing) = locate(catalog, data_root);
+    let (found, mut missing) = locate(catalog, data_root, &REQUIREMENTS);
     let detector_error = runtime(found[0].as_ref(), &mut missing).err();
     (missing, detector_error)
 }
@@ -129,7 +130,7 @@ pub fn outstanding(catalog: &Catalog, data_root: &Path) -> (Vec<Missing>, Option
 impl Detectors {
     /// Loads the runtime and both models from the installed assets, or says everything that is missing.
     pub fn load(catalog: &Catalog, data_root: &Path) -> Result<Detectors, DetectError> {
-        let (found, mut missing) = locate(catalog, data_root);
+        let (found, mut missing) = locate(catalog, data_root, &REQUIREMENTS);
         let environment = runtime(found[0].as_ref(), &mut missing);
         let (Ok(environment), Some(components), Some(legend)) = (&environment, &found[1], &found[2]) else {
             return Err(DetectError::NotReady { missing, detector_error: environment.err() });

@@ -22,6 +22,7 @@ use super::tools::prepare_detectors::{PrepareDetectorsArgs, PrepareDetectorsResu
 use super::tools::prepare_knowledge::{PrepareKnowledgeArgs, PrepareKnowledgeResult};
 use super::tools::process_image::{Layout, ProcessImageArgs};
 use super::tools::query_knowledge::{KnowledgeBundle, QueryKnowledgeArgs};
+use super::tools::read_text::{ReadTextArgs, TextReading};
 use super::tools::register_map::RegisterMapArgs;
 use crate::assets::{AssetKind, Catalog};
 use crate::settings::Settings;
@@ -41,6 +42,8 @@ pub enum ToolName {
     Lookup,
     /// `geomap_process_image`
     ProcessImage,
+    /// `geomap_read_text`
+    ReadText,
     /// `geomap_prepare_detectors`
     PrepareDetectors,
     /// `geomap_query_knowledge`
@@ -59,6 +62,7 @@ impl ToolName {
             ToolName::Georeference => "geomap_georeference",
             ToolName::Lookup => "geomap_lookup",
             ToolName::ProcessImage => "geomap_process_image",
+            ToolName::ReadText => "geomap_read_text",
             ToolName::PrepareDetectors => "geomap_prepare_detectors",
             ToolName::QueryKnowledge => "geomap_query_knowledge",
             ToolName::PrepareKnowledge => "geomap_prepare_knowledge",
@@ -140,6 +144,12 @@ impl Inventory {
                 "Find the map's layout",
                 "Find a registered map's layout with PEACE's detectors: its components (title, main_map, legend, scale, index_map, cross_section, stratigraphic_column, others) with boxes in the scan's pixels and scores, and each legend's entries (colour swatch, the text beside it, the swatch's colour as hex and name). Stores the layout (geomap-layout/v1) with a PNG crop of every component and an annotated preview, all as resources. Not idempotent: every call writes a new layout. On a map registered from a map bundle it returns the bundle's layout as written, with no detector. On a fresh install it fails with missing_extra: its hints say who installs the detectors (geomap_prepare_detectors after the user agrees, or the operator).",
                 annotations("Find the map's layout", false, false),
+            ),
+            spec::<ReadTextArgs, TextReading>(
+                ToolName::ReadText,
+                "Read the map's words",
+                "Read the text of a registered scan with PP-OCRv4 on the CPU: the whole scan, a pixel `region`, or a component of a stored layout (`layout_id` and `component`). Reads at full resolution in overlapping 1024-pixel tiles (progress per tile), so small legend type survives; returns lines with text, box in the scan's pixels and score, stored as a geomap-text/v1 resource. Not idempotent: every call writes a new reading. On a fresh install it fails with missing_extra: geomap_prepare_detectors installs the runtime and the OCR models after the user agrees.",
+                annotations("Read the map's words", false, false),
             ),
             spec::<PrepareDetectorsArgs, PrepareDetectorsResult>(
                 ToolName::PrepareDetectors,

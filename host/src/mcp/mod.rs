@@ -48,7 +48,7 @@ use tokio_util::sync::CancellationToken;
 use tools::preparation::{FailedAsset, PreparationReport, Prepared};
 use tools::prepare_detectors::{self, PrepareDetectorsResult};
 use tools::prepare_knowledge::{self, PrepareKnowledgeResult};
-use tools::{capabilities, describe_map, georeference, lookup, process_image, query_knowledge, register_map};
+use tools::{capabilities, describe_map, georeference, lookup, process_image, query_knowledge, read_text, register_map};
 
 /// The server's name on the wire.
 pub const SERVER_NAME: &str = "stratigraphic-amenity";
@@ -96,6 +96,8 @@ pub struct ServerState {
     providers: tokio::sync::OnceCell<ProviderSet>,
     /// The layout detectors, loaded at first use and again when their weights change.
     pub detectors: std::sync::Mutex<Option<Arc<crate::detect::pipeline::Detectors>>>,
+    /// The OCR reader, loaded at first use.
+    pub reader: std::sync::Mutex<Option<Arc<crate::ocr::reader::Reader>>>,
 }
 
 impl ServerState {
@@ -110,7 +112,16 @@ impl ServerState {
         }
         let roots = MapRoots::open(&settings.map_roots).map_err(|(path, source)| StartupError::MapRoot { path, source })?;
         let inventory = Inventory::new(&settings, &catalog);
-        Ok(ServerState { settings, roots, registry, catalog, inventory, providers: tokio::sync::OnceCell::new(), detectors: Default::default() })
+        Ok(ServerState {
+            settings,
+            roots,
+            registry,
+            catalog,
+            inventory,
+            providers: tokio::sync::OnceCell::new(),
+            detectors: Default::default(),
+            reader: Default::default(),
+        })
     }
 
     /// The providers if a call has loaded them already.
@@ -223,6 +234,11 @@ impl GeomapServer {
                 let pictures = layout.preview_uri.iter().chain(layout.components.iter().filter_map(|component| component.crop_uri.as_ref()));
                 links.extend(pictures.map(|uri| resources::layout_resource(uri, "image/png")));
                 Ok(ToolOutput::new(&layout, links))
+            }
+            ToolName::ReadText => {
+                let reading = read_text::read_text(state, arguments::parse(arguments)?, progress, call.cancel).await?;
+                let link = resources::layout_resource(&reading.resource_uri, "application/json");
+                Ok(ToolOutput::new(&reading, vec![link]))
             }
             ToolName::PrepareDetectors => {
                 let args = arguments::parse(arguments)?;

@@ -74,7 +74,12 @@ pub(super) fn describe_detect(error: &DetectError, call: &FailedCall<'_>) -> Par
             }
             parts(
                 ErrorCode::MissingExtra,
-                format!("Layout detection is not ready on this server; outstanding: {}. {}", list.join("; "), hints[0]),
+                format!(
+                    "{} is not ready on this server; outstanding: {}. {}",
+                    if call.tool == "geomap_read_text" { "Reading text" } else { "Layout detection" },
+                    list.join("; "),
+                    hints[0]
+                ),
                 details,
                 hints,
             )

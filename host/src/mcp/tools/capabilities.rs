@@ -301,6 +301,10 @@ fn capabilities_now(state: &ServerState) -> CapabilitiesResult {
                     true => blocked(true),
                     false => Some((ErrorCode::MissingExtra, "the detectors lack what detectors.missing_requirements lists")),
                 },
+                ToolName::ReadText => match crate::ocr::assets_ready(&state.catalog, &state.settings.data_root) {
+                    true => blocked(true),
+                    false => Some((ErrorCode::MissingExtra, "the ONNX Runtime or the OCR models (asset ppocr-v4) are not installed")),
+                },
                 ToolName::Lookup => providers_ready(&providers, Kind::Lookup).or(blocked(false)),
                 ToolName::QueryKnowledge => providers_ready(&providers, Kind::Knowledge).or(blocked(true)),
                 ToolName::Georeference => match georeference.missing.is_empty() {

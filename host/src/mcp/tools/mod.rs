@@ -15,6 +15,7 @@ pub mod prepare_knowledge;
 pub mod process_image;
 pub mod provider_calls;
 pub mod query_knowledge;
+pub mod read_text;
 pub mod register_map;
 
 use schemars::JsonSchema;

@@ -256,7 +256,7 @@ pub async fn process_image(
             return Err(error.into());
         }
         layout.timings.write_ms = millis(started);
-        store(&state, &dir, &layout)?;
+        store(&state, &layout)?;
         stage(5, "done");
         Ok(layout)
     })
@@ -294,17 +294,24 @@ fn layout_dir(state: &ServerState, layout: &Layout) -> std::path::PathBuf {
     state.settings.data_root.join("artifacts").join(&layout.map_id).join("layouts").join(&layout.layout_id)
 }
 
-/// Writes `layout.json` into `dir` (which holds the layout's other files) and records the layout; on failure `dir` is removed.
-fn store(state: &ServerState, dir: &std::path::Path, layout: &Layout) -> Result<(), ToolError> {
+/// Writes `layout.json` into its folder (which holds the layout's other files) and records the layout.
+fn store(state: &ServerState, layout: &Layout) -> Result<(), ToolError> {
     let document = serde_json::to_string_pretty(layout).expect("layouts serialize");
-    let written = std::fs::create_dir_all(dir).and_then(|()| std::fs::write(dir.join("layout.json"), &document));
+    store_document(state, &layout.map_id, &layout.layout_id, &layout.created_at, "layout.json", &document)
+}
+
+/// Writes a stored reading of the scan (a layout, or text) as `name` in its folder under the
+/// map's artifacts and records it in the registry's `layouts` table; on failure the folder is removed.
+pub(super) fn store_document(state: &ServerState, map_id: &str, id: &str, created_at: &str, name: &str, document: &str) -> Result<(), ToolError> {
+    let dir = state.settings.data_root.join("artifacts").join(map_id).join("layouts").join(id);
+    let written = std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(dir.join(name), document));
     if let Err(error) = written {
-        let _ = std::fs::remove_dir_all(dir);
-        return Err(DetectError::Inference(format!("cannot store the layout: {error}")).into());
+        let _ = std::fs::remove_dir_all(&dir);
+        return Err(DetectError::Inference(format!("cannot store {name}: {error}")).into());
     }
-    if !state.registry.add_layout(&layout.layout_id, &layout.map_id, &layout.created_at, &document)? {
-        let _ = std::fs::remove_dir_all(dir);
-        return Err(ToolError::MapNotFound { map_id: layout.map_id.clone(), reason: MapGone::UnknownId, registered_as: None });
+    if !state.registry.add_layout(id, map_id, created_at, document)? {
+        let _ = std::fs::remove_dir_all(&dir);
+        return Err(ToolError::MapNotFound { map_id: map_id.to_owned(), reason: MapGone::UnknownId, registered_as: None });
     }
     Ok(())
 }
@@ -336,7 +343,7 @@ fn bundle_layout(state: &ServerState, map: RegisteredMap) -> Result<Layout, Tool
         })
         .collect();
     layout.timings.decode_ms = millis(started);
-    store(state, &layout_dir(state, &layout), &layout)?;
+    store(state, &layout)?;
     Ok(layout)
 }
 

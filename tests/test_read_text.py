@@ -1,0 +1,75 @@
+"""geomap_read_text end to end with the real ONNX Runtime and the real PP-OCRv4 models, installed
+through geomap_prepare_detectors from the loopback mirror: a legend the test draws with DejaVu Sans
+is read back line by line, one line crossing a tile border whole; missing_extra before installing."""
+
+import json
+from pathlib import Path
+
+import pytest
+from PIL import Image, ImageDraw, ImageFont
+
+from conftest import Server, assert_envelope
+from test_detect import OCR_WHEEL, WHEEL, ocr_wheel, runtime_wheel  # noqa: F401 (session fixtures)
+
+pytestmark = pytest.mark.anyio
+
+FONT = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
+LINES = [
+    (60, 60, "DESCRIPTION OF MAP UNITS"),
+    (60, 140, "Qal Alluvium (Holocene)"),
+    (60, 220, "Pc Coconino Sandstone (Lower Permian)"),
+    (700, 980, "Tg Young gravel deposits (Pliocene to upper Miocene)"),  # crosses the tile border at x 1024
+]
+
+
+def draw_legend(path: Path) -> Path:
+    image = Image.new("RGB", (1800, 1200), (252, 250, 244))
+    draw = ImageDraw.Draw(image)
+    font = ImageFont.truetype(str(FONT), 30)
+    for x, y, text in LINES:
+        draw.text((x, y), text, fill=(20, 20, 20), font=font)
+    image.save(path)
+    return path
+
+
+def normalised(text: str) -> str:
+    return "".join(text.split()).lower()
+
+
+async def test_a_drawn_legend_is_read_line_by_line(tmp_path, mirror, runtime_wheel, ocr_wheel, era):  # noqa: F811
+    mirror.files[WHEEL] = runtime_wheel
+    mirror.files[OCR_WHEEL] = ocr_wheel
+    server = Server(tmp_path, {"GEOMAP_ASSET_MIRROR": mirror.url})
+    draw_legend(server.map_root / "legend.png")
+    updates = []
+
+    async def on_progress(progress, total, message):
+        updates.append((progress, total, message))
+
+    async with server.connect(era) as client:
+        map_id = (await client.call_tool("geomap_register_map", {"path": "legend.png"})).structured_content["map_id"]
+        early = await client.call_tool("geomap_read_text", {"map_id": map_id})
+        prepared = await client.call_tool("geomap_prepare_detectors", {"assets": ["peace-yolov10-runtime", "ppocr-v4"]})
+        result = await client.call_tool("geomap_read_text", {"map_id": map_id}, progress_callback=on_progress)
+        part = await client.call_tool("geomap_read_text", {"map_id": map_id, "region": {"x0": 0, "y0": 100, "x1": 1000, "y1": 200}})
+        outside = await client.call_tool("geomap_read_text", {"map_id": map_id, "region": {"x0": 0, "y0": 0, "x1": 1801, "y1": 10}})
+        stored = await client.read_resource(result.structured_content["resource_uri"])
+    envelope = assert_envelope(early, "missing_extra", server, tool="geomap_read_text")
+    assert envelope["details"]["missing_assets"] == ["peace-yolov10-runtime", "ppocr-v4"]
+    assert envelope["message"].startswith("Reading text is not ready")
+    assert prepared.structured_content["installed"], prepared
+    assert result.is_error is False, result
+    reading = result.structured_content
+    assert reading["schema"] == "geomap-text/v1" and reading["tiles"] == 4
+    read = [(line["bbox"], normalised(line["text"])) for line in reading["lines"]]
+    for x, y, text in LINES:
+        matches = [bbox for bbox, found in read if found == normalised(text)]
+        assert len(matches) == 1, (text, read)
+        assert abs(matches[0]["x0"] - x) < 12 and abs(matches[0]["y0"] - y) < 12, (text, matches)
+    assert len(read) == len(LINES), read
+    assert all(line["score"] >= 0.5 for line in reading["lines"])
+    assert [normalised(line["text"]) for line in part.structured_content["lines"]] == [normalised(LINES[1][2])]
+    assert json.loads(stored.contents[0].text) == reading
+    assert [(p, t) for p, t, _ in updates] == [(0, 5), (1, 5), (2, 5), (3, 5), (4, 5), (5, 5)], updates
+    wrong = assert_envelope(outside, "invalid_arguments", server)
+    assert wrong["details"]["field"] == "/region"
