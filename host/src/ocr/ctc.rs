@@ -8,10 +8,15 @@ pub struct Alphabet {
 }
 
 impl Alphabet {
-    /// The alphabet from the model's `character` metadata: one symbol per line.
+    /// The alphabet from the model's `character` metadata: one symbol per line. Full-width
+    /// forms (the Chinese model's `（`, `，`, the ideographic space) read as their ASCII
+    /// counterparts, as Unicode's compatibility normalisation (NFKC) has them.
     pub fn from_metadata(character: &str) -> Alphabet {
         let characters = character.split('\n').map(|line| line.trim_end_matches('\r')).filter(|line| !line.is_empty());
-        let symbols = std::iter::once(String::new()).chain(characters.map(str::to_owned)).chain(std::iter::once(" ".to_owned())).collect();
+        let symbols = std::iter::once(String::new())
+            .chain(characters.map(|symbol| symbol.chars().map(half_width).collect()))
+            .chain(std::iter::once(" ".to_owned()))
+            .collect();
         Alphabet { symbols }
     }
 
@@ -37,6 +42,15 @@ impl Alphabet {
             previous = Some(best);
         }
         (text, if kept == 0 { 0.0 } else { sum / kept as f32 })
+    }
+}
+
+/// The ASCII counterpart of a full-width form (U+FF01–U+FF5E) or of the ideographic space; any other character as it is.
+fn half_width(c: char) -> char {
+    match c as u32 {
+        0xFF01..=0xFF5E => char::from_u32(c as u32 - 0xFEE0).unwrap_or(c),
+        0x3000 => ' ',
+        _ => c,
     }
 }
 
@@ -77,6 +91,13 @@ mod tests {
         assert_eq!(text, "Perrm mian");
         let kept = [0.9, 0.7, 0.9, 0.8, 0.9, 0.6, 0.9, 0.9, 0.9, 0.9];
         assert!((score - kept.iter().sum::<f32>() / kept.len() as f32).abs() < 1e-6);
+    }
+
+    #[test]
+    fn full_width_forms_read_as_ascii() {
+        let alphabet = Alphabet::from_metadata("（\n）\nＡ\n\u{3000}\n岩");
+        let probabilities: Vec<f32> = [1, 3, 4, 5, 2].iter().flat_map(|&class| step(class, 0.9, 7)).collect();
+        assert_eq!(alphabet.decode(&probabilities, 7).0, "(A 岩)");
     }
 
     #[test]

@@ -172,15 +172,18 @@ fn ratio(bbox: &PixelBox) -> f32 {
 }
 
 /// Boxes that are the same line seen by two tiles (or both halves of a line a tile border
-/// cut) become one: they overlap or touch horizontally and share most of their height.
+/// cut) become one. Such boxes span the same rows and overlap by at least half the tiles'
+/// overlap, or one holds the other; neighbouring lines (which overlap a little in height once
+/// grown) and neighbouring words (which overlap a little in width) stay apart.
 pub fn merge_lines(mut boxes: Vec<PixelBox>) -> Vec<PixelBox> {
     boxes.sort_by(|a, b| a.x0.total_cmp(&b.x0));
     let mut merged: Vec<PixelBox> = Vec::new();
     for bbox in boxes {
         let same_line = merged.iter_mut().find(|kept| {
-            let shared = (kept.y1.min(bbox.y1) - kept.y0.max(bbox.y0)).max(0.0);
-            let height = (kept.y1 - kept.y0).min(bbox.y1 - bbox.y0);
-            bbox.x0 <= kept.x1 + 1.0 && kept.x0 <= bbox.x1 + 1.0 && shared >= 0.6 * height
+            let rows = (kept.y1.min(bbox.y1) - kept.y0.max(bbox.y0)).max(0.0);
+            let columns = (kept.x1.min(bbox.x1) - kept.x0.max(bbox.x0)).max(0.0);
+            let narrower = (kept.x1 - kept.x0).min(bbox.x1 - bbox.x0);
+            rows >= 0.7 * (kept.y1 - kept.y0).max(bbox.y1 - bbox.y0) && columns >= (OVERLAP as f64 / 2.0).min(0.9 * narrower)
         });
         match same_line {
             Some(kept) => *kept = PixelBox { x0: kept.x0.min(bbox.x0), y0: kept.y0.min(bbox.y0), x1: kept.x1.max(bbox.x1), y1: kept.y1.max(bbox.y1) },
@@ -205,10 +208,17 @@ mod tests {
     }
 
     #[test]
-    fn a_line_cut_by_a_tile_border_is_merged_and_separate_lines_are_not() {
+    fn a_line_cut_by_a_tile_border_is_merged_and_neighbours_are_not() {
         let b = |x0: f64, y0: f64, x1: f64, y1: f64| PixelBox { x0, y0, x1, y1 };
-        let merged =
-            merge_lines(vec![b(900.0, 100.0, 1030.0, 130.0), b(10.0, 100.0, 400.0, 128.0), b(1000.0, 102.0, 1500.0, 131.0), b(900.0, 140.0, 1200.0, 170.0)]);
-        assert_eq!(merged, [b(10.0, 100.0, 400.0, 128.0), b(900.0, 100.0, 1500.0, 131.0), b(900.0, 140.0, 1200.0, 170.0)]);
+        let merged = merge_lines(vec![
+            b(700.0, 100.0, 1024.0, 130.0), // a line cut at the tile border ...
+            b(896.0, 101.0, 1500.0, 131.0), // ... and its other part, from the next tile
+            b(10.0, 100.0, 400.0, 128.0),
+            b(390.0, 100.0, 600.0, 128.0),   // the next word: overlaps by the growth only
+            b(700.0, 118.0, 1200.0, 148.0),  // the next line: shares a few rows once grown
+            b(1100.0, 100.0, 1200.0, 130.0), // inside the merged line
+        ]);
+        let expected = [b(10.0, 100.0, 400.0, 128.0), b(390.0, 100.0, 600.0, 128.0), b(700.0, 100.0, 1500.0, 131.0), b(700.0, 118.0, 1200.0, 148.0)];
+        assert_eq!(merged, expected);
     }
 }
