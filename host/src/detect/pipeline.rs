@@ -20,6 +20,8 @@ pub const RUNTIME_ASSET: &str = "peace-yolov10-runtime";
 pub const COMPONENT_ASSET: &str = "peace-component-weights";
 /// The legend detector's weights.
 pub const LEGEND_ASSET: &str = "peace-legend-weights";
+/// What the detectors give, for messages.
+const FEATURE: &str = "Layout detection";
 /// What each asset is, for people.
 pub const REQUIREMENTS: [(&str, &str); 3] = [(RUNTIME_ASSET, "runtime"), (COMPONENT_ASSET, "component weights"), (LEGEND_ASSET, "legend weights")];
 
@@ -48,9 +50,10 @@ impl Missing {
 /// Why detection could not run.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum DetectError {
-    /// Requirements are outstanding; `detector_error` is the loader's own text.
-    #[error("the detectors are not ready: {}", missing.iter().map(Missing::describe).collect::<Vec<_>>().join("; "))]
-    NotReady { missing: Vec<Missing>, detector_error: Option<String> },
+    /// Requirements of `feature` ("Layout detection", "Reading text") are outstanding;
+    /// `detector_error` is the loader's own text.
+    #[error("{feature} is not ready: {}", missing.iter().map(Missing::describe).collect::<Vec<_>>().join("; "))]
+    NotReady { feature: &'static str, missing: Vec<Missing>, detector_error: Option<String> },
     /// The scan could not be decoded.
     #[error("{0}")]
     Decode(String),
@@ -133,7 +136,7 @@ impl Detectors {
         let (found, mut missing) = locate(catalog, data_root, &REQUIREMENTS);
         let environment = runtime(found[0].as_ref(), &mut missing);
         let (Ok(environment), Some(components), Some(legend)) = (&environment, &found[1], &found[2]) else {
-            return Err(DetectError::NotReady { missing, detector_error: environment.err() });
+            return Err(DetectError::NotReady { feature: FEATURE, missing, detector_error: environment.err() });
         };
         let environment: &'static ort::environment::Environment = environment;
         let load = |id: &str, path: &Path| Model::load(environment, path).map_err(|error| Missing::Model { id: id.to_owned(), problem: error.to_string() });
@@ -142,7 +145,7 @@ impl Detectors {
             (Ok(c), Ok(l)) => (c, l),
             (c, l) => {
                 missing.extend(c.err().into_iter().chain(l.err()));
-                return Err(DetectError::NotReady { missing, detector_error: None });
+                return Err(DetectError::NotReady { feature: FEATURE, missing, detector_error: None });
             }
         };
         let hash = |path: &Path| assets::file_sha256(path).unwrap_or_default();

@@ -44,6 +44,17 @@ impl PixelBox {
         if union > 0.0 { intersection / union } else { 0.0 }
     }
 
+    /// Whether the box is finite, not empty, and inside a `width`×`height` image.
+    pub fn is_inside(&self, width: f64, height: f64) -> bool {
+        [self.x0, self.y0, self.x1, self.y1].iter().all(|v| v.is_finite())
+            && 0.0 <= self.x0
+            && self.x0 < self.x1
+            && self.x1 <= width
+            && 0.0 <= self.y0
+            && self.y0 < self.y1
+            && self.y1 <= height
+    }
+
     /// The box in whole pixels, grown to cover every pixel it touches and clipped to `width`×`height`.
     pub fn pixels(&self, width: u32, height: u32) -> (u32, u32, u32, u32) {
         let clamp = |v: f64, max: u32| (v.max(0.0) as u32).min(max);

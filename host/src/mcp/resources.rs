@@ -86,6 +86,11 @@ pub fn revision_dir(state: &ServerState, map_id: &str, revision_id: &str) -> std
     state.settings.data_root.join("artifacts").join(map_id).join(revision_id)
 }
 
+/// The folder of a stored reading (a layout, or text): `<data root>/artifacts/<map_id>/layouts/<id>`.
+pub fn layout_dir(state: &ServerState, map_id: &str, id: &str) -> std::path::PathBuf {
+    state.settings.data_root.join("artifacts").join(map_id).join("layouts").join(id)
+}
+
 /// The MCP resource of a map a tool just reported.
 pub fn map_resource(report: &MapReport) -> Resource {
     registered_map_resource(&report.map_id, &report.source.relative_path, report.media_type, report.width, report.height)
@@ -237,7 +242,7 @@ pub async fn read_layout_file(state: Arc<ServerState>, map_id: String, layout_id
             return Err(unknown());
         }
         let media_type = if name.ends_with(".json") { "application/json" } else { "image/png" };
-        let path = state.settings.data_root.join("artifacts").join(&map_id).join("layouts").join(&layout_id).join(&name);
+        let path = layout_dir(&state, &map_id, &layout_id).join(&name);
         let bytes = std::fs::read(&path).map_err(|_| unknown())?;
         if bytes.len() as u64 > MAX_RESOURCE_BLOB_BYTES {
             return Err(ToolError::ArtifactTooLarge { name, bytes: bytes.len() as u64, path });

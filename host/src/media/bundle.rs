@@ -125,8 +125,7 @@ fn check(bundle: &MapBundle) -> Result<(), BundleError> {
         return Err(wrong("/image/sha256", "expected 64 lowercase hex characters"));
     }
     let inside = |field: String, bbox: &PixelBox| {
-        let finite = [bbox.x0, bbox.y0, bbox.x1, bbox.y1].iter().all(|v| v.is_finite());
-        if finite && 0.0 <= bbox.x0 && bbox.x0 < bbox.x1 && bbox.x1 <= width as f64 && 0.0 <= bbox.y0 && bbox.y0 < bbox.y1 && bbox.y1 <= height as f64 {
+        if bbox.is_inside(width as f64, height as f64) {
             Ok(())
         } else {
             Err(wrong(field, format!("expected a box with 0 <= x0 < x1 <= {width} and 0 <= y0 < y1 <= {height} (the image's pixels)")))

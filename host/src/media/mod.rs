@@ -127,7 +127,7 @@ pub fn inspect(file: &mut File, limits: MediaLimits) -> Result<ImageHeader, Medi
         return Err(oversize(Limit::Bytes, None, None));
     }
     if media_type == MediaType::MapBundle {
-        return inspect_bundle(file, bytes);
+        return inspect_bundle(file);
     }
     file.seek(SeekFrom::Start(0))?;
     let size = imagesize::reader_size(BufReader::with_capacity(16 * 1024, &mut *file)).map_err(|error| match error {
@@ -144,7 +144,15 @@ pub fn inspect(file: &mut File, limits: MediaLimits) -> Result<ImageHeader, Medi
     Ok(ImageHeader { media_type, width, height, bundle: None })
 }
 
-fn inspect_bundle(file: &mut File, bytes: u64) -> Result<ImageHeader, MediaError> {
+fn inspect_bundle(file: &mut File) -> Result<ImageHeader, MediaError> {
+    let read = read_bundle(file)?;
+    let (width, height) = (read.image.width as u64, read.image.height as u64);
+    Ok(ImageHeader { media_type: MediaType::MapBundle, width, height, bundle: Some(read) })
+}
+
+/// Reads and checks the map bundle in `file` from its start (at most [`MAX_BUNDLE_BYTES`]).
+pub fn read_bundle(file: &mut File) -> Result<bundle::MapBundle, MediaError> {
+    let bytes = file.metadata()?.len();
     if bytes > MAX_BUNDLE_BYTES {
         let problem = format!("the file is {bytes} bytes; a map bundle is at most {MAX_BUNDLE_BYTES} bytes");
         return Err(bundle::BundleError { field: String::new(), problem }.into());
@@ -152,9 +160,7 @@ fn inspect_bundle(file: &mut File, bytes: u64) -> Result<ImageHeader, MediaError
     file.seek(SeekFrom::Start(0))?;
     let mut text = Vec::with_capacity(bytes as usize);
     file.read_to_end(&mut text)?;
-    let read = bundle::parse(&text)?;
-    let (width, height) = (read.image.width as u64, read.image.height as u64);
-    Ok(ImageHeader { media_type: MediaType::MapBundle, width, height, bundle: Some(read) })
+    Ok(bundle::parse(&text)?)
 }
 
 /// The SHA-256 of the whole file, as lowercase hex.

@@ -26,7 +26,7 @@ pub fn load(catalog: &Catalog, data_root: &Path) -> Result<Reader, DetectError> 
     let (found, mut missing) = locate(catalog, data_root, &REQUIREMENTS);
     let environment = runtime(found[0].as_ref(), &mut missing);
     let (Ok(environment), Some(first_model)) = (&environment, &found[1]) else {
-        return Err(DetectError::NotReady { missing, detector_error: environment.err() });
+        return Err(DetectError::NotReady { feature: "Reading text", missing, detector_error: environment.err() });
     };
     let folder = first_model.parent().expect("an asset file is inside its folder");
     Reader::load(environment, folder).map_err(|error| DetectError::Inference(format!("the OCR models do not load: {error}")))

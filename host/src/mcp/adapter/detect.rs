@@ -12,7 +12,7 @@ use super::{FailedCall, Parts, parts};
 pub(super) fn describe_detect(error: &DetectError, call: &FailedCall<'_>) -> Parts {
     let settings = call.settings;
     match error {
-        DetectError::NotReady { missing, detector_error } => {
+        DetectError::NotReady { feature, missing, detector_error } => {
             let list: Vec<String> = missing.iter().map(Missing::describe).collect();
             let fetchable: Vec<(&str, u64)> = missing
                 .iter()
@@ -72,17 +72,7 @@ pub(super) fn describe_detect(error: &DetectError, call: &FailedCall<'_>) -> Par
             if let Some(detector_error) = detector_error {
                 details["detector_error"] = json!(detector_error);
             }
-            parts(
-                ErrorCode::MissingExtra,
-                format!(
-                    "{} is not ready on this server; outstanding: {}. {}",
-                    if call.tool == "geomap_read_text" { "Reading text" } else { "Layout detection" },
-                    list.join("; "),
-                    hints[0]
-                ),
-                details,
-                hints,
-            )
+            parts(ErrorCode::MissingExtra, format!("{feature} is not ready on this server; outstanding: {}. {}", list.join("; "), hints[0]), details, hints)
         }
         DetectError::Decode(detail) => {
             let next =
@@ -97,10 +87,10 @@ pub(super) fn describe_detect(error: &DetectError, call: &FailedCall<'_>) -> Par
         DetectError::Inference(detail) => {
             tracing::error!(target: "detect", "trace_id={} detection failed: {detail}", call.trace_id);
             let report = format!("Report trace_id {} to the operator: the server logged what failed.", call.trace_id);
-            parts(ErrorCode::InternalError, format!("Detection failed inside the server. {report}"), json!({ "stage": "inference" }), vec![report])
+            parts(ErrorCode::InternalError, format!("A model failed inside the server. {report}"), json!({ "stage": "inference" }), vec![report])
         }
         DetectError::Cancelled => {
-            let again = format!("Call {} again to process the map.", call.tool);
+            let again = format!("Call {} again when you want the result.", call.tool);
             parts(ErrorCode::InternalError, format!("The call was cancelled. {again}"), json!({ "reason": "cancelled" }), vec![again])
         }
     }

@@ -19,8 +19,8 @@ use crate::mcp::ServerState;
 use crate::mcp::adapter::{MapGone, ToolError};
 use crate::mcp::arguments::{ArgumentError, ArgumentProblem};
 use crate::mcp::progress::{ProgressSink, ProgressUpdate};
-use crate::mcp::resources::layout_uri;
-use crate::media::MediaError;
+use crate::mcp::resources::{layout_dir, layout_uri};
+use crate::media;
 use crate::media::bundle::{self, MapBundle};
 use crate::trace;
 
@@ -249,7 +249,7 @@ pub async fn process_image(
         layout.preview_colours =
             COMPONENT_CLASSES.iter().chain(&["swatch", "text"]).map(|c| (c.to_string(), crate::detect::legend::hex(rgb(class_colour(c))))).collect();
         layout.timings = Timings { load_ms, decode_ms, components_ms, legend_ms, write_ms: 0.0 };
-        let dir = layout_dir(&state, &layout);
+        let dir = layout_dir(&state, &layout.map_id, &layout.layout_id);
         let written = write_layout(&dir, &image, &mut layout).map_err(|error| DetectError::Inference(format!("cannot store the layout: {error}")));
         if let Err(error) = written {
             let _ = std::fs::remove_dir_all(&dir);
@@ -289,11 +289,6 @@ fn new_layout(map_id: &str, source: LayoutSource, width: u32, height: u32) -> La
     }
 }
 
-/// The folder a layout's files are stored in.
-fn layout_dir(state: &ServerState, layout: &Layout) -> std::path::PathBuf {
-    state.settings.data_root.join("artifacts").join(&layout.map_id).join("layouts").join(&layout.layout_id)
-}
-
 /// Writes `layout.json` into its folder (which holds the layout's other files) and records the layout.
 fn store(state: &ServerState, layout: &Layout) -> Result<(), ToolError> {
     let document = serde_json::to_string_pretty(layout).expect("layouts serialize");
@@ -303,7 +298,7 @@ fn store(state: &ServerState, layout: &Layout) -> Result<(), ToolError> {
 /// Writes a stored reading of the scan (a layout, or text) as `name` in its folder under the
 /// map's artifacts and records it in the registry's `layouts` table; on failure the folder is removed.
 pub(super) fn store_document(state: &ServerState, map_id: &str, id: &str, created_at: &str, name: &str, document: &str) -> Result<(), ToolError> {
-    let dir = state.settings.data_root.join("artifacts").join(map_id).join("layouts").join(id);
+    let dir = layout_dir(state, map_id, id);
     let written = std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(dir.join(name), document));
     if let Err(error) = written {
         let _ = std::fs::remove_dir_all(&dir);
@@ -320,9 +315,7 @@ pub(super) fn store_document(state: &ServerState, map_id: &str, id: &str, create
 fn bundle_layout(state: &ServerState, map: RegisteredMap) -> Result<Layout, ToolError> {
     let started = Instant::now();
     let RegisteredMap { record, mut file, .. } = map;
-    let mut text = Vec::new();
-    std::io::Seek::rewind(&mut file).and_then(|()| std::io::Read::read_to_end(&mut file, &mut text)).map_err(MediaError::Io)?;
-    let MapBundle { image, components, legend_entries, .. } = bundle::parse(&text).map_err(MediaError::InvalidBundle)?;
+    let MapBundle { image, components, legend_entries, .. } = media::read_bundle(&mut file)?;
     let mut layout = new_layout(&record.map_id, LayoutSource::MapBundle, image.width, image.height);
     layout.components = components
         .into_iter()

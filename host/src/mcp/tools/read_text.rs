@@ -112,14 +112,7 @@ pub async fn read_text(
             (None, Some(layout_id), Some(index)) => component_box(&state, &map.record.map_id, layout_id, index)?,
             _ => PixelBox { x0: 0.0, y0: 0.0, x1: width, y1: height },
         };
-        let inside = [region.x0, region.y0, region.x1, region.y1].iter().all(|v| v.is_finite())
-            && 0.0 <= region.x0
-            && region.x0 < region.x1
-            && region.x1 <= width
-            && 0.0 <= region.y0
-            && region.y0 < region.y1
-            && region.y1 <= height;
-        if !inside {
+        if !region.is_inside(width, height) {
             return Err(wrong("/region", &format!("a box with 0 <= x0 < x1 <= {width} and 0 <= y0 < y1 <= {height} (the scan's pixels)")).into());
         }
         let started = Instant::now();
