@@ -49,6 +49,27 @@ pub fn hex(rgb: (u8, u8, u8)) -> String {
     format!("#{:02x}{:02x}{:02x}", rgb.0, rgb.1, rgb.2)
 }
 
+/// `rgb` (sRGB) in CIELAB under D65: `[L, a, b]`, L from 0 (black) to 100 (white).
+pub fn lab(rgb: (u8, u8, u8)) -> [f64; 3] {
+    let linear = |c: u8| {
+        let c = c as f64 / 255.0;
+        if c <= 0.04045 { c / 12.92 } else { ((c + 0.055) / 1.055).powf(2.4) }
+    };
+    let (r, g, b) = (linear(rgb.0), linear(rgb.1), linear(rgb.2));
+    let x = (0.4124 * r + 0.3576 * g + 0.1805 * b) / 0.95047;
+    let y = 0.2126 * r + 0.7152 * g + 0.0722 * b;
+    let z = (0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.08883;
+    let f = |t: f64| if t > 216.0 / 24389.0 { t.cbrt() } else { (24389.0 / 27.0 * t + 16.0) / 116.0 };
+    let (fx, fy, fz) = (f(x), f(y), f(z));
+    [116.0 * fy - 16.0, 500.0 * (fx - fy), 200.0 * (fy - fz)]
+}
+
+/// The perceptual distance between two CIELAB colours (CIE76 ΔE: about 2.3 is the smallest
+/// difference people notice; over 10, two colours read as different).
+pub fn delta_e(a: [f64; 3], b: [f64; 3]) -> f64 {
+    ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt()
+}
+
 /// The per-channel median of the non-black pixels of `bbox` in an RGB image
 /// (`rgb`: `width`×`height`×3, row-major); black when every pixel is.
 pub fn swatch_colour(rgb: &[u8], width: u32, height: u32, bbox: &PixelBox) -> (u8, u8, u8) {
@@ -131,5 +152,16 @@ mod tests {
         assert_eq!((hex(colour), colour_name(colour)), ("#f50505".to_owned(), "Red"));
         assert_eq!(colour_name((250, 100, 80)), "Tomato");
         assert_eq!(swatch_colour(&rgb, 4, 2, &PixelBox { x0: 1.0, y0: 1.0, x1: 4.0, y1: 2.0 }), (0, 0, 0), "all black");
+    }
+
+    #[test]
+    fn lab_matches_published_values_and_distance_is_perceptual() {
+        let close = |a: [f64; 3], b: [f64; 3]| a.iter().zip(b).all(|(x, y)| (x - y).abs() < 0.05);
+        assert!(close(lab((255, 255, 255)), [100.0, 0.0, 0.0]), "{:?}", lab((255, 255, 255)));
+        assert!(close(lab((255, 0, 0)), [53.24, 80.09, 67.20]), "{:?}", lab((255, 0, 0)));
+        assert!(close(lab((0, 0, 255)), [32.30, 79.19, -107.86]), "{:?}", lab((0, 0, 255)));
+        assert_eq!(delta_e(lab((10, 20, 30)), lab((10, 20, 30))), 0.0);
+        // Two greens 30 levels apart look closer than two blues 30 levels apart in RGB terms.
+        assert!(delta_e(lab((0, 200, 0)), lab((0, 230, 0))) < delta_e(lab((0, 0, 200)), lab((30, 0, 200))) * 2.0);
     }
 }

@@ -9,6 +9,7 @@
 pub mod ctc;
 pub mod db;
 pub mod reader;
+pub mod words;
 
 use std::path::Path;
 
