@@ -9,6 +9,7 @@
 pub mod ctc;
 pub mod db;
 pub mod reader;
+pub mod terms;
 pub mod words;
 
 use std::path::Path;
