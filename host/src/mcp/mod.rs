@@ -246,9 +246,9 @@ impl GeomapServer {
                     Prepared::AskFirst(input_required) => return Ok(Dispatched::InputRequired(input_required)),
                     Prepared::Done { consent, installed, already_present, failed, download_bytes } => {
                         let failed = self.failed_assets(failed, spec);
-                        let missing_requirements = prepare_detectors::outstanding(&state).await;
-                        let summary = prepare_detectors::summary(consent, installed.len(), failed.len(), download_bytes, &missing_requirements);
-                        let detectors_ready = missing_requirements.is_empty();
+                        let (missing_requirements, detectors_ready) = prepare_detectors::outstanding(&state).await;
+                        let summary =
+                            prepare_detectors::summary(consent, installed.len(), failed.len(), download_bytes, &missing_requirements, detectors_ready);
                         let report = PreparationReport { consent, installed, already_present, failed, download_bytes };
                         let result = PrepareDetectorsResult { report, detectors_ready, missing_requirements, summary };
                         Ok(ToolOutput::new(&result, Vec::new()))

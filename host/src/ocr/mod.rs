@@ -14,9 +14,12 @@ pub mod words;
 
 use std::path::Path;
 
+use std::time::Instant;
+
 use crate::assets::Catalog;
-use crate::detect::pipeline::{DetectError, RUNTIME_ASSET, locate, runtime};
-use reader::Reader;
+use crate::detect::Rgb;
+use crate::detect::pipeline::{DetectError, RUNTIME_ASSET, locate, millis, runtime};
+use reader::{Line, Reader};
 
 /// The asset holding the OCR models.
 pub const OCR_ASSET: &str = "ppocr-v4";
@@ -37,4 +40,40 @@ pub fn load(catalog: &Catalog, data_root: &Path) -> Result<Reader, DetectError> 
 /// Whether the assets reading text needs are installed (nothing is loaded to tell).
 pub fn assets_ready(catalog: &Catalog, data_root: &Path) -> bool {
     locate(catalog, data_root, &REQUIREMENTS).1.is_empty()
+}
+
+/// The words of one region of a scan.
+#[derive(Debug, Clone)]
+pub struct Reading {
+    /// The lines, top to bottom.
+    pub lines: Vec<Line>,
+    /// Tiles read.
+    pub tiles: usize,
+    /// Milliseconds finding text in the tiles.
+    pub detect_ms: f64,
+    /// Milliseconds recognising the lines.
+    pub recognise_ms: f64,
+}
+
+/// Reads `region` (whole pixels, inside `image`) tile by tile; `before_tile(done, tiles)` runs
+/// before each tile and after the last, and stops the reading when it returns an error (cancellation).
+pub fn read(
+    reader: &Reader,
+    image: &Rgb,
+    region: (u32, u32, u32, u32),
+    min_score: f64,
+    mut before_tile: impl FnMut(usize, usize) -> Result<(), DetectError>,
+) -> Result<Reading, DetectError> {
+    let tiles = Reader::tiles(region);
+    let started = Instant::now();
+    let mut boxes = Vec::new();
+    for (done, tile) in tiles.iter().enumerate() {
+        before_tile(done, tiles.len())?;
+        boxes.extend(reader.detect(image, *tile).map_err(|error| DetectError::Inference(error.to_string()))?);
+    }
+    before_tile(tiles.len(), tiles.len())?;
+    let detect_ms = millis(started);
+    let started = Instant::now();
+    let lines = reader.recognise(image, boxes, min_score).map_err(|error| DetectError::Inference(error.to_string()))?;
+    Ok(Reading { lines, tiles: tiles.len(), detect_ms, recognise_ms: millis(started) })
 }

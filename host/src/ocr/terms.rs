@@ -146,7 +146,13 @@ fn tokens(text: &str) -> Vec<Token> {
 fn age_name(word: &str) -> Option<&'static str> {
     let lower = word.to_lowercase();
     let exact = AGES.iter().find(|age| age.to_lowercase() == lower);
-    exact.or_else(|| (lower.chars().count() >= 7).then(|| AGES.iter().find(|age| strsim::levenshtein(&age.to_lowercase(), &lower) <= lower.chars().count() / 7)).flatten()).copied()
+    exact
+        .or_else(|| {
+            (lower.chars().count() >= 7)
+                .then(|| AGES.iter().find(|age| strsim::levenshtein(&age.to_lowercase(), &lower) <= lower.chars().count() / 7))
+                .flatten()
+        })
+        .copied()
 }
 
 /// The ages named in `description`: those in its parentheses when any are there (a description's
@@ -208,9 +214,8 @@ pub fn lithology_terms(description: &str) -> Vec<String> {
             Token::Question => None,
         })
         .collect();
-    let singular = |w: &str| -> String {
-        if ROCKS.contains(&w) { w.to_owned() } else { w.strip_suffix('s').filter(|s| ROCKS.contains(s)).unwrap_or(w).to_owned() }
-    };
+    let singular =
+        |w: &str| -> String { if ROCKS.contains(&w) { w.to_owned() } else { w.strip_suffix('s').filter(|s| ROCKS.contains(s)).unwrap_or(w).to_owned() } };
     let mut found: Vec<String> = Vec::new();
     let mut index = 0;
     while index < words.len() {
@@ -250,9 +255,18 @@ mod tests {
         assert_eq!(terms("Young gravel and sedimentary deposits (Pliocene to upper Miocene)"), [t("Pliocene", false), t("upper Miocene", false)]);
         assert_eq!(
             terms("Supai Group (Lower Permian, Upper, Middle, and Lower Pennsylvanian, and Upper Mississippian)"),
-            [t("Lower Permian", false), t("Upper Pennsylvanian", false), t("Middle Pennsylvanian", false), t("Lower Pennsylvanian", false), t("Upper Mississippian", false)]
+            [
+                t("Lower Permian", false),
+                t("Upper Pennsylvanian", false),
+                t("Middle Pennsylvanian", false),
+                t("Lower Pennsylvanian", false),
+                t("Upper Mississippian", false)
+            ]
         );
-        assert_eq!(terms("Old gravel deposits (Plistocene,Pliocene,and middle Miocene)"), [t("Pleistocene", false), t("Pliocene", false), t("middle Miocene", false)]);
+        assert_eq!(
+            terms("Old gravel deposits (Plistocene,Pliocene,and middle Miocene)"),
+            [t("Pleistocene", false), t("Pliocene", false), t("middle Miocene", false)]
+        );
         assert_eq!(terms("Paleozoic-clast conglomerate (Miocene)"), [t("Miocene", false)], "the age in parentheses, not the clasts' age");
         assert_eq!(terms("Granite of Late Cretaceous age"), [t("Late Cretaceous", false)], "no parentheses: anywhere");
         assert_eq!(terms("Landslide deposits (historic)"), Vec::<(String, bool)>::new());

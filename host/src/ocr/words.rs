@@ -97,7 +97,8 @@ pub fn spaced(text: &str) -> String {
 
 /// The heading `text` reads as (spaces, punctuation and case aside; up to one slip in six letters).
 pub fn legend_heading(text: &str) -> Option<&'static str> {
-    let letters: String = text.chars().filter(|c| c.is_alphanumeric()).flat_map(char::to_uppercase).map(|c| if c == '1' || c == '|' { 'I' } else { c }).collect();
+    let letters: String =
+        text.chars().filter(|c| c.is_alphanumeric()).flat_map(char::to_uppercase).map(|c| if c == '1' || c == '|' { 'I' } else { c }).collect();
     let letters = letters.replace('0', "O");
     HEADINGS.into_iter().find(|heading| {
         let allowed = heading.chars().count().div_ceil(6);
@@ -152,7 +153,12 @@ fn legends(lines: &[Line], image: &Rgb) -> Vec<TextLegend> {
                     let b = &lines[d].bbox;
                     let shared_rows = (c.y1.min(b.y1) - c.y0.max(b.y0)).max(0.0);
                     let words = lines[d].text.chars().filter(|ch| ch.is_alphabetic()).count();
-                    d != code && unit_code(&lines[d].text).is_none() && words >= 4 && shared_rows >= 0.5 * h.min(height(b)) && b.x0 >= c.x1 - 0.2 * h && b.x0 - c.x1 <= 3.0 * h
+                    d != code
+                        && unit_code(&lines[d].text).is_none()
+                        && words >= 4
+                        && shared_rows >= 0.5 * h.min(height(b))
+                        && b.x0 >= c.x1 - 0.2 * h
+                        && b.x0 - c.x1 <= 3.0 * h
                 })
                 .min_by(|&a, &b| lines[a].bbox.x0.total_cmp(&lines[b].bbox.x0))
                 .map(|first| Candidate { code, first })
@@ -223,7 +229,11 @@ fn entries(lines: &[Line], column: &[Candidate], image: &Rgb) -> Vec<UnitEntry> 
                     .map(|i| &lines[i])
                     .filter(|l| {
                         let b = &l.bbox;
-                        centre_y(b) > last.y1 && b.y0 - last.y1 <= 0.8 * h && centre_y(b) < next_row && b.x0 >= first.bbox.x0 - 0.5 * h && b.x0 <= first.bbox.x0 + 4.0 * h
+                        centre_y(b) > last.y1
+                            && b.y0 - last.y1 <= 0.8 * h
+                            && centre_y(b) < next_row
+                            && b.x0 >= first.bbox.x0 - 0.5 * h
+                            && b.x0 <= first.bbox.x0 + 4.0 * h
                     })
                     .min_by(|a, b| a.bbox.y0.total_cmp(&b.bbox.y0));
                 match next {
@@ -264,7 +274,9 @@ fn join(parts: &[String]) -> String {
 /// The pixels of `bbox` (clipped to the image).
 fn pixels<'a>(image: &'a Rgb, bbox: &PixelBox) -> impl Iterator<Item = (u8, u8, u8)> + 'a {
     let (x0, y0, x1, y1) = bbox.pixels(image.width, image.height);
-    (y0..y1).flat_map(move |y| (x0..x1).map(move |x| (y * image.width + x) as usize * 3)).map(|at| (image.pixels[at], image.pixels[at + 1], image.pixels[at + 2]))
+    (y0..y1)
+        .flat_map(move |y| (x0..x1).map(move |x| (y * image.width + x) as usize * 3))
+        .map(|at| (image.pixels[at], image.pixels[at + 1], image.pixels[at + 2]))
 }
 
 /// The median colour of the brighter half of `bbox`'s pixels: a swatch's ground, not its printed code.
@@ -406,7 +418,8 @@ fn main_map(image: &Rgb, legends: &[PixelBox]) -> Option<PixelBox> {
             let (row, column) = (at / columns, at % columns);
             count += 1;
             extent = (extent.0.min(column), extent.1.min(row), extent.2.max(column), extent.3.max(row));
-            let neighbours = [(row > 0).then(|| at - columns), (row + 1 < rows).then(|| at + columns), (column > 0).then(|| at - 1), (column + 1 < columns).then(|| at + 1)];
+            let neighbours =
+                [(row > 0).then(|| at - columns), (row + 1 < rows).then(|| at + columns), (column > 0).then(|| at - 1), (column + 1 < columns).then(|| at + 1)];
             for next in neighbours.into_iter().flatten() {
                 if coloured[next] && !seen[next] {
                     seen[next] = true;
@@ -430,7 +443,8 @@ fn main_map(image: &Rgb, legends: &[PixelBox]) -> Option<PixelBox> {
 /// The largest type outside the main map and the legends (lines of at least eight letters),
 /// with the lines of nearly the same size stacked with it.
 fn title(lines: &[Line], main_map: Option<&PixelBox>, legends: &[PixelBox]) -> Option<TitleText> {
-    let outside = |b: &PixelBox| !main_map.is_some_and(|m| m.x0 <= b.x0 && b.x1 <= m.x1 && m.y0 <= b.y0 && b.y1 <= m.y1) && !legends.iter().any(|l| overlaps(l, b));
+    let outside =
+        |b: &PixelBox| !main_map.is_some_and(|m| m.x0 <= b.x0 && b.x1 <= m.x1 && m.y0 <= b.y0 && b.y1 <= m.y1) && !legends.iter().any(|l| overlaps(l, b));
     let candidates: Vec<&Line> =
         lines.iter().filter(|l| l.score >= 0.6 && l.text.chars().filter(|c| c.is_alphabetic()).count() >= 8 && outside(&l.bbox)).collect();
     let largest = candidates.iter().max_by(|a, b| height(&a.bbox).total_cmp(&height(&b.bbox)))?;
@@ -494,7 +508,18 @@ mod tests {
 
     #[test]
     fn headings_are_read_through_ocr_damage() {
-        for text in ["EXPLANATION", "Explanation", "EXPLANAT1ON", "EXPLANATlON", "LISTOFMAPUNITS", "LIST OF MAP UNlTS", "DESCRIPTION OF MAP UNITS", "LEGEND", "L E G E N D", "图例"] {
+        for text in [
+            "EXPLANATION",
+            "Explanation",
+            "EXPLANAT1ON",
+            "EXPLANATlON",
+            "LISTOFMAPUNITS",
+            "LIST OF MAP UNlTS",
+            "DESCRIPTION OF MAP UNITS",
+            "LEGEND",
+            "L E G E N D",
+            "图例",
+        ] {
             assert!(legend_heading(text).is_some(), "{text}");
         }
         for text in ["EXPLANATIONS OF THE FAULTS AND FOLDS", "LEGENDARY", "LAGOON", "Qal"] {
@@ -533,7 +558,8 @@ mod tests {
         assert_eq!(legends.len(), 1);
         let legend = &legends[0];
         assert_eq!(legend.heading.as_deref(), Some("EXPLANAT1ON"));
-        let read: Vec<(&str, &str, Option<(u8, u8, u8)>)> = legend.entries.iter().map(|e| (e.code.as_str(), e.description.as_str(), e.colour)).collect();
+        type Read<'a> = (&'a str, &'a str, Option<(u8, u8, u8)>);
+        let read: Vec<Read> = legend.entries.iter().map(|e| (e.code.as_str(), e.description.as_str(), e.colour)).collect();
         assert_eq!(
             read,
             [
@@ -556,7 +582,11 @@ mod tests {
 
     #[test]
     fn the_main_map_is_the_largest_coloured_region_and_the_title_the_largest_type_outside_it() {
-        let picture = image(1000, 800, &[(b(50.0, 50.0, 450.0, 450.0), (200, 150, 100)), (b(450.0, 50.0, 650.0, 450.0), (100, 180, 220)), (b(800.0, 600.0, 900.0, 650.0), (250, 0, 0))]);
+        let picture = image(
+            1000,
+            800,
+            &[(b(50.0, 50.0, 450.0, 450.0), (200, 150, 100)), (b(450.0, 50.0, 650.0, 450.0), (100, 180, 220)), (b(800.0, 600.0, 900.0, 650.0), (250, 0, 0))],
+        );
         let map = main_map(&picture, &[]).expect("a main map");
         assert!(map.x0 <= 50.0 && map.x1 >= 650.0 && map.y0 <= 50.0 && map.y1 >= 450.0 && map.x1 <= 660.0, "{map:?}");
         let lines = [

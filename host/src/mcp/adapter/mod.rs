@@ -127,10 +127,30 @@ pub struct ProviderWarning {
 
 /// The warning for `error` in a call to `tool` that succeeded through other providers.
 pub fn provider_warning(error: &ProviderError, tool: &str, settings: &Settings) -> ProviderWarning {
+    let Warning { about, code, reason, message } = warning(&ToolError::Provider(error.clone()), error.provider(), tool, settings);
+    ProviderWarning { provider: about, code, reason, message }
+}
+
+/// Something a call did without, though it succeeded: a provider, a model.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct Warning {
+    /// What it did without: a provider's name, or an asset's id.
+    pub about: String,
+    /// The code a call needing it would have failed with.
+    pub code: ErrorCode,
+    /// `details.reason` of that failure, when it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// What happened and what to do, in plain words (the failure's message and first hint).
+    pub message: String,
+}
+
+/// The warning for `error`, about `about`, in a call to `tool` that succeeded without it.
+pub fn warning(error: &ToolError, about: &str, tool: &str, settings: &Settings) -> Warning {
     let trace_id = crate::trace::current_trace_id().unwrap_or_else(TraceId::random);
-    let envelope = envelope_for(&ToolError::Provider(error.clone()), &FailedCall { tool, idempotent: false, trace_id: &trace_id, settings });
+    let envelope = envelope_for(error, &FailedCall { tool, idempotent: false, trace_id: &trace_id, settings });
     let reason = envelope.details.as_ref().and_then(|details| details.get("reason")).and_then(Value::as_str).map(str::to_owned);
-    ProviderWarning { provider: error.provider().to_owned(), code: envelope.code, reason, message: envelope.message }
+    Warning { about: about.to_owned(), code: envelope.code, reason, message: envelope.message }
 }
 
 /// What the adapter knows about the failed call.

@@ -272,6 +272,7 @@ fn capabilities_now(state: &ServerState) -> CapabilitiesResult {
     let providers = provider_infos(state);
     let (missing, _) = crate::detect::pipeline::outstanding(&state.catalog, &state.settings.data_root);
     let detectors = DetectorInfo { ready: missing.is_empty(), missing_requirements: missing.iter().map(crate::detect::pipeline::Missing::describe).collect() };
+    let reading = crate::ocr::assets_ready(&state.catalog, &state.settings.data_root);
     let settings = &state.settings;
     let (data_state, counts) = match state.registry.counts() {
         Ok(counts) => match state.registry.check_writable() {
@@ -297,11 +298,13 @@ fn capabilities_now(state: &ServerState) -> CapabilitiesResult {
                 ToolName::RegisterMap => blocked(true),
                 ToolName::DescribeMap => blocked(false),
                 ToolName::PrepareKnowledge | ToolName::PrepareDetectors => blocked(true),
-                ToolName::ProcessImage => match detectors.ready {
+                ToolName::ProcessImage => match detectors.ready || reading {
                     true => blocked(true),
-                    false => Some((ErrorCode::MissingExtra, "the detectors lack what detectors.missing_requirements lists")),
+                    false => {
+                        Some((ErrorCode::MissingExtra, "neither the OCR models (the ONNX Runtime and asset ppocr-v4) nor PEACE's detectors are installed"))
+                    }
                 },
-                ToolName::ReadText => match crate::ocr::assets_ready(&state.catalog, &state.settings.data_root) {
+                ToolName::ReadText => match reading {
                     true => blocked(true),
                     false => Some((ErrorCode::MissingExtra, "the ONNX Runtime or the OCR models (asset ppocr-v4) are not installed")),
                 },

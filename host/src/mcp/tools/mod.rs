@@ -8,6 +8,7 @@
 pub mod capabilities;
 pub mod describe_map;
 pub mod georeference;
+pub mod layout_words;
 pub mod lookup;
 pub mod preparation;
 pub mod prepare_detectors;
@@ -129,4 +130,15 @@ fn report(state: &ServerState, record: &MapRecord, root_index: usize, already_re
         current_revision_id: record.revisions.last().map(|revision| revision.revision_id.clone()),
         warnings: Vec::new(),
     }
+}
+
+/// The OCR reader, loaded once and kept.
+pub(crate) fn text_reader(state: &ServerState) -> Result<std::sync::Arc<crate::ocr::reader::Reader>, crate::detect::pipeline::DetectError> {
+    let mut cached = state.reader.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(loaded) = cached.as_ref() {
+        return Ok(std::sync::Arc::clone(loaded));
+    }
+    let loaded = std::sync::Arc::new(crate::ocr::load(&state.catalog, &state.settings.data_root)?);
+    *cached = Some(std::sync::Arc::clone(&loaded));
+    Ok(loaded)
 }

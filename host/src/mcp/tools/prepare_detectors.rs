@@ -31,7 +31,7 @@ pub struct PrepareDetectorsResult {
     /// What was installed, present or failed (weights with no source are the operator's to provide).
     #[serde(flatten)]
     pub report: PreparationReport,
-    /// Whether geomap_process_image can run now.
+    /// Whether geomap_process_image can run now (with the OCR models, or PEACE's detectors, or both).
     pub detectors_ready: bool,
     /// What is still outstanding.
     pub missing_requirements: Vec<String>,
@@ -56,20 +56,35 @@ pub async fn prepare_detectors(
     prepare(state, preparation, consent, progress, cancel).await
 }
 
-/// What is still outstanding for layout detection, as the result lists it.
-pub async fn outstanding(state: &Arc<ServerState>) -> Vec<String> {
+/// What is still outstanding for the detectors and the reader (as the result lists it), and
+/// whether geomap_process_image can run (the reader, or the detectors, suffice).
+pub async fn outstanding(state: &Arc<ServerState>) -> (Vec<String>, bool) {
     let state = Arc::clone(state);
-    trace::spawn_blocking(move || pipeline::outstanding(&state.catalog, &state.settings.data_root).0.iter().map(pipeline::Missing::describe).collect()).await
+    trace::spawn_blocking(move || {
+        let (catalog, root) = (&state.catalog, &state.settings.data_root);
+        let (mut missing, _) = pipeline::outstanding(catalog, root);
+        let reading = crate::ocr::assets_ready(catalog, root) && missing.iter().all(|m| !matches!(m, pipeline::Missing::Library(_)));
+        let detecting = missing.is_empty();
+        let reader_missing: Vec<pipeline::Missing> =
+            pipeline::locate(catalog, root, &crate::ocr::REQUIREMENTS).1.into_iter().filter(|m| !missing.contains(m)).collect();
+        missing.extend(reader_missing);
+        (missing.iter().map(pipeline::Missing::describe).collect(), reading || detecting)
+    })
+    .await
 }
 
 /// The result in a sentence or two.
-pub fn summary(consent: Consent, installed: usize, failed: usize, download_bytes: u64, missing: &[String]) -> String {
+pub fn summary(consent: Consent, installed: usize, failed: usize, download_bytes: u64, missing: &[String], ready: bool) -> String {
     let done = match consent {
         Consent::Declined => format!("The user declined: nothing was downloaded ({:.1} MB were asked for).", download_bytes as f64 / 1e6),
         _ => format!("{installed} installed, {failed} not installed ({:.1} MB downloaded).", download_bytes as f64 / 1e6),
     };
-    match missing {
-        [] => format!("{done} Layout detection is ready: retry geomap_process_image calls that failed with missing_extra."),
-        missing => format!("{done} Still outstanding: {}.", missing.join("; ")),
+    match (missing, ready) {
+        ([], _) => format!("{done} Layout detection and reading are ready: retry geomap_process_image calls that failed with missing_extra."),
+        (missing, true) => format!(
+            "{done} geomap_process_image is ready: it reads the layout from the map's words and colours (retry calls that failed with missing_extra). Still outstanding, for PEACE's detectors: {}.",
+            missing.join("; ")
+        ),
+        (missing, false) => format!("{done} Still outstanding: {}.", missing.join("; ")),
     }
 }

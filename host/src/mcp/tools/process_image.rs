@@ -1,8 +1,9 @@
-//! `geomap_process_image`: the map's layout from the two detectors — its
-//! components, and each legend's swatches with their text and colour —
-//! stored as a `geomap-layout/v1` document with a crop of every component and
-//! an annotated preview. A map bundle's layout is returned as written, with no
-//! detector, crop or preview.
+//! `geomap_process_image`: the map's layout — its components, and each
+//! legend's units with their swatch, colour, code, description and ages —
+//! from PEACE's two detectors, from the map's words and colours (PP-OCRv4),
+//! or both, stored as a `geomap-layout/v1` document with a crop of every
+//! component and an annotated preview. A map bundle's layout is returned as
+//! written, with no detector, crop or preview.
 
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
@@ -12,18 +13,22 @@ use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 use crate::detect::legend::{colour_name, hex};
-use crate::detect::pipeline::{DetectError, Detectors, LegendEntry, ModelInfo, current_files, millis, score};
+use crate::detect::pipeline::{COMPONENT_ASSET, DetectError, Detectors, LegendEntry, Missing, ModelInfo, current_files, millis, score};
 use crate::detect::postprocess::{DEFAULT_MIN_SCORE, PixelBox};
 use crate::detect::{COMPONENT_CLASSES, Resampling, Rgb, decode, label};
 use crate::mcp::ServerState;
-use crate::mcp::adapter::{MapGone, ToolError};
+use crate::mcp::adapter::{MapGone, ToolError, Warning, warning};
 use crate::mcp::arguments::{ArgumentError, ArgumentProblem};
 use crate::mcp::progress::{ProgressSink, ProgressUpdate};
 use crate::mcp::resources::{layout_dir, layout_uri};
 use crate::media;
 use crate::media::bundle::{self, MapBundle};
+use crate::ocr::OCR_ASSET;
+use crate::ocr::reader::{Line, Reader};
+use crate::ocr::words::{WordsLayout, read_layout};
 use crate::trace;
 
+use super::layout_words::{UnitWords, detected_entry_words, resolve_terms, text_in, unit_words};
 use super::{RegisteredMap, open_registered};
 
 /// The schema tag of stored layouts.
@@ -65,6 +70,9 @@ pub struct Component {
     pub bbox: PixelBox,
     /// The detector's score (a map bundle's, or 1 when it gives none).
     pub score: f64,
+    /// The words read in it: a title's text, a legend's heading.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
     /// Its crop as a PNG resource (none for a map bundle).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub crop_uri: Option<String>,
@@ -83,6 +91,20 @@ pub enum LayoutSource {
     MapBundle,
 }
 
+/// How a layout was found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Method {
+    /// PEACE's detectors alone (the OCR models are not installed).
+    Detector,
+    /// The map's words and colours (PEACE's weights are not installed).
+    Text,
+    /// The detectors' boxes, with the words read inside them.
+    Both,
+    /// The map bundle, as written.
+    MapBundle,
+}
+
 /// A legend entry, with the legend it belongs to.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct LegendItem {
@@ -91,6 +113,9 @@ pub struct LegendItem {
     /// The swatch, text and colour.
     #[serde(flatten)]
     pub entry: LegendEntry,
+    /// The unit's code, description and ages.
+    #[serde(flatten)]
+    pub words: UnitWords,
 }
 
 /// Milliseconds per stage.
@@ -104,6 +129,8 @@ pub struct Timings {
     pub components_ms: f64,
     /// The legend detector on every legend.
     pub legend_ms: f64,
+    /// Reading the words (text detection and recognition).
+    pub words_ms: f64,
     /// Writing the layout, crops and preview.
     pub write_ms: f64,
 }
@@ -123,6 +150,11 @@ pub struct Layout {
     pub created_at: String,
     /// The detectors, or the map bundle the map was registered from.
     pub source: LayoutSource,
+    /// How the layout was found: detector, text, both, or map_bundle.
+    pub method: Method,
+    /// The map's title, when one was read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
     /// The scan's width in pixels.
     pub width: u32,
     /// The scan's height in pixels.
@@ -143,6 +175,8 @@ pub struct Layout {
     pub timings: Timings,
     /// The files stored with it.
     pub files: Vec<String>,
+    /// What the layout was made without (PEACE's weights, the OCR models, a provider), and what to install.
+    pub warnings: Vec<Warning>,
 }
 
 /// The preview colour of each component class, and of legend swatches and text.
@@ -172,8 +206,42 @@ fn detectors(state: &ServerState) -> Result<Arc<Detectors>, DetectError> {
     Ok(loaded)
 }
 
-/// `geomap_process_image`: loads the detectors (or says what they lack), decodes the scan, runs
-/// the component detector, then the legend detector on every legend, and stores the layout.
+/// What reads the layout: the detectors, the reader, or both (at least one).
+struct Readers {
+    detectors: Option<Arc<Detectors>>,
+    reader: Option<Arc<Reader>>,
+    warnings: Vec<Warning>,
+}
+
+/// Loads what can read the layout: the reader alone suffices (PEACE's weights missing become a
+/// warning), the detectors alone too (the words are then not read); with neither, the reader's
+/// requirements are the error, with any detector model that does not fit.
+fn readers(state: &ServerState) -> Result<Readers, ToolError> {
+    let tool = "geomap_process_image";
+    let (detectors, reader) = (detectors(state), super::text_reader(state));
+    match (detectors, reader) {
+        (Ok(detectors), Ok(reader)) => Ok(Readers { detectors: Some(detectors), reader: Some(reader), warnings: Vec::new() }),
+        (Err(missing), Ok(reader)) => {
+            let warning = warning(&ToolError::Detect(missing), COMPONENT_ASSET, tool, &state.settings);
+            let message = format!("The layout was read from the map's words and colours, without PEACE's detectors. {}", warning.message);
+            Ok(Readers { detectors: None, reader: Some(reader), warnings: vec![Warning { message, ..warning }] })
+        }
+        (Ok(detectors), Err(missing)) => {
+            let warning = warning(&ToolError::Detect(missing), OCR_ASSET, tool, &state.settings);
+            let message = format!("The layout's words were not read (no title, codes or descriptions). {}", warning.message);
+            Ok(Readers { detectors: Some(detectors), reader: None, warnings: vec![Warning { message, ..warning }] })
+        }
+        (Err(DetectError::NotReady { missing: detector_missing, .. }), Err(DetectError::NotReady { feature, mut missing, detector_error })) => {
+            missing.extend(detector_missing.into_iter().filter(|m| matches!(m, Missing::Model { .. })));
+            Err(DetectError::NotReady { feature, missing, detector_error }.into())
+        }
+        (_, Err(error)) => Err(error.into()),
+    }
+}
+
+/// `geomap_process_image`: loads the detectors and the reader (or says what they lack), decodes
+/// the scan, finds its components and legends, reads their words, resolves the ages and rock
+/// names through the providers, and stores the layout.
 pub async fn process_image(
     state: Arc<ServerState>,
     args: ProcessImageArgs,
@@ -191,80 +259,221 @@ pub async fn process_image(
     }
     let (updates, received) = tokio::sync::mpsc::unbounded_channel();
     let forwarding = progress.map(|sink| tokio::spawn(sink.forward(received)));
-    let outcome = trace::spawn_blocking(move || {
-        let stage = |done: u64, message: &str| {
-            let _ = updates.send(ProgressUpdate { done, total: 5, message: message.to_owned() }); // no receiver when nobody asked
-        };
-        let between = || if cancel.is_cancelled() { Err(ToolError::Detect(DetectError::Cancelled)) } else { Ok(()) };
-        let map = open_registered(&state, &args.map_id)?;
-        if !map.record.media_type.has_pixels() {
-            stage(4, "storing the map bundle's layout");
-            let layout = bundle_layout(&state, map)?;
-            stage(5, "done");
-            return Ok(layout);
-        }
-        stage(0, "loading the detectors");
-        let started = Instant::now();
-        let detectors = detectors(&state)?;
-        let load_ms = millis(started);
-        between()?;
-        stage(1, "decoding the scan");
-        let started = Instant::now();
-        let image = decode(&map.file, state.settings.max_image_pixels).map_err(|error| DetectError::Decode(error.0))?;
-        let decode_ms = millis(started);
-        between()?;
-        stage(2, "finding the map's components");
-        let started = Instant::now();
-        let found = detectors.components(&image, min_score)?;
-        let components_ms = millis(started);
-        between()?;
-        stage(3, "reading the legends");
-        let started = Instant::now();
-        let mut legend_entries = Vec::new();
-        if chosen.contains(&DetectorChoice::Legend) {
-            for (index, component) in found.iter().enumerate().filter(|(_, c)| COMPONENT_CLASSES[c.class] == "legend") {
-                legend_entries.extend(detectors.legend(&image, &component.bbox, min_score)?.into_iter().map(|entry| LegendItem { legend: index, entry }));
-                between()?;
+    let blocking_state = Arc::clone(&state);
+    let blocking_updates = updates.clone();
+    let blocking_cancel = cancel.clone();
+    let found = trace::spawn_blocking(move || find_layout(&blocking_state, &args.map_id, &chosen, min_score, &blocking_updates, &blocking_cancel)).await;
+    let outcome = match found {
+        Ok(Found::Stored(layout)) => Ok(layout),
+        Ok(Found::Unstored(mut layout, dir)) => {
+            let _ = updates.send(ProgressUpdate { done: 85, total: 100, message: "resolving the legend's ages and rock names".to_owned() });
+            let resolved = resolve_terms(&state, &mut layout.legend_entries).await;
+            let stored = match resolved {
+                Ok(warnings) if !cancel.is_cancelled() => {
+                    layout.warnings.extend(warnings);
+                    let _ = updates.send(ProgressUpdate { done: 95, total: 100, message: "storing the layout".to_owned() });
+                    let storing = Arc::clone(&state);
+                    let layout_stored = layout.clone();
+                    trace::spawn_blocking(move || store(&storing, &layout_stored)).await
+                }
+                Ok(_) => Err(DetectError::Cancelled.into()),
+                Err(error) => Err(error),
+            };
+            match stored {
+                Ok(()) => {
+                    let _ = updates.send(ProgressUpdate { done: 100, total: 100, message: "done".to_owned() });
+                    Ok(layout)
+                }
+                Err(error) => {
+                    let _ = std::fs::remove_dir_all(&dir);
+                    Err(error)
+                }
             }
         }
-        let legend_ms = millis(started);
-        stage(4, "storing the layout");
-        let started = Instant::now();
-        let mut layout = new_layout(&map.record.map_id, LayoutSource::Detectors, image.width, image.height);
-        let (map_id, layout_id) = (layout.map_id.clone(), layout.layout_id.clone());
-        layout.components = found
-            .iter()
-            .enumerate()
-            .map(|(index, d)| Component {
-                class: COMPONENT_CLASSES[d.class].to_owned(),
-                bbox: d.bbox,
-                score: score(d.score),
-                crop_uri: Some(layout_uri(&map_id, &layout_id, &format!("component-{index}-{}.png", COMPONENT_CLASSES[d.class]))),
-                crop_scale: None,
-            })
-            .collect();
-        layout.legend_entries = legend_entries;
-        layout.models = detectors.models.clone();
-        layout.preview_uri = Some(layout_uri(&map_id, &layout_id, "preview.png"));
-        layout.preview_colours =
-            COMPONENT_CLASSES.iter().chain(&["swatch", "text"]).map(|c| (c.to_string(), crate::detect::legend::hex(rgb(class_colour(c))))).collect();
-        layout.timings = Timings { load_ms, decode_ms, components_ms, legend_ms, write_ms: 0.0 };
-        let dir = layout_dir(&state, &layout.map_id, &layout.layout_id);
-        let written = write_layout(&dir, &image, &mut layout).map_err(|error| DetectError::Inference(format!("cannot store the layout: {error}")));
-        if let Err(error) = written {
-            let _ = std::fs::remove_dir_all(&dir);
-            return Err(error.into());
-        }
-        layout.timings.write_ms = millis(started);
-        store(&state, &layout)?;
-        stage(5, "done");
-        Ok(layout)
-    })
-    .await;
+        Err(error) => Err(error),
+    };
+    drop(updates);
     if let Some(forwarding) = forwarding {
         let _ = forwarding.await; // every progress notification goes out before the result
     }
     outcome
+}
+
+/// A layout found: a map bundle's, already stored; or a scan's, with its files written in `dir`.
+enum Found {
+    Stored(Layout),
+    Unstored(Layout, std::path::PathBuf),
+}
+
+/// The blocking part of `geomap_process_image`: everything but resolving terms and storing.
+fn find_layout(
+    state: &ServerState,
+    map_id: &str,
+    chosen: &[DetectorChoice],
+    min_score: f32,
+    updates: &tokio::sync::mpsc::UnboundedSender<ProgressUpdate>,
+    cancel: &CancellationToken,
+) -> Result<Found, ToolError> {
+    let stage = |done: u64, message: &str| {
+        let _ = updates.send(ProgressUpdate { done, total: 100, message: message.to_owned() }); // no receiver when nobody asked
+    };
+    let between = || if cancel.is_cancelled() { Err(ToolError::Detect(DetectError::Cancelled)) } else { Ok(()) };
+    let map = open_registered(state, map_id)?;
+    if !map.record.media_type.has_pixels() {
+        stage(80, "storing the map bundle's layout");
+        let layout = bundle_layout(state, map)?;
+        stage(100, "done");
+        return Ok(Found::Stored(layout));
+    }
+    stage(0, "loading the detectors and the OCR models");
+    let started = Instant::now();
+    let Readers { detectors, reader, warnings } = readers(state)?;
+    let load_ms = millis(started);
+    between()?;
+    stage(5, "decoding the scan");
+    let started = Instant::now();
+    let image = decode(&map.file, state.settings.max_image_pixels).map_err(|error| DetectError::Decode(error.0))?;
+    let decode_ms = millis(started);
+    between()?;
+    let mut layout = new_layout(&map.record.map_id, LayoutSource::Detectors, image.width, image.height);
+    layout.warnings = warnings;
+    let (map_id, layout_id) = (layout.map_id.clone(), layout.layout_id.clone());
+    let mut timings = Timings { load_ms, decode_ms, components_ms: 0.0, legend_ms: 0.0, words_ms: 0.0, write_ms: 0.0 };
+    let read_words = |region: (u32, u32, u32, u32), from: u64, to: u64| -> Result<Vec<Line>, ToolError> {
+        let reader = reader.as_ref().expect("words are read only with a reader");
+        let reading = crate::ocr::read(reader, &image, region, 0.5, |done, tiles| {
+            stage(from + (to - from) * done as u64 / tiles.max(1) as u64, &format!("reading the map's words: tile {} of {tiles}", (done + 1).min(tiles)));
+            between().map_err(|_| DetectError::Cancelled)
+        })?;
+        Ok(reading.lines)
+    };
+    if let Some(detectors) = &detectors {
+        stage(10, "finding the map's components");
+        let started = Instant::now();
+        let found = detectors.components(&image, min_score)?;
+        timings.components_ms = millis(started);
+        between()?;
+        stage(20, "reading the legends");
+        let started = Instant::now();
+        if chosen.contains(&DetectorChoice::Legend) {
+            for (index, component) in found.iter().enumerate().filter(|(_, c)| COMPONENT_CLASSES[c.class] == "legend") {
+                let entries = detectors.legend(&image, &component.bbox, min_score)?;
+                layout.legend_entries.extend(entries.into_iter().map(|entry| LegendItem { legend: index, entry, words: UnitWords::default() }));
+                between()?;
+            }
+        }
+        timings.legend_ms = millis(started);
+        layout.components = found
+            .iter()
+            .map(|d| Component {
+                class: COMPONENT_CLASSES[d.class].to_owned(),
+                bbox: d.bbox,
+                score: score(d.score),
+                text: None,
+                crop_uri: None,
+                crop_scale: None,
+            })
+            .collect();
+        layout.models = detectors.models.clone();
+        layout.method = Method::Detector;
+        if reader.is_some() {
+            let started = Instant::now();
+            read_detected_words(&mut layout, |region| read_words(region, 30, 80))?;
+            timings.words_ms = millis(started);
+            layout.method = Method::Both;
+        }
+    } else {
+        let started = Instant::now();
+        let lines = read_words((0, 0, image.width, image.height), 10, 80)?;
+        let words = read_layout(&lines, &image);
+        timings.words_ms = millis(started);
+        layout.method = Method::Text;
+        layout.title = words.title.as_ref().map(|title| title.text.clone());
+        layout.components = text_components(&words);
+        layout.legend_entries = text_entries(&words, &layout.components);
+    }
+    between()?;
+    stage(80, "writing the crops and the preview");
+    let started = Instant::now();
+    for (index, component) in layout.components.iter_mut().enumerate() {
+        component.crop_uri = Some(layout_uri(&map_id, &layout_id, &format!("component-{index}-{}.png", component.class)));
+    }
+    layout.preview_uri = Some(layout_uri(&map_id, &layout_id, "preview.png"));
+    layout.preview_colours = COMPONENT_CLASSES.iter().chain(&["swatch", "text"]).map(|c| (c.to_string(), hex(rgb(class_colour(c))))).collect();
+    let dir = layout_dir(state, &layout.map_id, &layout.layout_id);
+    let written = write_layout(&dir, &image, &mut layout).map_err(|error| DetectError::Inference(format!("cannot store the layout: {error}")));
+    if let Err(error) = written {
+        let _ = std::fs::remove_dir_all(&dir);
+        return Err(error.into());
+    }
+    timings.write_ms = millis(started);
+    layout.timings = timings;
+    Ok(Found::Unstored(layout, dir))
+}
+
+/// Reads the words inside the detected title and legends: the title's text, and each legend
+/// entry's code (in its swatch) and description (in its text box).
+fn read_detected_words(layout: &mut Layout, mut read: impl FnMut((u32, u32, u32, u32)) -> Result<Vec<Line>, ToolError>) -> Result<(), ToolError> {
+    let (width, height) = (layout.width, layout.height);
+    for index in 0..layout.components.len() {
+        let component = &layout.components[index];
+        if component.class != "title" && component.class != "legend" {
+            continue;
+        }
+        let region = component.bbox.pixels(width, height);
+        if region.2 <= region.0 || region.3 <= region.1 {
+            continue;
+        }
+        let lines = read(region)?;
+        if component.class == "title" {
+            let text = text_in(&lines, &component.bbox);
+            layout.title = layout.title.clone().or(text.clone());
+            layout.components[index].text = text;
+            continue;
+        }
+        for item in layout.legend_entries.iter_mut().filter(|item| item.legend == index) {
+            item.words = detected_entry_words(&lines, &item.entry.swatch, item.entry.text.as_ref());
+        }
+    }
+    Ok(())
+}
+
+/// The components the words give: the title, the main map, then each legend.
+fn text_components(words: &WordsLayout) -> Vec<Component> {
+    let component =
+        |class: &str, bbox: PixelBox, text: Option<String>| Component { class: class.to_owned(), bbox, score: 1.0, text, crop_uri: None, crop_scale: None };
+    let mut components = Vec::new();
+    if let Some(title) = &words.title {
+        components.push(component("title", title.bbox, Some(title.text.clone())));
+    }
+    if let Some(main_map) = words.main_map {
+        components.push(component("main_map", main_map, None));
+    }
+    components.extend(words.legends.iter().map(|legend| component("legend", legend.bbox, legend.heading.clone())));
+    components
+}
+
+/// The legend entries the words give, each pointing at its legend among `components`.
+fn text_entries(words: &WordsLayout, components: &[Component]) -> Vec<LegendItem> {
+    let first_legend = components.iter().position(|c| c.class == "legend").unwrap_or(0);
+    words
+        .legends
+        .iter()
+        .enumerate()
+        .flat_map(|(index, legend)| {
+            legend.entries.iter().map(move |unit| LegendItem {
+                legend: first_legend + index,
+                entry: LegendEntry {
+                    swatch: unit.swatch,
+                    text: Some(unit.description_box),
+                    colour_hex: unit.colour.map(hex),
+                    colour_name: unit.colour.map(|c| colour_name(c).to_owned()),
+                    score: 1.0,
+                },
+                words: unit_words(Some(unit.code.clone()), Some(unit.description.clone())),
+            })
+        })
+        .collect()
 }
 
 /// A new layout of `map_id` with nothing found yet.
@@ -277,6 +486,8 @@ fn new_layout(map_id: &str, source: LayoutSource, width: u32, height: u32) -> La
         layout_id,
         created_at: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
         source,
+        method: if source == LayoutSource::MapBundle { Method::MapBundle } else { Method::Text },
+        title: None,
         width,
         height,
         components: Vec::new(),
@@ -284,8 +495,9 @@ fn new_layout(map_id: &str, source: LayoutSource, width: u32, height: u32) -> La
         models: Vec::new(),
         preview_uri: None,
         preview_colours: Default::default(),
-        timings: Timings { load_ms: 0.0, decode_ms: 0.0, components_ms: 0.0, legend_ms: 0.0, write_ms: 0.0 },
+        timings: Timings { load_ms: 0.0, decode_ms: 0.0, components_ms: 0.0, legend_ms: 0.0, words_ms: 0.0, write_ms: 0.0 },
         files: vec!["layout.json".to_owned()],
+        warnings: Vec::new(),
     }
 }
 
@@ -319,7 +531,14 @@ fn bundle_layout(state: &ServerState, map: RegisteredMap) -> Result<Layout, Tool
     let mut layout = new_layout(&record.map_id, LayoutSource::MapBundle, image.width, image.height);
     layout.components = components
         .into_iter()
-        .map(|component| Component { class: component.class, bbox: component.bbox, score: component.score.unwrap_or(1.0), crop_uri: None, crop_scale: None })
+        .map(|component| Component {
+            class: component.class,
+            bbox: component.bbox,
+            score: component.score.unwrap_or(1.0),
+            text: None,
+            crop_uri: None,
+            crop_scale: None,
+        })
         .collect();
     layout.legend_entries = legend_entries
         .into_iter()
@@ -332,7 +551,7 @@ fn bundle_layout(state: &ServerState, map: RegisteredMap) -> Result<Layout, Tool
                 colour_name: colour.map(|c| colour_name(c).to_owned()),
                 score: 1.0,
             };
-            LegendItem { legend: entry.legend, entry: entry_read }
+            LegendItem { legend: entry.legend, entry: entry_read, words: UnitWords::default() }
         })
         .collect();
     layout.timings.decode_ms = millis(started);

@@ -18,7 +18,7 @@ use crate::mcp::arguments::{ArgumentError, ArgumentProblem};
 use crate::mcp::progress::{ProgressSink, ProgressUpdate};
 use crate::mcp::resources::layout_uri;
 use crate::media::MediaError;
-use crate::ocr::reader::{Line, Reader};
+use crate::ocr::reader::Line;
 use crate::trace;
 
 use super::open_registered;
@@ -116,27 +116,18 @@ pub async fn read_text(
             return Err(wrong("/region", &format!("a box with 0 <= x0 < x1 <= {width} and 0 <= y0 < y1 <= {height} (the scan's pixels)")).into());
         }
         let started = Instant::now();
-        let reader = reader(&state)?;
+        let reader = super::text_reader(&state)?;
         let load_ms = millis(started);
         let started = Instant::now();
         let image = decode(&map.file, state.settings.max_image_pixels).map_err(|error| DetectError::Decode(error.0))?;
         let decode_ms = millis(started);
-        let tiles = Reader::tiles(region.pixels(image.width, image.height));
-        let total = tiles.len() as u64 + 1;
-        let started = Instant::now();
-        let mut boxes = Vec::new();
-        for (done, tile) in tiles.iter().enumerate() {
-            let _ = updates.send(ProgressUpdate { done: done as u64, total, message: format!("finding text in tile {} of {}", done + 1, tiles.len()) });
-            if cancel.is_cancelled() {
-                return Err(DetectError::Cancelled.into());
-            }
-            boxes.extend(reader.detect(&image, *tile).map_err(|error| DetectError::Inference(error.to_string()))?);
-        }
-        let detect_ms = millis(started);
-        let _ = updates.send(ProgressUpdate { done: tiles.len() as u64, total, message: format!("reading {} text boxes", boxes.len()) });
-        let started = Instant::now();
-        let lines = reader.recognise(&image, boxes, min_score).map_err(|error| DetectError::Inference(error.to_string()))?;
-        let recognise_ms = millis(started);
+        let mut total = 1;
+        let reading = crate::ocr::read(&reader, &image, region.pixels(image.width, image.height), min_score, |done, tiles| {
+            total = tiles as u64 + 1;
+            let message = if done < tiles { format!("finding text in tile {} of {tiles}", done + 1) } else { "reading the text boxes".to_owned() };
+            let _ = updates.send(ProgressUpdate { done: done as u64, total, message });
+            if cancel.is_cancelled() { Err(DetectError::Cancelled) } else { Ok(()) }
+        })?;
         let map_id = map.record.map_id.clone();
         let text_id = format!("txt_{}", trace::random_hex(10));
         let reading = TextReading {
@@ -146,9 +137,9 @@ pub async fn read_text(
             text_id,
             created_at: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
             region,
-            tiles: tiles.len(),
-            lines,
-            timings: TextTimings { load_ms, decode_ms, detect_ms, recognise_ms },
+            tiles: reading.tiles,
+            lines: reading.lines,
+            timings: TextTimings { load_ms, decode_ms, detect_ms: reading.detect_ms, recognise_ms: reading.recognise_ms },
             files: vec!["text.json".to_owned()],
         };
         let document = serde_json::to_string_pretty(&reading).expect("readings serialize");
@@ -161,17 +152,6 @@ pub async fn read_text(
         let _ = forwarding.await; // every progress notification goes out before the result
     }
     outcome
-}
-
-/// The reader, loaded once and kept.
-fn reader(state: &ServerState) -> Result<Arc<Reader>, DetectError> {
-    let mut cached = state.reader.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    if let Some(loaded) = cached.as_ref() {
-        return Ok(Arc::clone(loaded));
-    }
-    let loaded = Arc::new(crate::ocr::load(&state.catalog, &state.settings.data_root)?);
-    *cached = Some(Arc::clone(&loaded));
-    Ok(loaded)
 }
 
 /// The box of component `index` of stored layout `layout_id`.

