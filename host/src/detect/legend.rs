@@ -161,7 +161,9 @@ mod tests {
         assert!(close(lab((255, 0, 0)), [53.24, 80.09, 67.20]), "{:?}", lab((255, 0, 0)));
         assert!(close(lab((0, 0, 255)), [32.30, 79.19, -107.86]), "{:?}", lab((0, 0, 255)));
         assert_eq!(delta_e(lab((10, 20, 30)), lab((10, 20, 30))), 0.0);
-        // Two greens 30 levels apart look closer than two blues 30 levels apart in RGB terms.
-        assert!(delta_e(lab((0, 200, 0)), lab((0, 230, 0))) < delta_e(lab((0, 0, 200)), lab((30, 0, 200))) * 2.0);
+        assert!((delta_e(lab((255, 255, 255)), lab((0, 0, 0))) - 100.0).abs() < 1e-3);
+        // The same RGB step of 30 is plain in green and barely visible as red added to a full blue.
+        assert!(delta_e(lab((0, 200, 0)), lab((0, 230, 0))) > 10.0);
+        assert!(delta_e(lab((0, 0, 200)), lab((30, 0, 200))) < 2.3);
     }
 }

@@ -106,15 +106,15 @@ pub fn legend_heading(text: &str) -> Option<&'static str> {
     })
 }
 
-/// `text` as a unit code ("Qal", "TRm", "Pk", "Xgr"), or `None`: a capital letter then up to
-/// five letters or digits, not all of one word's usual shape (a capital then three or more lower case).
+/// `text` as a unit code ("Qal", "TRm", "Pk", "Tbmi"), or `None`: a capital letter then up to
+/// five letters or digits, not a capitalised word of five letters or more ("Basalt", "Price").
 pub fn unit_code(text: &str) -> Option<String> {
     let code = text.trim().trim_end_matches(['.', ',', ':', ';']);
     let mut chars = code.chars();
     let first = chars.next()?;
     let rest: Vec<char> = chars.collect();
     let shaped = first.is_ascii_uppercase() && rest.len() <= 5 && rest.iter().all(|c| c.is_ascii_alphanumeric());
-    let word_like = rest.len() >= 3 && rest.iter().all(|c| c.is_ascii_lowercase());
+    let word_like = rest.len() >= 4 && rest.iter().all(|c| c.is_ascii_lowercase());
     (shaped && !word_like).then(|| code.to_owned())
 }
 
@@ -529,10 +529,10 @@ mod tests {
 
     #[test]
     fn unit_codes_are_short_and_capitalised() {
-        for (text, code) in [("Qal", "Qal"), ("Pk", "Pk"), ("QTg", "QTg"), ("Xgr", "Xgr"), ("Yg.", "Yg"), ("Ts1", "Ts1"), ("J", "J")] {
+        for (text, code) in [("Qal", "Qal"), ("Pk", "Pk"), ("QTg", "QTg"), ("Xgr", "Xgr"), ("Yg.", "Yg"), ("Ts1", "Ts1"), ("J", "J"), ("Tbmi", "Tbmi")] {
             assert_eq!(unit_code(text).as_deref(), Some(code), "{text}");
         }
-        for text in ["Dome", "Basalt flows", "qal", "15.", "Holocene", ""] {
+        for text in ["Basalt", "Price", "Basalt flows", "qal", "15.", "Holocene", ""] {
             assert_eq!(unit_code(text), None, "{text}");
         }
     }
