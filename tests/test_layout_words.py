@@ -30,6 +30,12 @@ SWATCH_X, SWATCH_W, SWATCH_H, FIRST_Y, STEP = 1240, 90, 46, 240, 80
 HEADING = "EXPLANAT1ON"  # an OCR-damaged heading, as scans give them
 TITLE = "GEOLOGIC MAP OF THE TESTING QUADRANGLE"
 MAIN_MAP = (60, 60, 1100, 900)
+WATER, WATER_COLOUR = (850, 700, 950, 780), (30, 60, 200)
+BOUNDS = {"west": -113.0, "south": 35.0, "east": -112.0, "north": 36.0}  # over the whole 2100 × 1200 scan
+
+
+# Points inside each drawn unit's polygon, and inside the lake.
+POINTS = {"Tb": (200, 200), "Pc": (950, 200), "Qal": (1000, 850), "water": (900, 740)}
 
 
 def draw_map(path: Path) -> Path:
@@ -41,6 +47,7 @@ def draw_map(path: Path) -> Path:
     draw.rectangle(MAIN_MAP, fill=UNITS[0][2], outline=(0, 0, 0), width=3)
     draw.polygon([(x0, y0), (700, y0), (500, 500), (x0, 650)], fill=UNITS[1][2], outline=(0, 0, 0), width=3)
     draw.polygon([(700, y0), (x1, y0), (x1, 600), (500, 500)], fill=UNITS[2][2], outline=(0, 0, 0), width=3)
+    draw.rectangle(WATER, fill=WATER_COLOUR)  # a lake: a colour no legend swatch has
     # The legend: heading, then each unit's swatch with its code inside and the description beside it.
     draw.text((SWATCH_X, 150), HEADING, fill=(20, 20, 20), font=bold)
     for index, (code, description, colour) in enumerate(UNITS):
@@ -92,11 +99,40 @@ async def test_a_drawn_map_is_read_from_its_words_and_colours(tmp_path, mirror, 
 
     async with server.connect(era) as client:
         map_id = (await client.call_tool("geomap_register_map", {"path": "map.png"})).structured_content["map_id"]
+        no_layout = await client.call_tool("geomap_unit_at", {"map_id": map_id, "col": 200, "row": 200})
         fresh = await client.call_tool("geomap_process_image", {"map_id": map_id})
         caps_before = (await client.call_tool("geomap_capabilities", {})).structured_content
         prepared = await client.call_tool("geomap_prepare_detectors", {"assets": ["peace-yolov10-runtime", "ppocr-v4"]})
         caps_after = (await client.call_tool("geomap_capabilities", {})).structured_content
         result = await client.call_tool("geomap_process_image", {"map_id": map_id}, progress_callback=on_progress)
+        at = {name: await client.call_tool("geomap_unit_at", {"map_id": map_id, "col": col, "row": row}) for name, (col, row) in POINTS.items()}
+        lon, lat = BOUNDS["west"] + 200 / 2100, BOUNDS["north"] - 200 / 1200
+        unplaced = await client.call_tool("geomap_unit_at", {"map_id": map_id, "lon": lon, "lat": lat})
+        half = await client.call_tool("geomap_unit_at", {"map_id": map_id, "col": 200})
+        outside = await client.call_tool("geomap_unit_at", {"map_id": map_id, "col": 2100, "row": 10})
+        assert (await client.call_tool("geomap_georeference", {"map_id": map_id, "crs": "EPSG:4326", "bounds": BOUNDS})).is_error is False
+        placed = await client.call_tool("geomap_unit_at", {"map_id": map_id, "lon": lon, "lat": lat})
+    missing_layout = assert_envelope(no_layout, "artifact_not_found", server, tool="geomap_unit_at")
+    assert missing_layout["details"]["reason"] == "no_layout" and "geomap_process_image" in missing_layout["recovery_hints"][0]
+    for name, answer in at.items():
+        assert answer.is_error is False, answer
+        unit = answer.structured_content["unit"]
+        if name == "water":
+            assert unit is None and "matches no legend unit" in answer.structured_content["summary"], answer.structured_content
+            assert answer.structured_content["nearest"][0]["delta_e"] > 15
+            continue
+        assert unit["code"] == name and unit["delta_e"] < 3, (name, answer.structured_content)
+        runner_up = answer.structured_content["nearest"][1]
+        assert runner_up["code"] != name and runner_up["delta_e"] > unit["delta_e"] + 10, runner_up
+    assert at["Tb"].structured_content["unit"]["age_ma"] == {"begin_ma": 23.04, "end_ma": 2.58}
+    assert at["Tb"].structured_content["unit"]["lithology_terms"][0]["term"] == "basalt"
+    assert assert_envelope(unplaced, "georef_required", server)["details"]["map_id"] == map_id
+    assert assert_envelope(half, "invalid_arguments", server)["details"]["field"] == "/col"
+    assert assert_envelope(outside, "invalid_arguments", server)["details"]["field"] == "/col"
+    assert placed.is_error is False, placed
+    answer = placed.structured_content
+    assert answer["unit"]["code"] == "Tb" and answer["revision_id"].startswith("rev_")
+    assert abs(answer["col"] - 200) < 0.01 and abs(answer["row"] - 200) < 0.01
     # A fresh install: the runtime and the OCR models are what is missing, and the preparation tool installs them.
     envelope = assert_envelope(fresh, "missing_extra", server, tool="geomap_process_image")
     assert envelope["details"]["missing_assets"] == ["peace-yolov10-runtime", "ppocr-v4"], "PEACE's weights alone do not fail the call"

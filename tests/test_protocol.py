@@ -19,6 +19,7 @@ EXPECTED_TOOLS = {
     "geomap_query_knowledge": (False, False),
     "geomap_process_image": (False, False),
     "geomap_read_text": (False, False),
+    "geomap_unit_at": (True, True),
     "geomap_prepare_knowledge": (False, True),
     "geomap_prepare_detectors": (False, True),
 }

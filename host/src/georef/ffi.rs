@@ -99,12 +99,23 @@ impl Transformer {
 
     /// Maps points in place from pixel to CRS. Returns false if GDAL could not map every point.
     pub fn forward(&self, xs: &mut [f64], ys: &mut [f64]) -> bool {
+        self.apply(false, xs, ys)
+    }
+
+    /// Maps points in place from CRS to pixel (GDAL's own inverse of the fit).
+    pub fn inverse(&self, xs: &mut [f64], ys: &mut [f64]) -> bool {
+        self.apply(true, xs, ys)
+    }
+
+    fn apply(&self, to_pixels: bool, xs: &mut [f64], ys: &mut [f64]) -> bool {
         assert_eq!(xs.len(), ys.len());
         let mut zs = vec![0.0f64; xs.len()];
         let mut success = vec![0 as c_int; xs.len()];
         let count = c_int::try_from(xs.len()).expect("point counts are small");
         // SAFETY: the handle is a live transformer; the four arrays hold `count` elements.
-        let ok = unsafe { gdal_sys::GDALUseTransformer(self.handle, 0, count, xs.as_mut_ptr(), ys.as_mut_ptr(), zs.as_mut_ptr(), success.as_mut_ptr()) };
+        let ok = unsafe {
+            gdal_sys::GDALUseTransformer(self.handle, c_int::from(to_pixels), count, xs.as_mut_ptr(), ys.as_mut_ptr(), zs.as_mut_ptr(), success.as_mut_ptr())
+        };
         ok != 0 && success.iter().all(|&s| s != 0)
     }
 }

@@ -384,6 +384,37 @@ pub fn describe(width: u64, height: u64, request: &Request, revision_id: &str) -
     Ok(place(Size { width, height }, request, revision_id)?.revision)
 }
 
+/// The scan's pixel position (column, row) of WGS84 `lon`, `lat` under `revision`: through PROJ
+/// to its CRS, then through the inverse of its fitted transform.
+pub fn pixel_at(revision: &Revision, lon: f64, lat: f64) -> Result<(f64, f64), GeorefError> {
+    Readiness::check().require()?;
+    let srs = resolve_crs(&revision.crs)?;
+    let mut wgs84 = SpatialRef::from_epsg(4326)
+        .map_err(|error| GeorefError::MissingDependency { what: "PROJ database (proj.db)".to_owned(), detail: error.to_string() })?;
+    wgs84.set_axis_mapping_strategy(AxisMappingStrategy::TraditionalGisOrder);
+    let outside = |detail: String| {
+        GeorefError::InvalidBounds(format!("The point ({lon}, {lat}) does not map into the map's CRS ({detail}). Give a point inside the map's wgs84_bounds."))
+    };
+    let to_crs = CoordTransform::new(&wgs84, &srs).map_err(|error| outside(error.to_string()))?;
+    let (mut xs, mut ys) = (vec![lon], vec![lat]);
+    to_crs.transform_coords(&mut xs, &mut ys, &mut []).map_err(|error| outside(error.to_string()))?;
+    let geotransform = match revision.geotransform {
+        Some(geotransform) => geotransform,
+        None => {
+            let gcps: Vec<GroundControl> =
+                revision.control_points.iter().map(|p| GroundControl { pixel: p.col.0, line: p.row.0, x: p.x.0, y: p.y.0 }).collect();
+            match fit(&gcps, revision.transform)? {
+                Fitted::Warp(transformer, _) if transformer.inverse(&mut xs, &mut ys) => return Ok((xs[0], ys[0])),
+                Fitted::Warp(..) => return Err(outside("the fitted transform has no inverse there".to_owned())),
+                Fitted::Affine(geotransform) => geotransform,
+            }
+        }
+    };
+    let ([x0, a, b, y0, c, d], x, y) = (geotransform, xs[0], ys[0]);
+    let det = a * d - b * c;
+    Ok(((d * (x - x0) - b * (y - y0)) / det, (a * (y - y0) - c * (x - x0)) / det))
+}
+
 fn place(scan: Size, request: &Request, revision_id: &str) -> Result<Placed, GeorefError> {
     Readiness::check().require()?;
     let srs = resolve_crs(&request.crs)?;
@@ -844,6 +875,37 @@ mod tests {
         let gt = bounds_geotransform(&bounds, &PixelRegion { col: 100, row: 50, width: 1000, height: 500 });
         assert_eq!(gt.apply(100.0, 50.0), (-120.0, 36.0));
         assert_eq!(gt.apply(1100.0, 550.0), (-119.0, 35.0));
+    }
+
+    #[test]
+    fn a_point_on_the_ground_maps_back_to_its_pixel_under_each_transform() {
+        let bounds = Bounds { west: Coordinate(-120.0), south: Coordinate(35.0), east: Coordinate(-119.0), north: Coordinate(36.0) };
+        let request = Request { crs: "EPSG:4326".to_owned(), placement: Placement::Bounds { bounds, region: None } };
+        let revision = describe(1000, 500, &request, "rev_test").unwrap();
+        let (col, row) = pixel_at(&revision, -119.25, 35.5).unwrap();
+        assert!((col - 750.0).abs() < 1e-6 && (row - 250.0).abs() < 1e-6, "{col} {row}");
+        // A second-order polynomial through points on a gently curved grid, in UTM: each point maps back near its pixel.
+        let point = |col: f64, row: f64| ControlPoint {
+            col: Coordinate(col),
+            row: Coordinate(row),
+            x: Coordinate(500_000.0 + col * 10.0 + row * row * 1e-3),
+            y: Coordinate(4_000_000.0 - row * 10.0 + col * 2e-3),
+        };
+        let points: Vec<ControlPoint> = [(0.0, 0.0), (1000.0, 0.0), (0.0, 800.0), (1000.0, 800.0), (500.0, 400.0), (250.0, 600.0), (800.0, 200.0)]
+            .into_iter()
+            .map(|(c, r)| point(c, r))
+            .collect();
+        let request =
+            Request { crs: "EPSG:32612".to_owned(), placement: Placement::ControlPoints { points: points.clone(), transform: TransformKind::Polynomial2 } };
+        let revision = describe(1000, 800, &request, "rev_test").unwrap();
+        let mut xs = vec![points[4].x.0];
+        let mut ys = vec![points[4].y.0];
+        let utm = resolve_crs("EPSG:32612").unwrap();
+        let mut wgs84 = SpatialRef::from_epsg(4326).unwrap();
+        wgs84.set_axis_mapping_strategy(AxisMappingStrategy::TraditionalGisOrder);
+        CoordTransform::new(&utm, &wgs84).unwrap().transform_coords(&mut xs, &mut ys, &mut []).unwrap();
+        let (col, row) = pixel_at(&revision, xs[0], ys[0]).unwrap();
+        assert!((col - 500.0).abs() < 0.5 && (row - 400.0).abs() < 0.5, "{col} {row}");
     }
 
     #[test]

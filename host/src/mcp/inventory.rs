@@ -24,6 +24,7 @@ use super::tools::process_image::{Layout, ProcessImageArgs};
 use super::tools::query_knowledge::{KnowledgeBundle, QueryKnowledgeArgs};
 use super::tools::read_text::{ReadTextArgs, TextReading};
 use super::tools::register_map::RegisterMapArgs;
+use super::tools::unit_at::{UnitAt, UnitAtArgs};
 use crate::assets::{AssetKind, Catalog};
 use crate::settings::Settings;
 
@@ -44,6 +45,8 @@ pub enum ToolName {
     ProcessImage,
     /// `geomap_read_text`
     ReadText,
+    /// `geomap_unit_at`
+    UnitAt,
     /// `geomap_prepare_detectors`
     PrepareDetectors,
     /// `geomap_query_knowledge`
@@ -63,6 +66,7 @@ impl ToolName {
             ToolName::Lookup => "geomap_lookup",
             ToolName::ProcessImage => "geomap_process_image",
             ToolName::ReadText => "geomap_read_text",
+            ToolName::UnitAt => "geomap_unit_at",
             ToolName::PrepareDetectors => "geomap_prepare_detectors",
             ToolName::QueryKnowledge => "geomap_query_knowledge",
             ToolName::PrepareKnowledge => "geomap_prepare_knowledge",
@@ -150,6 +154,12 @@ impl Inventory {
                 "Read the map's words",
                 "Read the text of a registered scan with PP-OCRv4 on the CPU: the whole scan, a pixel `region`, or a component of a stored layout (`layout_id` and `component`). Reads at full resolution in overlapping 1024-pixel tiles (progress per tile), so small legend type survives; returns lines with text, box in the scan's pixels and score, stored as a geomap-text/v1 resource. Not idempotent: every call writes a new reading. On a fresh install it fails with missing_extra: geomap_prepare_detectors installs the runtime and the OCR models after the user agrees.",
                 annotations("Read the map's words", false, false),
+            ),
+            spec::<UnitAtArgs, UnitAt>(
+                ToolName::UnitAt,
+                "The unit under a point",
+                "Which legend unit is under a point of a registered scan — `col` and `row` in its pixels, or `lon` and `lat` on WGS84 through its newest georeference (none yet is georef_required) — with its code, description, ages (ICS intervals in Ma) and rock names: the legend swatch whose colour is nearest the map's colour around the point (CIELAB ΔE, ink and labels left out), with the runner-up and both distances. A colour over ΔE 15 from every swatch matches no unit, and the result says so rather than guess. Reads the map's newest layout (or `layout_id`); without one it fails with artifact_not_found (reason no_layout): call geomap_process_image first.",
+                annotations("The unit under a point", true, true),
             ),
             spec::<PrepareDetectorsArgs, PrepareDetectorsResult>(
                 ToolName::PrepareDetectors,

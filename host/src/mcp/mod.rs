@@ -48,7 +48,7 @@ use tokio_util::sync::CancellationToken;
 use tools::preparation::{FailedAsset, PreparationReport, Prepared};
 use tools::prepare_detectors::{self, PrepareDetectorsResult};
 use tools::prepare_knowledge::{self, PrepareKnowledgeResult};
-use tools::{capabilities, describe_map, georeference, lookup, process_image, query_knowledge, read_text, register_map};
+use tools::{capabilities, describe_map, georeference, lookup, process_image, query_knowledge, read_text, register_map, unit_at};
 
 /// The server's name on the wire.
 pub const SERVER_NAME: &str = "stratigraphic-amenity";
@@ -234,6 +234,10 @@ impl GeomapServer {
                 let pictures = layout.preview_uri.iter().chain(layout.components.iter().filter_map(|component| component.crop_uri.as_ref()));
                 links.extend(pictures.map(|uri| resources::layout_resource(uri, "image/png")));
                 Ok(ToolOutput::new(&layout, links))
+            }
+            ToolName::UnitAt => {
+                let answer = unit_at::unit_at(state, arguments::parse(arguments)?).await?;
+                Ok(ToolOutput::new(&answer, Vec::new()))
             }
             ToolName::ReadText => {
                 let reading = read_text::read_text(state, arguments::parse(arguments)?, progress, call.cancel).await?;

@@ -280,7 +280,7 @@ fn pixels<'a>(image: &'a Rgb, bbox: &PixelBox) -> impl Iterator<Item = (u8, u8, 
 }
 
 /// The median colour of the brighter half of `bbox`'s pixels: a swatch's ground, not its printed code.
-fn ground_colour(image: &Rgb, bbox: &PixelBox) -> Option<(u8, u8, u8)> {
+pub fn ground_colour(image: &Rgb, bbox: &PixelBox) -> Option<(u8, u8, u8)> {
     let mut found: Vec<(u32, (u8, u8, u8))> = pixels(image, bbox).map(|p| (p.0 as u32 * 299 + p.1 as u32 * 587 + p.2 as u32 * 114, p)).collect();
     if found.is_empty() {
         return None;

@@ -348,6 +348,20 @@ impl Registry {
         })
     }
 
+    /// The newest layout of map `map_id` (made by geomap_process_image, not a text reading), as its ID
+    /// and the JSON text it was recorded with.
+    pub fn newest_layout(&self, map_id: &str) -> Result<Option<(String, String)>, RegistryError> {
+        self.pool.run("read a layout from", |connection| {
+            connection
+                .prepare_cached(
+                    "SELECT layouts.layout_id, layouts.document FROM layouts JOIN maps ON layouts.map = maps.id \
+                     WHERE maps.map_id = ?1 AND layouts.layout_id LIKE 'lay\\_%' ESCAPE '\\' ORDER BY layouts.id DESC LIMIT 1",
+                )?
+                .query_row([map_id], |row| Ok((row.get(0)?, row.get(1)?)))
+                .optional()
+        })
+    }
+
     /// The knowledge bundle `bundle_id` as the JSON text it was recorded with.
     pub fn bundle(&self, bundle_id: &str) -> Result<Option<String>, RegistryError> {
         self.pool.run("read a knowledge bundle from", |connection| {

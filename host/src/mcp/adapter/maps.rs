@@ -24,6 +24,8 @@ pub enum MapGone {
     UnknownArtifact,
     /// No knowledge bundle has this ID (the ID is in `map_id`'s place).
     UnknownBundle,
+    /// The map has no stored layout with legend colours yet.
+    NoLayout,
 }
 
 impl MapGone {
@@ -36,6 +38,7 @@ impl MapGone {
             MapGone::RootNoLongerAllowed => "root_no_longer_allowed",
             MapGone::UnknownArtifact => "unknown_artifact",
             MapGone::UnknownBundle => "unknown_bundle",
+            MapGone::NoLayout => "no_layout",
         }
     }
 }
@@ -51,6 +54,15 @@ pub(super) fn describe_map_gone(map_id: &str, reason: MapGone, registered_as: Op
             vec![again],
         );
     }
+    if reason == MapGone::NoLayout {
+        let first = format!("Call geomap_process_image {{\"map_id\": \"{map_id}\"}} first, then ask again.");
+        return parts(
+            ErrorCode::ArtifactNotFound,
+            format!("No layout of map {map_id} has legend swatches with colours to compare with. {first}"),
+            json!({ "map_id": map_id, "reason": reason.reason() }),
+            vec![first],
+        );
+    }
     let again = match registered_as {
         Some(path) => format!(
             "Register the map again with geomap_register_map {{\"path\": \"{path}\"}} (its path relative to the first map root when that is where it was) and use the new map_id."
@@ -62,7 +74,9 @@ pub(super) fn describe_map_gone(map_id: &str, reason: MapGone, registered_as: Op
         MapGone::FileMissing => "The map's file is no longer where it was registered",
         MapGone::FileChanged => "The map's file changed on disk since it was registered",
         MapGone::RootNoLongerAllowed => "The map's folder is no longer an allowed map root",
-        MapGone::UnknownArtifact | MapGone::UnknownBundle => "No revision file has this map, revision and name (geomap_describe_map lists them)",
+        MapGone::UnknownArtifact | MapGone::UnknownBundle | MapGone::NoLayout => {
+            "No revision file has this map, revision and name (geomap_describe_map lists them)"
+        }
     };
     parts(ErrorCode::ArtifactNotFound, format!("{what} (map_id {map_id}). {again}"), json!({ "map_id": map_id, "reason": reason.reason() }), vec![again])
 }

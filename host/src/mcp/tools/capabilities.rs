@@ -304,6 +304,7 @@ fn capabilities_now(state: &ServerState) -> CapabilitiesResult {
                         Some((ErrorCode::MissingExtra, "neither the OCR models (the ONNX Runtime and asset ppocr-v4) nor PEACE's detectors are installed"))
                     }
                 },
+                ToolName::UnitAt => blocked(false),
                 ToolName::ReadText => match reading {
                     true => blocked(true),
                     false => Some((ErrorCode::MissingExtra, "the ONNX Runtime or the OCR models (asset ppocr-v4) are not installed")),

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Map;
 
 use crate::detect::postprocess::PixelBox;
@@ -44,7 +44,7 @@ pub struct UnitWords {
 }
 
 /// An age named in a description.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct AgeTermInfo {
     /// As written, spelled correctly ("Lower Permian").
     pub term: String,
@@ -56,7 +56,7 @@ pub struct AgeTermInfo {
 }
 
 /// A rock name used in a description.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct LithologyInfo {
     /// As written, singular ("sandstone").
     pub term: String,
@@ -66,7 +66,7 @@ pub struct LithologyInfo {
 }
 
 /// A term as a provider resolved it.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Resolved {
     /// The concept's identifier.
     pub id: String,
@@ -81,7 +81,7 @@ pub struct Resolved {
 }
 
 /// An age range in millions of years ago.
-#[derive(Debug, Clone, Copy, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema)]
 pub struct AgeSpan {
     /// The oldest beginning.
     pub begin_ma: f64,
