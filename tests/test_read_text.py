@@ -73,3 +73,28 @@ async def test_a_drawn_legend_is_read_line_by_line(tmp_path, mirror, runtime_whe
     assert [(p, t) for p, t, _ in updates] == [(0, 5), (1, 5), (2, 5), (3, 5), (4, 5), (5, 5)], updates
     wrong = assert_envelope(outside, "invalid_arguments", server)
     assert wrong["details"]["field"] == "/region"
+
+
+async def test_upside_down_and_vertical_lines_are_read_upright(tmp_path, mirror, runtime_wheel, ocr_wheel):  # noqa: F811
+    """A label upside down and one running up the page (as along a meridian) read as written."""
+    mirror.files[WHEEL] = runtime_wheel
+    mirror.files[OCR_WHEEL] = ocr_wheel
+    server = Server(tmp_path, {"GEOMAP_ASSET_MIRROR": mirror.url})
+    font = ImageFont.truetype(str(FONT), 30)
+
+    def label(text: str) -> Image.Image:
+        picture = Image.new("RGB", (560, 50), (252, 250, 244))
+        ImageDraw.Draw(picture).text((10, 8), text, fill=(20, 20, 20), font=font)
+        return picture
+
+    image = Image.new("RGB", (900, 900), (252, 250, 244))
+    image.paste(label("Coconino Sandstone outcrop").rotate(180), (60, 80))
+    image.paste(label("Kaibab Formation cliffs").rotate(90, expand=True), (760, 200))
+    image.save(server.map_root / "turned.png")
+    async with server.connect() as client:
+        map_id = (await client.call_tool("geomap_register_map", {"path": "turned.png"})).structured_content["map_id"]
+        assert (await client.call_tool("geomap_prepare_detectors", {"assets": ["peace-yolov10-runtime", "ppocr-v4"]})).is_error is False
+        result = await client.call_tool("geomap_read_text", {"map_id": map_id})
+    assert result.is_error is False, result
+    read = sorted(normalised(line["text"]) for line in result.structured_content["lines"])
+    assert read == sorted([normalised("Coconino Sandstone outcrop"), normalised("Kaibab Formation cliffs")]), read

@@ -75,6 +75,7 @@ pub fn load_runtime(library: &Path) -> Result<&'static ort::environment::Environ
 /// so a session is taken only while it runs and another is made when all are busy.
 pub struct SessionPool {
     path: PathBuf,
+    threads: usize,
     environment: &'static ort::environment::Environment,
     idle: Mutex<Vec<Session>>,
 }
@@ -85,8 +86,12 @@ impl std::fmt::Debug for SessionPool {
     }
 }
 
-fn session(environment: &ort::environment::Environment, path: &Path) -> Result<Session, OnnxError> {
-    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+/// The cores this process may use.
+pub fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, usize::from)
+}
+
+fn session(environment: &ort::environment::Environment, path: &Path, threads: usize) -> Result<Session, OnnxError> {
     Session::builder(environment)
         .and_then(|builder| Ok(builder.with_intra_threads(threads)?))
         .and_then(|mut builder| builder.commit_from_file(path))
@@ -94,10 +99,10 @@ fn session(environment: &ort::environment::Environment, path: &Path) -> Result<S
 }
 
 impl SessionPool {
-    /// Loads the model at `path` (one session, kept in the pool).
-    pub fn load(environment: &'static ort::environment::Environment, path: &Path) -> Result<SessionPool, OnnxError> {
-        let first = session(environment, path)?;
-        Ok(SessionPool { path: path.to_owned(), environment, idle: Mutex::new(vec![first]) })
+    /// Loads the model at `path` (one session, kept in the pool); each session runs on `threads` threads.
+    pub fn load(environment: &'static ort::environment::Environment, path: &Path, threads: usize) -> Result<SessionPool, OnnxError> {
+        let first = session(environment, path, threads)?;
+        Ok(SessionPool { path: path.to_owned(), threads, environment, idle: Mutex::new(vec![first]) })
     }
 
     /// Runs `work` with a session of its own, which goes back to the pool afterwards.
@@ -105,7 +110,7 @@ impl SessionPool {
         let idle = self.idle.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).pop();
         let mut session = match idle {
             Some(session) => session,
-            None => session(self.environment, &self.path)?,
+            None => session(self.environment, &self.path, self.threads)?,
         };
         let outcome = work(&mut session);
         self.idle.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(session);

@@ -39,6 +39,7 @@ pub enum Resampling {
 }
 
 /// A decoded scan: RGB, row-major.
+#[derive(Clone)]
 pub struct Rgb {
     /// Width in pixels.
     pub width: u32,
@@ -82,6 +83,27 @@ impl Rgb {
             pixels.extend_from_slice(&self.pixels[start..start + (width * 3) as usize]);
         }
         Rgb { width, height: y1 - y0, pixels }
+    }
+
+    /// The image turned a quarter anticlockwise (its top row becomes its left column, read bottom up).
+    pub fn turned_anticlockwise(&self) -> Rgb {
+        let (width, height) = (self.height, self.width);
+        let mut pixels = Vec::with_capacity(self.pixels.len());
+        for y in 0..height {
+            let source_x = self.width - 1 - y;
+            for x in 0..width {
+                let at = ((x * self.width + source_x) * 3) as usize;
+                pixels.extend_from_slice(&self.pixels[at..at + 3]);
+            }
+        }
+        Rgb { width, height, pixels }
+    }
+
+    /// Turns the image upside down (half a turn) in place.
+    pub fn turn_over(&mut self) {
+        let mut turned: Vec<[u8; 3]> = self.pixels.chunks_exact(3).map(|p| [p[0], p[1], p[2]]).collect();
+        turned.reverse();
+        self.pixels = turned.concat();
     }
 
     /// Writes the region `(x0, y0, x1, y1)` (inside the image) as a PNG file, row by row from
@@ -178,6 +200,19 @@ mod tests {
         let image = Rgb { width: 4, height: 1, pixels: [0, 100, 200, 250].iter().flat_map(|&v| [v, v, v]).collect() };
         let halved = image.resized_region((0, 0, 4, 1), 2, 1, Resampling::Interpolated);
         assert_eq!(halved.pixels, [50, 50, 50, 225, 225, 225]);
+    }
+
+    #[test]
+    fn turning_moves_pixels_as_a_page_turns() {
+        // 3×2: a b c / d e f (one grey level each).
+        let image = Rgb { width: 3, height: 2, pixels: [1, 2, 3, 4, 5, 6].iter().flat_map(|&v| [v, v, v]).collect() };
+        let quarter = image.turned_anticlockwise();
+        assert_eq!((quarter.width, quarter.height), (2, 3));
+        let grey: Vec<u8> = quarter.pixels.chunks_exact(3).map(|p| p[0]).collect();
+        assert_eq!(grey, [3, 6, 2, 5, 1, 4], "c f / b e / a d");
+        let mut over = Rgb { width: 3, height: 2, pixels: image.pixels.clone() };
+        over.turn_over();
+        assert_eq!(over.pixels.chunks_exact(3).map(|p| p[0]).collect::<Vec<u8>>(), [6, 5, 4, 3, 2, 1]);
     }
 
     #[test]

@@ -20,7 +20,7 @@ pub struct Model {
 impl Model {
     /// Loads the model at `path` and checks it takes `images` `[1, 3, S, S]` and gives `[1, 300, 6]`.
     pub fn load(environment: &'static ort::environment::Environment, path: &Path) -> Result<Model, OnnxError> {
-        let sessions = SessionPool::load(environment, path)?;
+        let sessions = SessionPool::load(environment, path, crate::onnx::cores())?;
         let (size, input) = sessions.with(|first| {
             let input = declared_shape(first.inputs().first());
             let output = declared_shape(first.outputs().first());

@@ -31,6 +31,17 @@ const BATCH: usize = 6;
 pub const DETECTOR_FILE: &str = "ch_PP-OCRv4_det_infer.onnx";
 /// The recogniser's file.
 pub const RECOGNISER_FILE: &str = "ch_PP-OCRv4_rec_infer.onnx";
+/// The orientation classifier's file (upright or upside down).
+pub const CLASSIFIER_FILE: &str = "ch_ppocr_mobile_v2.0_cls_infer.onnx";
+/// The classifier's input: 48 pixels high, at most 192 wide (padded).
+const CLASSIFIER_WIDTH: u32 = 192;
+/// A line is turned over when the classifier is at least this sure it is upside down (PaddleOCR's `cls_thresh`).
+const UPSIDE_DOWN: f32 = 0.9;
+/// Lines shorter than this (width over height, upright) are never turned over: on a code of two or
+/// three letters the classifier guesses ("Yg" upside down reads "6A"), and maps print few such words upside down.
+const MIN_CLASSIFIED_RATIO: f32 = 2.5;
+/// A box at least this much taller than wide is vertical text, turned a quarter before reading (as PaddleOCR does).
+const VERTICAL: f64 = 1.5;
 
 /// One line of text, in the scan's pixels.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, schemars::JsonSchema)]
@@ -47,16 +58,18 @@ pub struct Line {
 #[derive(Debug)]
 pub struct Reader {
     detector: SessionPool,
+    classifier: SessionPool,
     recogniser: SessionPool,
     alphabet: Alphabet,
 }
 
 impl Reader {
-    /// Loads the detector and the recogniser from the asset's folder; the alphabet comes from the
-    /// recogniser's `character` metadata.
+    /// Loads the detector, the orientation classifier and the recogniser from the asset's folder;
+    /// the alphabet comes from the recogniser's `character` metadata.
     pub fn load(environment: &'static ort::environment::Environment, folder: &Path) -> Result<Reader, OnnxError> {
-        let detector = SessionPool::load(environment, &folder.join(DETECTOR_FILE))?;
-        let recogniser = SessionPool::load(environment, &folder.join(RECOGNISER_FILE))?;
+        let detector = SessionPool::load(environment, &folder.join(DETECTOR_FILE), crate::onnx::cores())?;
+        let classifier = SessionPool::load(environment, &folder.join(CLASSIFIER_FILE), 1)?;
+        let recogniser = SessionPool::load(environment, &folder.join(RECOGNISER_FILE), 1)?;
         let character = recogniser.with(|session| {
             let metadata = session.metadata().map_err(|error| OnnxError::Model(format!("the recogniser's metadata cannot be read: {error}")))?;
             metadata
@@ -64,7 +77,7 @@ impl Reader {
                 .map(|c| c.to_string())
                 .ok_or_else(|| OnnxError::Model("the recogniser has no `character` alphabet in its metadata".to_owned()))
         })?;
-        Ok(Reader { detector, recogniser, alphabet: Alphabet::from_metadata(&character) })
+        Ok(Reader { detector, classifier, recogniser, alphabet: Alphabet::from_metadata(&character) })
     }
 
     /// The tiles covering `region` (whole pixels, inside the image), left to right, top to bottom.
@@ -118,57 +131,142 @@ impl Reader {
             .collect())
     }
 
-    /// Reads the lines in `boxes` (merged first), recognising up to [`BATCH`] of similar width per run.
+    /// The line in `bbox` as the recogniser reads it: 48 pixels high, upright (a vertical box turned
+    /// a quarter anticlockwise first).
+    fn line_image(image: &Rgb, bbox: &PixelBox) -> Rgb {
+        let region = bbox.pixels(image.width, image.height);
+        let width = ((LINE_HEIGHT as f32 * ratio(bbox)).ceil() as u32).max(1);
+        if bbox.y1 - bbox.y0 < VERTICAL * (bbox.x1 - bbox.x0) {
+            return image.resized_region(region, width, LINE_HEIGHT, Resampling::Interpolated);
+        }
+        let turned = image.crop(region).turned_anticlockwise();
+        let width = ((LINE_HEIGHT as f64 * turned.width as f64 / turned.height.max(1) as f64).ceil() as u32).max(1);
+        turned.resized_region((0, 0, turned.width, turned.height), width, LINE_HEIGHT, Resampling::Interpolated)
+    }
+
+    /// For each line image, whether the classifier reads it as upside down.
+    fn upside_down(&self, lines: &[Rgb]) -> Result<Vec<bool>, OnnxError> {
+        let plane = (LINE_HEIGHT * CLASSIFIER_WIDTH) as usize;
+        let mut input = vec![0.0_f32; plane * 3 * lines.len()];
+        for (index, line) in lines.iter().enumerate() {
+            let width = line.width.min(CLASSIFIER_WIDTH);
+            let fitted = if width == line.width {
+                None
+            } else {
+                Some(line.resized_region((0, 0, line.width, line.height), width, LINE_HEIGHT, Resampling::Interpolated))
+            };
+            write_planes(fitted.as_ref().unwrap_or(line), &mut input[index * plane * 3..(index + 1) * plane * 3], CLASSIFIER_WIDTH);
+        }
+        let tensor = Tensor::from_array(([lines.len(), 3, LINE_HEIGHT as usize, CLASSIFIER_WIDTH as usize], input))
+            .map_err(|error| OnnxError::Run(error.to_string()))?;
+        let scores = self.classifier.with(|session| {
+            let outputs = session.run(ort::inputs![tensor]).map_err(|error| OnnxError::Run(error.to_string()))?;
+            let (_, values) = outputs[0].try_extract_tensor::<f32>().map_err(|error| OnnxError::Run(error.to_string()))?;
+            Ok(values.to_vec())
+        })?;
+        if scores.len() != 2 * lines.len() {
+            return Err(OnnxError::Model(format!("the orientation classifier gave {} values for {} lines, not two each", scores.len(), lines.len())));
+        }
+        Ok(scores.chunks_exact(2).map(|pair| pair[1] > pair[0] && pair[1] >= UPSIDE_DOWN).collect())
+    }
+
+    /// Reads the lines in `boxes` (merged first), recognising up to [`BATCH`] of similar width per
+    /// run, each turned upright first when the orientation classifier says it is upside down.
+    /// Batches run on every core at once, each on a single-threaded session (small inputs use
+    /// one thread far better than one run spread over several).
     pub fn recognise(&self, image: &Rgb, boxes: Vec<PixelBox>, min_score: f64) -> Result<Vec<Line>, OnnxError> {
         let mut boxes = merge_lines(boxes);
-        boxes.sort_by(|a, b| ratio(a).total_cmp(&ratio(b)));
+        boxes.sort_by(|a, b| upright_ratio(a).total_cmp(&upright_ratio(b)));
+        let batches: Vec<&[PixelBox]> = boxes.chunks(BATCH).collect();
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let workers = crate::onnx::cores().min(batches.len()).max(1);
+        let outcomes: Vec<Result<Vec<Line>, OnnxError>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..workers)
+                .map(|_| {
+                    scope.spawn(|| {
+                        let mut lines = Vec::new();
+                        loop {
+                            let index = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            let Some(batch) = batches.get(index) else { return Ok(lines) };
+                            lines.extend(self.recognise_batch(image, batch, min_score)?);
+                        }
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|handle| handle.join().unwrap_or_else(|_| Err(OnnxError::Run("a recognition thread panicked".to_owned())))).collect()
+        });
         let mut lines = Vec::new();
-        for batch in boxes.chunks(BATCH) {
-            let widest = batch.iter().map(ratio).fold(MIN_LINE_RATIO, f32::max);
-            let input_width = (LINE_HEIGHT as f32 * widest).ceil() as u32;
-            let plane = (LINE_HEIGHT * input_width) as usize;
-            let mut input = vec![0.0_f32; plane * 3 * batch.len()];
-            for (index, bbox) in batch.iter().enumerate() {
-                let region = bbox.pixels(image.width, image.height);
-                let width = ((LINE_HEIGHT as f32 * ratio(bbox)).ceil() as u32).clamp(1, input_width);
-                let line = image.resized_region(region, width, LINE_HEIGHT, Resampling::Interpolated);
-                let base = index * plane * 3;
-                for (at, pixel) in line.pixels.chunks_exact(3).enumerate() {
-                    let (y, x) = (at as u32 / width, at as u32 % width);
-                    let offset = (y * input_width + x) as usize;
-                    for (channel, value) in [pixel[2], pixel[1], pixel[0]].into_iter().enumerate() {
-                        input[base + channel * plane + offset] = value as f32 / 127.5 - 1.0;
-                    }
-                }
-            }
-            let shape = [batch.len(), 3, LINE_HEIGHT as usize, input_width as usize];
-            let tensor = Tensor::from_array((shape, input)).map_err(|error| OnnxError::Run(error.to_string()))?;
-            let (steps, classes, probabilities) = self.recogniser.with(|session| {
-                let outputs = session.run(ort::inputs![tensor]).map_err(|error| OnnxError::Run(error.to_string()))?;
-                let (shape, values) = outputs[0].try_extract_tensor::<f32>().map_err(|error| OnnxError::Run(error.to_string()))?;
-                match shape[..] {
-                    [_, steps, classes] => Ok((steps as usize, classes as usize, values.to_vec())),
-                    _ => Err(OnnxError::Model(format!("the recogniser's output is {shape:?}, not [lines, steps, classes]"))),
-                }
-            })?;
-            if classes != self.alphabet.classes() {
-                return Err(OnnxError::Model(format!("the recogniser has {classes} classes but its alphabet {}", self.alphabet.classes())));
-            }
-            for (index, bbox) in batch.iter().enumerate() {
-                let (text, score) = self.alphabet.decode(&probabilities[index * steps * classes..(index + 1) * steps * classes], classes);
-                let score = (score as f64 * 1e4).round() / 1e4;
-                if !text.trim().is_empty() && score >= min_score {
-                    lines.push(Line { text: text.trim().to_owned(), bbox: *bbox, score });
+        for outcome in outcomes {
+            lines.extend(outcome?);
+        }
+        lines.sort_by(|a, b| a.bbox.y0.total_cmp(&b.bbox.y0).then(a.bbox.x0.total_cmp(&b.bbox.x0)));
+        Ok(lines)
+    }
+
+    /// Recognises one batch of boxes.
+    fn recognise_batch(&self, image: &Rgb, batch: &[PixelBox], min_score: f64) -> Result<Vec<Line>, OnnxError> {
+        let mut images: Vec<Rgb> = batch.iter().map(|bbox| Self::line_image(image, bbox)).collect();
+        let judged: Vec<usize> = (0..images.len()).filter(|&i| images[i].width >= (LINE_HEIGHT as f32 * MIN_CLASSIFIED_RATIO) as u32).collect();
+        if !judged.is_empty() {
+            let candidates: Vec<Rgb> = judged.iter().map(|&i| images[i].clone()).collect();
+            for (&index, over) in judged.iter().zip(self.upside_down(&candidates)?) {
+                if over {
+                    images[index].turn_over();
                 }
             }
         }
-        lines.sort_by(|a, b| a.bbox.y0.total_cmp(&b.bbox.y0).then(a.bbox.x0.total_cmp(&b.bbox.x0)));
+        let input_width = images.iter().map(|line| line.width).fold((LINE_HEIGHT as f32 * MIN_LINE_RATIO).ceil() as u32, u32::max);
+        let plane = (LINE_HEIGHT * input_width) as usize;
+        let mut input = vec![0.0_f32; plane * 3 * batch.len()];
+        for (index, line) in images.iter().enumerate() {
+            write_planes(line, &mut input[index * plane * 3..(index + 1) * plane * 3], input_width);
+        }
+        let shape = [batch.len(), 3, LINE_HEIGHT as usize, input_width as usize];
+        let tensor = Tensor::from_array((shape, input)).map_err(|error| OnnxError::Run(error.to_string()))?;
+        let (steps, classes, probabilities) = self.recogniser.with(|session| {
+            let outputs = session.run(ort::inputs![tensor]).map_err(|error| OnnxError::Run(error.to_string()))?;
+            let (shape, values) = outputs[0].try_extract_tensor::<f32>().map_err(|error| OnnxError::Run(error.to_string()))?;
+            match shape[..] {
+                [_, steps, classes] => Ok((steps as usize, classes as usize, values.to_vec())),
+                _ => Err(OnnxError::Model(format!("the recogniser's output is {shape:?}, not [lines, steps, classes]"))),
+            }
+        })?;
+        if classes != self.alphabet.classes() {
+            return Err(OnnxError::Model(format!("the recogniser has {classes} classes but its alphabet {}", self.alphabet.classes())));
+        }
+        let mut lines = Vec::new();
+        for (index, bbox) in batch.iter().enumerate() {
+            let (text, score) = self.alphabet.decode(&probabilities[index * steps * classes..(index + 1) * steps * classes], classes);
+            let score = (score as f64 * 1e4).round() / 1e4;
+            if !text.trim().is_empty() && score >= min_score {
+                lines.push(Line { text: text.trim().to_owned(), bbox: *bbox, score });
+            }
+        }
         Ok(lines)
     }
 }
 
 fn ratio(bbox: &PixelBox) -> f32 {
     ((bbox.x1 - bbox.x0) / (bbox.y1 - bbox.y0).max(1.0)) as f32
+}
+
+/// A box's width over height once read upright (a vertical box is turned a quarter).
+fn upright_ratio(bbox: &PixelBox) -> f32 {
+    let (width, height) = (bbox.x1 - bbox.x0, bbox.y1 - bbox.y0);
+    if height >= VERTICAL * width { (height / width.max(1.0)) as f32 } else { ratio(bbox) }
+}
+
+/// Writes `line` (48 pixels high, at most `input_width` wide) into one input of `3 × 48 × input_width`
+/// floats: BGR planes normalised to −1…1, zero (mid grey) to the right of it, as PaddleOCR pads.
+fn write_planes(line: &Rgb, input: &mut [f32], input_width: u32) {
+    let plane = (LINE_HEIGHT * input_width) as usize;
+    for (at, pixel) in line.pixels.chunks_exact(3).enumerate() {
+        let (y, x) = (at as u32 / line.width, at as u32 % line.width);
+        let offset = (y * input_width + x) as usize;
+        for (channel, value) in [pixel[2], pixel[1], pixel[0]].into_iter().enumerate() {
+            input[channel * plane + offset] = value as f32 / 127.5 - 1.0;
+        }
+    }
 }
 
 /// Boxes that are the same line seen by two tiles (or both halves of a line a tile border

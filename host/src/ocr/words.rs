@@ -440,13 +440,20 @@ fn main_map(image: &Rgb, legends: &[PixelBox]) -> Option<PixelBox> {
     })
 }
 
-/// The largest type outside the main map and the legends (lines of at least eight letters),
+/// Whether a line runs across the page (a vertical one's box height is its length, not its type size).
+fn horizontal(bbox: &PixelBox) -> bool {
+    bbox.x1 - bbox.x0 > bbox.y1 - bbox.y0
+}
+
+/// The largest type outside the main map and the legends (horizontal lines of at least eight letters),
 /// with the lines of nearly the same size stacked with it.
 fn title(lines: &[Line], main_map: Option<&PixelBox>, legends: &[PixelBox]) -> Option<TitleText> {
     let outside =
         |b: &PixelBox| !main_map.is_some_and(|m| m.x0 <= b.x0 && b.x1 <= m.x1 && m.y0 <= b.y0 && b.y1 <= m.y1) && !legends.iter().any(|l| overlaps(l, b));
-    let candidates: Vec<&Line> =
-        lines.iter().filter(|l| l.score >= 0.6 && l.text.chars().filter(|c| c.is_alphabetic()).count() >= 8 && outside(&l.bbox)).collect();
+    let candidates: Vec<&Line> = lines
+        .iter()
+        .filter(|l| l.score >= 0.6 && horizontal(&l.bbox) && l.text.chars().filter(|c| c.is_alphabetic()).count() >= 8 && outside(&l.bbox))
+        .collect();
     let largest = candidates.iter().max_by(|a, b| height(&a.bbox).total_cmp(&height(&b.bbox)))?;
     let h = height(&largest.bbox);
     let mut chosen = vec![*largest];
@@ -594,6 +601,7 @@ mod tests {
             line("Testing Quadrangle", 250.0, 545.0, 550.0, 584.0),
             line("Huge labelling inside", 100.0, 100.0, 400.0, 160.0),
             line("by A. Author and B. Author", 300.0, 600.0, 500.0, 620.0),
+            line("FLATMONOCLINE", 900.0, 500.0, 930.0, 700.0), // a label running up the page
         ];
         let title = title(&lines, Some(&map), &[]).expect("a title");
         assert_eq!(title.text, "Geologic map of the Testing Quadrangle");
