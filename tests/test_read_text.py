@@ -98,3 +98,26 @@ async def test_upside_down_and_vertical_lines_are_read_upright(tmp_path, mirror,
     assert result.is_error is False, result
     read = sorted(normalised(line["text"]) for line in result.structured_content["lines"])
     assert read == sorted([normalised("Coconino Sandstone outcrop"), normalised("Kaibab Formation cliffs")]), read
+
+
+async def test_models_removed_or_reinstalled_after_loading_are_noticed(tmp_path, mirror, runtime_wheel, ocr_wheel):  # noqa: F811
+    """The loaded reader is not used once its models are gone, and a reinstall is loaded afresh."""
+    import shutil
+
+    mirror.files[WHEEL] = runtime_wheel
+    mirror.files[OCR_WHEEL] = ocr_wheel
+    server = Server(tmp_path, {"GEOMAP_ASSET_MIRROR": mirror.url})
+    draw_legend(server.map_root / "legend.png")
+    region = {"x0": 0, "y0": 100, "x1": 1000, "y1": 200}
+    prepare = {"assets": ["peace-yolov10-runtime", "ppocr-v4"]}
+    async with server.connect() as client:
+        map_id = (await client.call_tool("geomap_register_map", {"path": "legend.png"})).structured_content["map_id"]
+        assert (await client.call_tool("geomap_prepare_detectors", prepare)).is_error is False
+        first = await client.call_tool("geomap_read_text", {"map_id": map_id, "region": region})
+        shutil.rmtree(server.data_root / "assets" / "ppocr-v4")
+        gone = await client.call_tool("geomap_read_text", {"map_id": map_id, "region": region})
+        assert (await client.call_tool("geomap_prepare_detectors", prepare)).is_error is False
+        again = await client.call_tool("geomap_read_text", {"map_id": map_id, "region": region})
+    assert first.is_error is False and again.is_error is False, (first, again)
+    assert assert_envelope(gone, "missing_extra", server)["details"]["missing_assets"] == ["ppocr-v4"]
+    assert [line["text"] for line in again.structured_content["lines"]] == [line["text"] for line in first.structured_content["lines"]]

@@ -82,7 +82,7 @@ pub struct Detectors {
     /// The models, with their hashes.
     pub models: Vec<ModelInfo>,
     /// The weight files as loaded (to notice a reinstall).
-    pub files: Vec<(PathBuf, i64)>,
+    pub files: ModelFiles,
 }
 
 /// Where each of `requirements` (asset id, what it is) is now — its first file — or what is
@@ -104,9 +104,14 @@ pub(crate) fn locate(catalog: &Catalog, data_root: &Path, requirements: &[(&str,
     (found, missing)
 }
 
-/// The weight files and their modification times, to tell whether loaded detectors are current.
-pub fn current_files(catalog: &Catalog, data_root: &Path) -> Vec<(PathBuf, i64)> {
-    let (found, _) = locate(catalog, data_root, &REQUIREMENTS);
+/// Model files and their modification times (nanoseconds), as loaded.
+pub type ModelFiles = Vec<(PathBuf, i64)>;
+
+/// The first file of each model asset of `requirements` (all but the runtime, which never
+/// reloads) with its modification time, to tell whether loaded models are current; an asset
+/// that is missing now is left out, so the list no longer matches.
+pub fn current_files(catalog: &Catalog, data_root: &Path, requirements: &[(&str, &'static str)]) -> ModelFiles {
+    let (found, _) = locate(catalog, data_root, requirements);
     found.into_iter().skip(1).flatten().map(|path| (path.clone(), std::fs::metadata(&path).map_or(0, |m| crate::registry::modified_ns(&m)))).collect()
 }
 
@@ -156,7 +161,7 @@ impl Detectors {
                 ModelInfo { asset: COMPONENT_ASSET.to_owned(), sha256: hash(components) },
                 ModelInfo { asset: LEGEND_ASSET.to_owned(), sha256: hash(legend) },
             ],
-            files: current_files(catalog, data_root),
+            files: current_files(catalog, data_root, &REQUIREMENTS),
         })
     }
 

@@ -96,8 +96,8 @@ pub struct ServerState {
     providers: tokio::sync::OnceCell<ProviderSet>,
     /// The layout detectors, loaded at first use and again when their weights change.
     pub detectors: std::sync::Mutex<Option<Arc<crate::detect::pipeline::Detectors>>>,
-    /// The OCR reader, loaded at first use.
-    pub reader: std::sync::Mutex<Option<Arc<crate::ocr::reader::Reader>>>,
+    /// The OCR reader, loaded at first use and again when its models change, with the model files it was loaded from.
+    pub reader: std::sync::Mutex<Option<(crate::detect::pipeline::ModelFiles, Arc<crate::ocr::reader::Reader>)>>,
 }
 
 impl ServerState {

@@ -133,13 +133,16 @@ fn report(state: &ServerState, record: &MapRecord, root_index: usize, already_re
     }
 }
 
-/// The OCR reader, loaded once and kept.
+/// The OCR reader, loaded once and kept while its model files are unchanged (reloaded after a
+/// reinstall; an asset removed since is missing again).
 pub(crate) fn text_reader(state: &ServerState) -> Result<std::sync::Arc<crate::ocr::reader::Reader>, crate::detect::pipeline::DetectError> {
+    let files = crate::detect::pipeline::current_files(&state.catalog, &state.settings.data_root, &crate::ocr::REQUIREMENTS);
     let mut cached = state.reader.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    if let Some(loaded) = cached.as_ref() {
+    if let Some((_, loaded)) = cached.as_ref().filter(|(loaded_from, _)| *loaded_from == files) {
         return Ok(std::sync::Arc::clone(loaded));
     }
+    *cached = None;
     let loaded = std::sync::Arc::new(crate::ocr::load(&state.catalog, &state.settings.data_root)?);
-    *cached = Some(std::sync::Arc::clone(&loaded));
+    *cached = Some((files, std::sync::Arc::clone(&loaded)));
     Ok(loaded)
 }

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 use crate::detect::legend::{colour_name, hex};
-use crate::detect::pipeline::{COMPONENT_ASSET, DetectError, Detectors, LegendEntry, Missing, ModelInfo, current_files, millis, score};
+use crate::detect::pipeline::{COMPONENT_ASSET, DetectError, Detectors, LegendEntry, Missing, ModelInfo, REQUIREMENTS, current_files, millis, score};
 use crate::detect::postprocess::{DEFAULT_MIN_SCORE, PixelBox};
 use crate::detect::{COMPONENT_CLASSES, Resampling, Rgb, decode, label};
 use crate::mcp::ServerState;
@@ -198,7 +198,7 @@ fn class_colour(class: &str) -> [u8; 3] {
 /// The loaded detectors, reloaded when their weight files changed since.
 fn detectors(state: &ServerState) -> Result<Arc<Detectors>, DetectError> {
     let mut cached = state.detectors.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    if let Some(loaded) = cached.as_ref().filter(|loaded| loaded.files == current_files(&state.catalog, &state.settings.data_root)) {
+    if let Some(loaded) = cached.as_ref().filter(|loaded| loaded.files == current_files(&state.catalog, &state.settings.data_root, &REQUIREMENTS)) {
         return Ok(Arc::clone(loaded));
     }
     let loaded = Arc::new(Detectors::load(&state.catalog, &state.settings.data_root)?);
