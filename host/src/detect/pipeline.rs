@@ -127,10 +127,11 @@ pub(crate) fn runtime(library: Option<&PathBuf>, missing: &mut Vec<Missing>) -> 
     })
 }
 
-/// What is outstanding now, without loading models (for capabilities): assets, and system libraries
-/// when the runtime is installed (loading the library once tells).
-pub fn outstanding(catalog: &Catalog, data_root: &Path) -> (Vec<Missing>, Option<String>) {
-    let (found, mut missing) = locate(catalog, data_root, &REQUIREMENTS);
+/// What `requirements` (the runtime first: the detectors' [`REQUIREMENTS`] or the reader's) lack
+/// now, without loading models (for capabilities): assets, and system libraries when the runtime
+/// is installed (loading the library once tells).
+pub fn outstanding(catalog: &Catalog, data_root: &Path, requirements: &[(&str, &'static str)]) -> (Vec<Missing>, Option<String>) {
+    let (found, mut missing) = locate(catalog, data_root, requirements);
     let detector_error = runtime(found[0].as_ref(), &mut missing).err();
     (missing, detector_error)
 }

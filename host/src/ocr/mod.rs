@@ -37,11 +37,6 @@ pub fn load(catalog: &Catalog, data_root: &Path) -> Result<Reader, DetectError> 
     Reader::load(environment, folder).map_err(|error| DetectError::Inference(format!("the OCR models do not load: {error}")))
 }
 
-/// Whether the assets reading text needs are installed (nothing is loaded to tell).
-pub fn assets_ready(catalog: &Catalog, data_root: &Path) -> bool {
-    locate(catalog, data_root, &REQUIREMENTS).1.is_empty()
-}
-
 /// The words of one region of a scan.
 #[derive(Debug, Clone)]
 pub struct Reading {

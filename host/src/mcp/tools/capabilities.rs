@@ -270,9 +270,9 @@ pub fn provider_infos(state: &ServerState) -> Vec<ProviderInfo> {
 
 fn capabilities_now(state: &ServerState) -> CapabilitiesResult {
     let providers = provider_infos(state);
-    let (missing, _) = crate::detect::pipeline::outstanding(&state.catalog, &state.settings.data_root);
+    let (missing, _) = crate::detect::pipeline::outstanding(&state.catalog, &state.settings.data_root, &crate::detect::pipeline::REQUIREMENTS);
     let detectors = DetectorInfo { ready: missing.is_empty(), missing_requirements: missing.iter().map(crate::detect::pipeline::Missing::describe).collect() };
-    let reading = crate::ocr::assets_ready(&state.catalog, &state.settings.data_root);
+    let reading = crate::detect::pipeline::outstanding(&state.catalog, &state.settings.data_root, &crate::ocr::REQUIREMENTS).0.is_empty();
     let settings = &state.settings;
     let (data_state, counts) = match state.registry.counts() {
         Ok(counts) => match state.registry.check_writable() {

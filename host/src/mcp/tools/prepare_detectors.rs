@@ -62,13 +62,15 @@ pub async fn outstanding(state: &Arc<ServerState>) -> (Vec<String>, bool) {
     let state = Arc::clone(state);
     trace::spawn_blocking(move || {
         let (catalog, root) = (&state.catalog, &state.settings.data_root);
-        let (mut missing, _) = pipeline::outstanding(catalog, root);
-        let reading = crate::ocr::assets_ready(catalog, root) && missing.iter().all(|m| !matches!(m, pipeline::Missing::Library(_)));
-        let detecting = missing.is_empty();
-        let reader_missing: Vec<pipeline::Missing> =
-            pipeline::locate(catalog, root, &crate::ocr::REQUIREMENTS).1.into_iter().filter(|m| !missing.contains(m)).collect();
-        missing.extend(reader_missing);
-        (missing.iter().map(pipeline::Missing::describe).collect(), reading || detecting)
+        let (mut missing, _) = pipeline::outstanding(catalog, root, &pipeline::REQUIREMENTS);
+        let (reader_missing, _) = pipeline::outstanding(catalog, root, &crate::ocr::REQUIREMENTS);
+        let ready = missing.is_empty() || reader_missing.is_empty();
+        for item in reader_missing {
+            if !missing.contains(&item) {
+                missing.push(item);
+            }
+        }
+        (missing.iter().map(pipeline::Missing::describe).collect(), ready)
     })
     .await
 }
