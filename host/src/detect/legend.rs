@@ -70,30 +70,31 @@ pub fn delta_e(a: [f64; 3], b: [f64; 3]) -> f64 {
     ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt()
 }
 
-/// The per-channel median of the non-black pixels of `bbox` in an RGB image
-/// (`rgb`: `width`×`height`×3, row-major); black when every pixel is.
-pub fn swatch_colour(rgb: &[u8], width: u32, height: u32, bbox: &PixelBox) -> (u8, u8, u8) {
-    let (x0, y0, x1, y1) = bbox.pixels(width, height);
+/// The per-channel median of `pixels`, or `None` when there are none.
+pub fn median_colour(pixels: impl IntoIterator<Item = (u8, u8, u8)>) -> Option<(u8, u8, u8)> {
     let mut channels: [Vec<u8>; 3] = Default::default();
-    for y in y0..y1 {
-        let row = &rgb[(y * width * 3) as usize..((y + 1) * width * 3) as usize];
-        for pixel in row[(x0 * 3) as usize..(x1 * 3) as usize].chunks_exact(3) {
-            if pixel.iter().any(|&c| c >= BLACK) {
-                for (channel, &value) in channels.iter_mut().zip(pixel) {
-                    channel.push(value);
-                }
-            }
-        }
+    for (r, g, b) in pixels {
+        channels[0].push(r);
+        channels[1].push(g);
+        channels[2].push(b);
     }
     let median = |values: &mut Vec<u8>| {
-        if values.is_empty() {
-            return 0;
-        }
         let middle = values.len() / 2;
         *values.select_nth_unstable(middle).1
     };
     let [r, g, b] = &mut channels;
-    (median(r), median(g), median(b))
+    (!r.is_empty()).then(|| (median(r), median(g), median(b)))
+}
+
+/// The per-channel median of the non-black pixels of `bbox` in an RGB image
+/// (`rgb`: `width`×`height`×3, row-major); black when every pixel is.
+pub fn swatch_colour(rgb: &[u8], width: u32, height: u32, bbox: &PixelBox) -> (u8, u8, u8) {
+    let (x0, y0, x1, y1) = bbox.pixels(width, height);
+    let non_black = (y0..y1)
+        .flat_map(|y| rgb[((y * width + x0) * 3) as usize..((y * width + x1) * 3) as usize].chunks_exact(3))
+        .filter(|pixel| pixel.iter().any(|&c| c >= BLACK))
+        .map(|pixel| (pixel[0], pixel[1], pixel[2]));
+    median_colour(non_black).unwrap_or((0, 0, 0))
 }
 
 /// Pairs each swatch (top to bottom, then left to right) with the nearest

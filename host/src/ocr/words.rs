@@ -9,7 +9,7 @@
 //! scan resolution.
 
 use crate::detect::Rgb;
-use crate::detect::legend::{delta_e, lab};
+use crate::detect::legend::{delta_e, lab, median_colour};
 use crate::detect::postprocess::PixelBox;
 use crate::ocr::reader::Line;
 
@@ -282,17 +282,8 @@ fn pixels<'a>(image: &'a Rgb, bbox: &PixelBox) -> impl Iterator<Item = (u8, u8, 
 /// The median colour of the brighter half of `bbox`'s pixels: a swatch's ground, not its printed code.
 pub fn ground_colour(image: &Rgb, bbox: &PixelBox) -> Option<(u8, u8, u8)> {
     let mut found: Vec<(u32, (u8, u8, u8))> = pixels(image, bbox).map(|p| (p.0 as u32 * 299 + p.1 as u32 * 587 + p.2 as u32 * 114, p)).collect();
-    if found.is_empty() {
-        return None;
-    }
     found.sort_unstable_by_key(|(luminance, _)| *luminance);
-    let bright = &found[found.len() / 2..];
-    let median = |channel: fn(&(u8, u8, u8)) -> u8| {
-        let mut values: Vec<u8> = bright.iter().map(|(_, p)| channel(p)).collect();
-        let middle = values.len() / 2;
-        *values.select_nth_unstable(middle).1
-    };
-    Some((median(|p| p.0), median(|p| p.1), median(|p| p.2)))
+    median_colour(found[found.len() / 2..].iter().map(|(_, pixel)| *pixel))
 }
 
 /// Paper: nearly white and grey.
@@ -311,18 +302,9 @@ fn swatch(image: &Rgb, code: &PixelBox) -> (PixelBox, Option<(u8, u8, u8)>) {
     if is_paper(colour) {
         let left = PixelBox { x0: code.x0 - 4.0 * h, y0: code.y0, x1: code.x0 - 0.3 * h, y1: code.y1 };
         let coloured: Vec<(u8, u8, u8)> = pixels(image, &left).filter(|p| !is_paper(*p) && lab(*p)[0] > 25.0).collect();
-        if coloured.len() * 3 >= pixels(image, &left).count() && !coloured.is_empty() {
-            let (mut r, mut g, mut b): (Vec<u8>, Vec<u8>, Vec<u8>) = (Vec::new(), Vec::new(), Vec::new());
-            for p in &coloured {
-                r.push(p.0);
-                g.push(p.1);
-                b.push(p.2);
-            }
-            let median = |values: &mut Vec<u8>| {
-                let middle = values.len() / 2;
-                *values.select_nth_unstable(middle).1
-            };
-            colour = (median(&mut r), median(&mut g), median(&mut b));
+        let enough = coloured.len() * 3 >= pixels(image, &left).count();
+        if let Some(found) = median_colour(coloured).filter(|_| enough) {
+            colour = found;
             let target = lab(colour);
             let rows = (code.y0 + 0.25 * h, code.y1 - 0.25 * h);
             let (from, to) = (left.x0.max(0.0).floor() as u32, left.x1.max(0.0).floor() as u32);
