@@ -39,7 +39,6 @@ pub enum Resampling {
 }
 
 /// A decoded scan: RGB, row-major.
-#[derive(Clone)]
 pub struct Rgb {
     /// Width in pixels.
     pub width: u32,

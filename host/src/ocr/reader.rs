@@ -146,7 +146,7 @@ impl Reader {
     }
 
     /// For each line image, whether the classifier reads it as upside down.
-    fn upside_down(&self, lines: &[Rgb]) -> Result<Vec<bool>, OnnxError> {
+    fn upside_down(&self, lines: &[&Rgb]) -> Result<Vec<bool>, OnnxError> {
         let plane = (LINE_HEIGHT * CLASSIFIER_WIDTH) as usize;
         let mut input = vec![0.0_f32; plane * 3 * lines.len()];
         for (index, line) in lines.iter().enumerate() {
@@ -156,7 +156,7 @@ impl Reader {
             } else {
                 Some(line.resized_region((0, 0, line.width, line.height), width, LINE_HEIGHT, Resampling::Interpolated))
             };
-            write_planes(fitted.as_ref().unwrap_or(line), &mut input[index * plane * 3..(index + 1) * plane * 3], CLASSIFIER_WIDTH);
+            write_planes(fitted.as_ref().unwrap_or(*line), &mut input[index * plane * 3..(index + 1) * plane * 3], CLASSIFIER_WIDTH);
         }
         let tensor = Tensor::from_array(([lines.len(), 3, LINE_HEIGHT as usize, CLASSIFIER_WIDTH as usize], input))
             .map_err(|error| OnnxError::Run(error.to_string()))?;
@@ -209,7 +209,7 @@ impl Reader {
         let mut images: Vec<Rgb> = batch.iter().map(|bbox| Self::line_image(image, bbox)).collect();
         let judged: Vec<usize> = (0..images.len()).filter(|&i| images[i].width >= (LINE_HEIGHT as f32 * MIN_CLASSIFIED_RATIO) as u32).collect();
         if !judged.is_empty() {
-            let candidates: Vec<Rgb> = judged.iter().map(|&i| images[i].clone()).collect();
+            let candidates: Vec<&Rgb> = judged.iter().map(|&i| &images[i]).collect();
             for (&index, over) in judged.iter().zip(self.upside_down(&candidates)?) {
                 if over {
                     images[index].turn_over();

@@ -85,7 +85,7 @@ pub struct Component {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum LayoutSource {
-    /// This server's detectors, on the scan's pixels.
+    /// This server's models (PEACE's detectors, the OCR models or both: see `method`), on the scan's pixels.
     Detectors,
     /// The map bundle the map was registered from, as written.
     MapBundle,
@@ -335,7 +335,12 @@ fn find_layout(
     let image = decode(&map.file, state.settings.max_image_pixels).map_err(|error| DetectError::Decode(error.0))?;
     let decode_ms = millis(started);
     between()?;
-    let mut layout = new_layout(&map.record.map_id, LayoutSource::Detectors, image.width, image.height);
+    let method = match (&detectors, &reader) {
+        (Some(_), Some(_)) => Method::Both,
+        (Some(_), None) => Method::Detector,
+        (None, _) => Method::Text,
+    };
+    let mut layout = new_layout(&map.record.map_id, method, image.width, image.height);
     layout.warnings = warnings;
     let (map_id, layout_id) = (layout.map_id.clone(), layout.layout_id.clone());
     let mut timings = Timings { load_ms, decode_ms, components_ms: 0.0, legend_ms: 0.0, words_ms: 0.0, write_ms: 0.0 };
@@ -375,19 +380,16 @@ fn find_layout(
             })
             .collect();
         layout.models = detectors.models.clone();
-        layout.method = Method::Detector;
         if reader.is_some() {
             let started = Instant::now();
             read_detected_words(&mut layout, |region| read_words(region, 30, 80))?;
             timings.words_ms = millis(started);
-            layout.method = Method::Both;
         }
     } else {
         let started = Instant::now();
         let lines = read_words((0, 0, image.width, image.height), 10, 80)?;
         let words = read_layout(&lines, &image);
         timings.words_ms = millis(started);
-        layout.method = Method::Text;
         layout.title = words.title.as_ref().map(|title| title.text.clone());
         layout.components = text_components(&words);
         layout.legend_entries = text_entries(&words, &layout.components);
@@ -477,7 +479,7 @@ fn text_entries(words: &WordsLayout, components: &[Component]) -> Vec<LegendItem
 }
 
 /// A new layout of `map_id` with nothing found yet.
-fn new_layout(map_id: &str, source: LayoutSource, width: u32, height: u32) -> Layout {
+fn new_layout(map_id: &str, method: Method, width: u32, height: u32) -> Layout {
     let layout_id = format!("lay_{}", trace::random_hex(10));
     Layout {
         schema: LAYOUT_SCHEMA.to_owned(),
@@ -485,8 +487,8 @@ fn new_layout(map_id: &str, source: LayoutSource, width: u32, height: u32) -> La
         map_id: map_id.to_owned(),
         layout_id,
         created_at: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
-        source,
-        method: if source == LayoutSource::MapBundle { Method::MapBundle } else { Method::Text },
+        source: if method == Method::MapBundle { LayoutSource::MapBundle } else { LayoutSource::Detectors },
+        method,
         title: None,
         width,
         height,
@@ -528,7 +530,7 @@ fn bundle_layout(state: &ServerState, map: RegisteredMap) -> Result<Layout, Tool
     let started = Instant::now();
     let RegisteredMap { record, mut file, .. } = map;
     let MapBundle { image, components, legend_entries, .. } = media::read_bundle(&mut file)?;
-    let mut layout = new_layout(&record.map_id, LayoutSource::MapBundle, image.width, image.height);
+    let mut layout = new_layout(&record.map_id, Method::MapBundle, image.width, image.height);
     layout.components = components
         .into_iter()
         .map(|component| Component {
