@@ -5,6 +5,7 @@ pub mod assets;
 pub mod detect;
 pub mod errors;
 pub mod georef;
+pub mod http;
 pub mod mcp;
 pub mod media;
 pub mod ocr;

@@ -5,19 +5,24 @@ use std::process::ExitCode;
 use std::time::SystemTime;
 
 use rmcp::ServiceExt;
+use rmcp::service::ServerInitializeError;
 use stratigraphic_amenity::assets::{self, AssetState, Catalog};
+use stratigraphic_amenity::http::HttpServer;
 use stratigraphic_amenity::mcp::{GeomapServer, SERVER_NAME, SERVER_VERSION, ServerState, StartupError};
 use stratigraphic_amenity::providers::{self, LoadFailure, LoadState, Origin, ProviderSet};
 use stratigraphic_amenity::registry::{self, CorruptProblem, Registry, RegistryDocument, RegistryError};
 use stratigraphic_amenity::roots::MapRoots;
 use stratigraphic_amenity::settings::Settings;
 use stratigraphic_amenity::trace;
+use tokio_util::sync::CancellationToken;
 
 const HELP: &str = "\
 stratigraphic-amenity — an MCP server for scanned geologic maps
 
 USAGE:
     stratigraphic-amenity            serve MCP over stdio (what MCP hosts run)
+    stratigraphic-amenity serve --http ADDR:PORT
+                                     serve MCP over streamable HTTP at /mcp (health check at /healthz)
     stratigraphic-amenity check      validate settings, data root and registry (full integrity check), print them, exit
     stratigraphic-amenity registry export [FILE]
                                      write the whole registry as JSON to FILE (default: standard output)
@@ -40,10 +45,15 @@ lower case without GEOMAP_; the environment wins):
     GEOMAP_ASSET_MIRROR    base URL to fetch approved assets from instead of upstream
     GEOMAP_ASSET_TIMEOUT   how long an asset download may receive nothing (default 30s)
     GEOMAP_LOG             log filter (default info); the log goes to stderr
+    GEOMAP_HTTP_LISTEN     serve streamable HTTP on ADDR:PORT instead of stdio (as `serve --http`)
+    GEOMAP_HTTP_TOKENS_FILE   bearer tokens, one per line; required to listen off loopback
+    GEOMAP_HTTP_ALLOWED_HOSTS host names (or host:port) clients may use besides loopback, comma-separated
+    GEOMAP_MAX_HEAVY_CALLS how many detection, reading, georeference and download calls run at once (default: cores)
+    GEOMAP_SHUTDOWN_GRACE  how long calls in flight may finish after SIGTERM or SIGINT (default 30s)
 ";
 
 enum Command {
-    Serve,
+    Serve { http: Option<String> },
     Check,
     Export(Option<PathBuf>),
     Import(PathBuf),
@@ -56,7 +66,9 @@ enum Command {
 fn parse_command(args: &[String]) -> Result<Command, String> {
     let words: Vec<&str> = args.iter().map(String::as_str).collect();
     match words.as_slice() {
-        [] => Ok(Command::Serve),
+        [] | ["serve"] => Ok(Command::Serve { http: None }),
+        ["serve", "--http", address] => Ok(Command::Serve { http: Some((*address).to_owned()) }),
+        ["serve", ..] => Err("serve takes nothing (stdio), or `--http ADDR:PORT`".to_owned()),
         ["check"] => Ok(Command::Check),
         ["--help" | "-h" | "help"] => Ok(Command::Help),
         ["--version" | "-V"] => Ok(Command::Version),
@@ -91,9 +103,13 @@ fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Command::CheckProvider(file) => return check_provider(&file),
-        Command::Serve | Command::Check | Command::Export(_) | Command::Import(_) | Command::Providers => {}
+        Command::Serve { .. } | Command::Check | Command::Export(_) | Command::Import(_) | Command::Providers => {}
     }
-    let settings = match Settings::from_process_env() {
+    let settings = match (Settings::from_process_env(), &command) {
+        (Ok(settings), Command::Serve { http: Some(address) }) => settings.with_http_listen(address),
+        (settings, _) => settings,
+    };
+    let settings = match settings {
         Ok(settings) => settings,
         Err(error) => {
             eprintln!("stratigraphic-amenity: bad setting: {error}");
@@ -105,13 +121,21 @@ fn main() -> ExitCode {
         Command::Export(file) => export(&settings, file.as_deref()),
         Command::Import(file) => import(&settings, &file),
         Command::Providers => list_providers(&settings),
-        _ => serve(settings),
+        Command::Serve { .. } => serve(settings),
+        Command::Help | Command::Version | Command::CheckProvider(_) => unreachable!("answered above"),
     }
 }
 
 fn serve(settings: Settings) -> ExitCode {
     trace::init_logging(&settings.log_filter);
     trace::install_panic_hook();
+    let http = match settings.http_listen.map(|_| HttpServer::configure(&settings)).transpose() {
+        Ok(http) => http,
+        Err(error) => {
+            eprintln!("stratigraphic-amenity: cannot start: {error}");
+            return ExitCode::from(2);
+        }
+    };
     let state = match ServerState::start(settings) {
         Ok(state) => state,
         Err(error) => {
@@ -125,18 +149,75 @@ fn serve(settings: Settings) -> ExitCode {
         }
     };
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("the Tokio runtime starts");
+    let server = GeomapServer::new(state);
     let outcome = runtime.block_on(async {
-        tracing::info!(event = %"server_start", version = %SERVER_VERSION, data_root = %state.settings.data_root.display());
-        let running = GeomapServer::new(state).serve(rmcp::transport::io::stdio_pipes()).await?;
-        running.waiting().await?;
+        let state = server.state();
+        let transport = if http.is_some() { "http" } else { "stdio" };
+        tracing::info!(event = %"server_start", version = %SERVER_VERSION, transport = %transport, data_root = %state.settings.data_root.display());
+        let stop = CancellationToken::new();
+        tokio::spawn(stop_on_signal(stop.clone()));
+        match http {
+            Some(http) => {
+                let drained = CancellationToken::new();
+                let mut serving = tokio::spawn(http.serve(server.clone(), stop.clone(), drained.clone()));
+                tokio::select! {
+                    served = &mut serving => return served.expect("the HTTP server does not panic").map_err(Into::into),
+                    () = stop.cancelled() => {}
+                }
+                drain(state).await;
+                drained.cancel();
+                serving.await.expect("the HTTP server does not panic")?;
+            }
+            None => {
+                let running = match server.clone().serve(rmcp::transport::io::stdio_pipes()).await {
+                    Ok(running) => running,
+                    Err(ServerInitializeError::ExpectedInitializeRequest(None) | ServerInitializeError::ConnectionClosed(_)) => {
+                        tracing::info!(event = %"server_stop", "standard input ended before the client initialized; nothing to serve");
+                        return Ok(());
+                    }
+                    Err(error) => return Err(error.into()),
+                };
+                let cancel = running.cancellation_token();
+                tokio::select! {
+                    ended = running.waiting() => { ended?; }
+                    () = stop.cancelled() => {
+                        drain(state).await;
+                        cancel.cancel();
+                    }
+                }
+            }
+        }
         Ok::<(), Box<dyn std::error::Error>>(())
     });
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            tracing::error!("the MCP session ended with an error: {error}");
+            tracing::error!("the MCP server ended with an error: {error}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Cancels `stop` at the first SIGTERM or SIGINT.
+async fn stop_on_signal(stop: CancellationToken) {
+    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("SIGTERM can be watched");
+    let signal = tokio::select! {
+        _ = terminate.recv() => "SIGTERM",
+        _ = tokio::signal::ctrl_c() => "SIGINT",
+    };
+    tracing::info!(event = %"server_stop", signal = %signal, "stopping: no new connections; calls in flight may finish");
+    stop.cancel();
+}
+
+/// Lets the calls in flight finish within `GEOMAP_SHUTDOWN_GRACE`, then cancels the rest (each still
+/// writes its log line, as cancelled).
+async fn drain(state: &ServerState) {
+    let grace = state.settings.shutdown_grace;
+    if tokio::time::timeout(grace, state.calls.idle()).await.is_err() {
+        tracing::warn!(event = %"server_stop", calls = state.calls.count(), "the grace period ({grace:?}, GEOMAP_SHUTDOWN_GRACE) is over: cancelling the calls still running");
+        state.stopping.cancel();
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), state.calls.idle()).await;
     }
 }
 
@@ -413,6 +494,15 @@ fn check(settings: &Settings) -> ExitCode {
         }
         Err(error) => line(false, format!("assets: {error}")),
     }
+    match settings.http_listen {
+        None => line(true, "transport: stdio (GEOMAP_HTTP_LISTEN unset)".into()),
+        Some(address) => match HttpServer::configure(settings) {
+            Ok(http) => line(true, format!("transport: streamable HTTP on {address} at /mcp; {}", http.describe_access())),
+            Err(error) => line(false, format!("transport: streamable HTTP on {address}: {error}")),
+        },
+    }
+    line(true, format!("heavy calls at once: {} (GEOMAP_MAX_HEAVY_CALLS)", settings.max_heavy_calls));
+    line(true, format!("shutdown grace: {:?} (GEOMAP_SHUTDOWN_GRACE)", settings.shutdown_grace));
     line(true, format!("log filter: {}", settings.log_filter));
     let ready = problems == 0;
     report.push_str(&match ready {

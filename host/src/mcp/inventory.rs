@@ -84,6 +84,14 @@ pub struct ToolSpec {
 }
 
 impl ToolSpec {
+    /// Whether the call takes one of the heavy-call slots: it decodes a whole scan, runs models, warps, or downloads.
+    pub fn heavy(&self) -> bool {
+        matches!(
+            self.name,
+            ToolName::Georeference | ToolName::ProcessImage | ToolName::ReadText | ToolName::UnitAt | ToolName::PrepareDetectors | ToolName::PrepareKnowledge
+        )
+    }
+
     /// Whether repeating the call unchanged is safe (from its annotations).
     pub fn idempotent(&self) -> bool {
         self.tool.annotations.as_ref().is_some_and(ToolAnnotations::is_idempotent)

@@ -9,6 +9,7 @@
 
 pub mod adapter;
 pub mod arguments;
+pub mod calls;
 pub mod consent;
 pub mod error_result;
 pub mod inventory;
@@ -29,6 +30,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde::Serialize;
 use serde_json::Value;
+use sha2::Digest;
 
 use crate::assets::{Catalog, OverrideError};
 use crate::errors::{Envelope, ErrorCode};
@@ -98,6 +100,12 @@ pub struct ServerState {
     pub detectors: std::sync::Mutex<Option<Arc<crate::detect::pipeline::Detectors>>>,
     /// The OCR reader, loaded at first use and again when its models change, with the model files it was loaded from.
     pub reader: std::sync::Mutex<Option<(crate::detect::pipeline::ModelFiles, Arc<crate::ocr::reader::Reader>)>>,
+    /// Calls running now.
+    pub calls: calls::InFlight,
+    /// The slots heavy calls share (`GEOMAP_MAX_HEAVY_CALLS`).
+    pub heavy: calls::HeavySlots,
+    /// Cancelled when a stopping server's grace period is over: calls still running end as cancelled.
+    pub stopping: CancellationToken,
 }
 
 impl ServerState {
@@ -113,7 +121,6 @@ impl ServerState {
         let roots = MapRoots::open(&settings.map_roots).map_err(|(path, source)| StartupError::MapRoot { path, source })?;
         let inventory = Inventory::new(&settings, &catalog);
         Ok(ServerState {
-            settings,
             roots,
             registry,
             catalog,
@@ -121,6 +128,10 @@ impl ServerState {
             providers: tokio::sync::OnceCell::new(),
             detectors: Default::default(),
             reader: Default::default(),
+            calls: calls::InFlight::default(),
+            heavy: calls::HeavySlots::new(settings.max_heavy_calls),
+            stopping: CancellationToken::new(),
+            settings,
         })
     }
 
@@ -151,12 +162,14 @@ pub struct CallContext {
     pub consent: ConsentChannel,
     /// Cancelled when the client cancels the request.
     pub cancel: CancellationToken,
+    /// An opaque name for the client's HTTP session (or connection), for the log line; `None` over stdio.
+    pub session: Option<String>,
 }
 
 impl CallContext {
     /// A call with no progress token, no way to ask the user, and no cancellation.
     fn bare() -> CallContext {
-        CallContext { progress: None, consent: ConsentChannel::Unavailable, cancel: CancellationToken::new() }
+        CallContext { progress: None, consent: ConsentChannel::Unavailable, cancel: CancellationToken::new(), session: None }
     }
 }
 
@@ -195,6 +208,11 @@ impl GeomapServer {
         GeomapServer { state: Arc::new(state) }
     }
 
+    /// What the server shares between calls.
+    pub fn state(&self) -> &Arc<ServerState> {
+        &self.state
+    }
+
     async fn dispatch(&self, spec: &ToolSpec, arguments: Option<JsonObject>, call: CallContext) -> Result<Dispatched, ToolError> {
         let name = spec.name;
         #[cfg(feature = "fault-injection")]
@@ -202,6 +220,14 @@ impl GeomapServer {
             panic!("fault injection: {} panics on purpose", name.as_str());
         }
         let state = Arc::clone(&self.state);
+        let _slot = match spec.heavy() {
+            true => Some(state.heavy.take(call.progress.as_ref(), &call.cancel).await.map_err(|_| ToolError::Cancelled)?),
+            false => None,
+        };
+        #[cfg(feature = "fault-injection")]
+        if let Some(millis) = std::env::var("GEOMAP_FAULT_SLOW_TOOL").ok().and_then(|slow| slow.strip_prefix(&format!("{}:", name.as_str()))?.parse().ok()) {
+            tokio::time::sleep(std::time::Duration::from_millis(millis)).await; // holding its slot, as a long call would
+        }
         let progress = call.progress;
         let output = match name {
             ToolName::Capabilities => {
@@ -281,15 +307,23 @@ impl GeomapServer {
     /// One tool call from start to its log line: `arguments` is `Err` when the
     /// request already failed to parse.
     async fn run_tool_call(&self, name: &str, arguments: Result<Option<JsonObject>, ArgumentError>, call: CallContext) -> Result<CallToolResponse, ErrorData> {
+        let _running = self.state.calls.enter();
         let trace_id = TraceId::random();
         let started = Instant::now();
+        let session = call.session.clone();
         let Some(spec) = self.state.inventory.find(name) else {
             let envelope = self.unknown_tool(name, &trace_id);
-            trace::log_tool_call(name, ErrorCode::UnknownTool.as_str(), started.elapsed(), &trace_id, None);
+            trace::log_tool_call(name, ErrorCode::UnknownTool.as_str(), started.elapsed(), &trace_id, session.as_deref(), None);
             return Err(error_result::protocol_error(&envelope));
         };
         let outcome = match arguments {
-            Ok(arguments) => trace::run_call(trace_id.clone(), self.dispatch(spec, arguments, call)).await,
+            Ok(arguments) => {
+                let run = trace::run_call(trace_id.clone(), self.dispatch(spec, arguments, call));
+                tokio::select! {
+                    outcome = run => outcome,
+                    () = self.state.stopping.cancelled() => Ok(Err(ToolError::Cancelled)),
+                }
+            }
             Err(malformed) => Ok(Err(ToolError::InvalidArguments(malformed))),
         };
         let (result, label, detail): (CallToolResponse, &str, _) = match outcome {
@@ -305,7 +339,7 @@ impl GeomapServer {
                 (error_result::error_result(&envelope).into(), envelope.code.as_str(), Some(report))
             }
         };
-        trace::log_tool_call(spec.name.as_str(), label, started.elapsed(), &trace_id, detail.as_deref());
+        trace::log_tool_call(spec.name.as_str(), label, started.elapsed(), &trace_id, session.as_deref(), detail.as_deref());
         Ok(result)
     }
 
@@ -334,6 +368,16 @@ impl GeomapServer {
     }
 }
 
+/// An opaque name for the HTTP client a request came from: a digest of its MCP session ID, or the
+/// connection's name when its protocol era has no sessions. `None` over stdio.
+fn session_of(context: &RequestContext<RoleServer>) -> Option<String> {
+    let parts = context.extensions.get::<http::request::Parts>()?;
+    match parts.headers.get("mcp-session-id") {
+        Some(id) => Some(format!("s{}", &crate::lowercase_hex(&sha2::Sha256::digest(id.as_bytes()))[..12])),
+        None => parts.extensions.get::<crate::http::Connection>().map(|connection| connection.0.clone()),
+    }
+}
+
 /// Operator-facing failures get their domain error logged above the call's line.
 fn operator_detail(error: &ToolError, envelope: &Envelope) -> Option<String> {
     matches!(envelope.code, ErrorCode::InternalError | ErrorCode::RegistryCorrupt | ErrorCode::MissingSystemDependency).then(|| error.to_string())
@@ -353,7 +397,7 @@ impl ServerHandler for GeomapServer {
     async fn call_tool(&self, request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
         let progress = context.meta.get_progress_token().map(|token| ProgressSink { peer: context.peer.clone(), token });
         let consent = ConsentChannel::of(&context, request.input_responses.as_ref());
-        let call = CallContext { progress, consent, cancel: context.ct.clone() };
+        let call = CallContext { progress, consent, cancel: context.ct.clone(), session: session_of(&context) };
         self.run_tool_call(&request.name, Ok(request.arguments), call).await
     }
 

@@ -7,6 +7,7 @@
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -52,10 +53,23 @@ pub struct Settings {
     pub log_filter: String,
     /// The TOML file the settings were read from, if any.
     pub config_file: Option<PathBuf>,
+    /// Serve streamable HTTP on this address instead of stdio (`GEOMAP_HTTP_LISTEN`, or `serve --http`).
+    pub http_listen: Option<SocketAddr>,
+    /// A file of bearer tokens, one per line (`GEOMAP_HTTP_TOKENS_FILE`); required off loopback.
+    pub http_tokens_file: Option<PathBuf>,
+    /// Host names (or `host:port`) besides loopback that HTTP requests may name in `Host` and `Origin`
+    /// (`GEOMAP_HTTP_ALLOWED_HOSTS`, comma-separated).
+    pub http_allowed_hosts: Vec<String>,
+    /// How many heavy calls (detection, reading, georeference, downloads) run at once (`GEOMAP_MAX_HEAVY_CALLS`).
+    pub max_heavy_calls: usize,
+    /// How long calls in flight may finish after SIGTERM or SIGINT before they are cancelled (`GEOMAP_SHUTDOWN_GRACE`).
+    pub shutdown_grace: Duration,
 }
 
 /// Default for `GEOMAP_ASSET_TIMEOUT`.
 pub const DEFAULT_ASSET_TIMEOUT: Duration = Duration::from_secs(30);
+/// Default for `GEOMAP_SHUTDOWN_GRACE`.
+pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
 
 /// The operator's limits for one provider (config file only); what is unset keeps the default.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -139,6 +153,11 @@ struct ConfigFile {
     #[serde(default)]
     provider_limits: BTreeMap<String, ProviderLimitsFile>,
     log: Option<String>,
+    http_listen: Option<String>,
+    http_tokens_file: Option<PathBuf>,
+    http_allowed_hosts: Option<Vec<String>>,
+    max_heavy_calls: Option<u64>,
+    shutdown_grace: Option<String>,
 }
 
 impl Settings {
@@ -196,17 +215,39 @@ impl Settings {
         if let Some(url) = &asset_mirror {
             mirror_url(url)?;
         }
-        let asset_timeout = match var("GEOMAP_ASSET_TIMEOUT") {
-            Some(value) => Some(text("GEOMAP_ASSET_TIMEOUT", &value)?),
-            None => file.asset_timeout,
+        let duration = |name: &'static str, from_file: Option<String>, default: Duration| {
+            let value = match var(name) {
+                Some(value) => Some(text(name, &value)?),
+                None => from_file,
+            };
+            match value {
+                Some(value) => humantime::parse_duration(&value)
+                    .ok()
+                    .filter(|duration| !duration.is_zero())
+                    .ok_or_else(|| invalid(name, &value, "a duration above zero such as `30s` or `2m`")),
+                None => Ok(default),
+            }
         };
-        let asset_timeout = match asset_timeout {
-            Some(value) => humantime::parse_duration(&value)
-                .ok()
-                .filter(|duration| !duration.is_zero())
-                .ok_or_else(|| invalid("GEOMAP_ASSET_TIMEOUT", &value, "a duration above zero such as `30s` or `2m`"))?,
-            None => DEFAULT_ASSET_TIMEOUT,
+        let asset_timeout = duration("GEOMAP_ASSET_TIMEOUT", file.asset_timeout, DEFAULT_ASSET_TIMEOUT)?;
+        let shutdown_grace = duration("GEOMAP_SHUTDOWN_GRACE", file.shutdown_grace, DEFAULT_SHUTDOWN_GRACE)?;
+        let http_listen = match var("GEOMAP_HTTP_LISTEN") {
+            Some(value) => Some(text("GEOMAP_HTTP_LISTEN", &value)?),
+            None => file.http_listen,
         };
+        let http_listen = http_listen.map(|value| listen_address(&value)).transpose()?;
+        let http_tokens_file = match var("GEOMAP_HTTP_TOKENS_FILE") {
+            Some(value) => Some(absolute_path("GEOMAP_HTTP_TOKENS_FILE", &value)?),
+            None => file.http_tokens_file.map(|path| absolute_path("GEOMAP_HTTP_TOKENS_FILE", path.as_os_str())).transpose()?,
+        };
+        let http_allowed_hosts = match var("GEOMAP_HTTP_ALLOWED_HOSTS") {
+            Some(value) => host_names(&text("GEOMAP_HTTP_ALLOWED_HOSTS", &value)?)?,
+            None => match file.http_allowed_hosts {
+                Some(hosts) => host_names(&hosts.join(","))?,
+                None => Vec::new(),
+            },
+        };
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
+        let max_heavy_calls = limit("GEOMAP_MAX_HEAVY_CALLS", file.max_heavy_calls, cores, false)? as usize;
         let log_filter = match var("GEOMAP_LOG") {
             Some(value) => text("GEOMAP_LOG", &value)?,
             None => file.log.unwrap_or_else(|| "info".to_owned()),
@@ -230,8 +271,44 @@ impl Settings {
             assets: file.assets,
             log_filter,
             config_file,
+            http_listen,
+            http_tokens_file,
+            http_allowed_hosts,
+            max_heavy_calls,
+            shutdown_grace,
         })
     }
+
+    /// Serving HTTP on `address` instead of what the settings say (`serve --http`).
+    pub fn with_http_listen(self, address: &str) -> Result<Settings, SettingsError> {
+        Ok(Settings { http_listen: Some(listen_address(address)?), ..self })
+    }
+
+    /// Whether a server with these settings may start: off loopback, HTTP requires bearer tokens.
+    pub fn http_problem(&self) -> Option<String> {
+        let address = self.http_listen?;
+        (!address.ip().is_loopback() && self.http_tokens_file.is_none()).then(|| {
+            format!(
+                "GEOMAP_HTTP_LISTEN={address} is not a loopback address, and anyone who can reach it could use this server: \
+                 set GEOMAP_HTTP_TOKENS_FILE to a file of bearer tokens (one per line), or listen on 127.0.0.1"
+            )
+        })
+    }
+}
+
+/// Parses `ADDR:PORT` for `GEOMAP_HTTP_LISTEN` and `serve --http`.
+fn listen_address(value: &str) -> Result<SocketAddr, SettingsError> {
+    value.trim().parse().map_err(|_| invalid("GEOMAP_HTTP_LISTEN", value, "an IP address and port such as 127.0.0.1:8080 or [::1]:8080"))
+}
+
+/// Host names or `host:port` authorities, comma-separated (`GEOMAP_HTTP_ALLOWED_HOSTS`).
+fn host_names(value: &str) -> Result<Vec<String>, SettingsError> {
+    let names: Vec<String> = value.split(',').map(str::trim).filter(|n| !n.is_empty()).map(str::to_ascii_lowercase).collect();
+    let valid = |n: &String| n.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':' | '[' | ']'));
+    if !names.iter().all(valid) {
+        return Err(invalid("GEOMAP_HTTP_ALLOWED_HOSTS", value, "host names or host:port, separated by commas (e.g. maps.example.org,10.0.0.5:8080)"));
+    }
+    Ok(names)
 }
 
 fn invalid(variable: &'static str, value: &str, accepts: &str) -> SettingsError {
@@ -402,6 +479,32 @@ mod tests {
         let error = load(&[("GEOMAP_CONFIG", file.to_str().unwrap())]).unwrap_err();
         assert!(matches!(error, SettingsError::ConfigFile { .. }), "{error:?}");
         assert!(error.to_string().contains("max_pixels"), "{error}");
+    }
+
+    #[test]
+    fn http_settings_parse_and_off_loopback_needs_tokens() {
+        let s = load(&[("GEOMAP_DATA_ROOT", "/d")]).unwrap();
+        assert_eq!((s.http_listen, s.shutdown_grace), (None, DEFAULT_SHUTDOWN_GRACE));
+        assert!(s.max_heavy_calls >= 1 && s.http_problem().is_none());
+        let s = load(&[("GEOMAP_DATA_ROOT", "/d"), ("GEOMAP_HTTP_LISTEN", "127.0.0.1:8080"), ("GEOMAP_MAX_HEAVY_CALLS", "2")]).unwrap();
+        assert_eq!((s.http_listen, s.max_heavy_calls), (Some("127.0.0.1:8080".parse().unwrap()), 2));
+        assert!(s.http_problem().is_none(), "loopback needs no token");
+        let open = s.with_http_listen("0.0.0.0:8080").unwrap();
+        assert!(open.http_problem().unwrap().contains("GEOMAP_HTTP_TOKENS_FILE"));
+        let guarded = load(&[("GEOMAP_DATA_ROOT", "/d"), ("GEOMAP_HTTP_LISTEN", "[::]:8080"), ("GEOMAP_HTTP_TOKENS_FILE", "/etc/geomap/tokens")]).unwrap();
+        assert!(guarded.http_problem().is_none());
+        let hosts = load(&[("GEOMAP_DATA_ROOT", "/d"), ("GEOMAP_HTTP_ALLOWED_HOSTS", "Maps.Example.org, 10.0.0.5:8080")]).unwrap();
+        assert_eq!(hosts.http_allowed_hosts, ["maps.example.org", "10.0.0.5:8080"]);
+        for (variable, value) in [
+            ("GEOMAP_HTTP_LISTEN", "localhost:80"),
+            ("GEOMAP_HTTP_TOKENS_FILE", "tokens.txt"),
+            ("GEOMAP_HTTP_ALLOWED_HOSTS", "evil.example/path"),
+            ("GEOMAP_MAX_HEAVY_CALLS", "0"),
+            ("GEOMAP_SHUTDOWN_GRACE", "forever"),
+        ] {
+            let error = load(&[("GEOMAP_DATA_ROOT", "/d"), (variable, value)]).unwrap_err();
+            assert!(error.to_string().starts_with(variable), "{error}");
+        }
     }
 
     #[test]

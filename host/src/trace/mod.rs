@@ -148,20 +148,18 @@ where
 
 /// Writes the one INFO line every tool call ends with. `detail` (a panic's
 /// backtrace, or an operator-facing failure) is logged just above it; the line
-/// itself carries no message. The tool name is sanitized: it may come from the client.
-pub fn log_tool_call(tool: &str, outcome: &str, duration: Duration, trace_id: &TraceId, detail: Option<&str>) {
+/// itself carries no message; over HTTP it ends with `session=`. The tool name is sanitized: it may come from the client.
+pub fn log_tool_call(tool: &str, outcome: &str, duration: Duration, trace_id: &TraceId, session: Option<&str>, detail: Option<&str>) {
     let tool: String = tool.chars().take(64).map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '?' }).collect();
     let tool = if tool.is_empty() { "-".to_owned() } else { tool };
     if let Some(detail) = detail {
         tracing::error!("trace_id={trace_id} tool={tool} failed: {detail}");
     }
-    tracing::info!(
-        event = %"tool_call",
-        tool = %tool,
-        outcome = %outcome,
-        duration_ms = duration.as_millis() as u64,
-        trace_id = %trace_id
-    );
+    let duration_ms = duration.as_millis() as u64;
+    match session {
+        None => tracing::info!(event = %"tool_call", tool = %tool, outcome = %outcome, duration_ms, trace_id = %trace_id),
+        Some(session) => tracing::info!(event = %"tool_call", tool = %tool, outcome = %outcome, duration_ms, trace_id = %trace_id, session = %session),
+    }
 }
 
 #[cfg(test)]

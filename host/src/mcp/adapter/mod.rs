@@ -72,6 +72,9 @@ pub enum ToolError {
     /// The tool panicked; the backtrace is in the log.
     #[error("the tool panicked")]
     Panic,
+    /// The client cancelled the call before it had a heavy-call slot, or the server stopped before it finished.
+    #[error("the call was cancelled")]
+    Cancelled,
 }
 
 impl ToolError {
@@ -81,6 +84,7 @@ impl ToolError {
             self,
             ToolError::Asset(AssetError::Install { reason: crate::assets::FailureReason::Cancelled, .. })
                 | ToolError::Detect(crate::detect::pipeline::DetectError::Cancelled)
+                | ToolError::Cancelled
         )
     }
 }
@@ -231,6 +235,10 @@ fn describe(error: &ToolError, call: &FailedCall<'_>) -> Parts {
                     hints,
                 )
             }
+        }
+        ToolError::Cancelled => {
+            let again = format!("Call {} again when you want the result.", call.tool);
+            parts(ErrorCode::InternalError, format!("The call was cancelled before it finished. {again}"), json!({ "reason": "cancelled" }), vec![again])
         }
     }
 }
