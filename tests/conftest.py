@@ -16,19 +16,26 @@ import struct
 import subprocess
 import threading
 import zlib
-from contextlib import asynccontextmanager
+import time
+from contextlib import asynccontextmanager, contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 BINARY = os.environ.get("GEOMAP_TEST_BINARY", str(Path(__file__).parents[1] / "target/release/stratigraphic-amenity"))
+# How Server.connect reaches the server: `stdio` (what MCP hosts run) or `http` (streamable HTTP on loopback, with a token).
+TRANSPORT = os.environ.get("GEOMAP_TEST_TRANSPORT", "stdio")
+HTTP_LISTEN = re.compile(r"event=http_listen address=(?P<address>\S+)")
 ERAS = ["legacy", "2026-07-28"]
 TRACE_ID = re.compile(r"^[0-9a-f]{32}$")
 LOG_LINE = re.compile(
-    r"^\S+\s+INFO event=tool_call tool=(?P<tool>\S+) outcome=(?P<outcome>\S+) duration_ms=(?P<duration_ms>\d+) trace_id=(?P<trace_id>[0-9a-f]{32})$"
+    r"^\S+\s+INFO event=tool_call tool=(?P<tool>\S+) outcome=(?P<outcome>\S+) duration_ms=(?P<duration_ms>\d+) trace_id=(?P<trace_id>[0-9a-f]{32})"
+    r"(?: session=(?P<session>[0-9a-z]+))?$"
 )
 
 
@@ -105,8 +112,10 @@ def anyio_backend():
 class Server:
     """One data root and map root, and how to start the server on them."""
 
-    def __init__(self, base: Path, env: dict[str, str] | None = None):
+    def __init__(self, base: Path, env: dict[str, str] | None = None, transport: str | None = None):
         self.base = base
+        self.transport = transport or TRANSPORT
+        self.token = "e2e-" + os.urandom(16).hex()
         self.data_root = base / "data"
         self.map_root = base / "maps"
         self.map_root.mkdir(parents=True, exist_ok=True)
@@ -123,10 +132,45 @@ class Server:
 
     @asynccontextmanager
     async def connect(self, era: str = "legacy", **client_options):
-        """A client session in `era`; `client_options` go to the SDK's Client (an elicitation_callback, say)."""
+        """A client session in `era` over this server's transport; `client_options` go to the SDK's Client
+        (an elicitation_callback, say)."""
+        if self.transport == "http":
+            with self.http_process() as url:
+                async with create_mcp_http_client(headers={"Authorization": f"Bearer {self.token}"}) as http_client:
+                    async with Client(streamable_http_client(url, http_client=http_client), mode=era, **client_options) as client:
+                        yield client
+            return
         with open(self.log_path, "a") as errlog:
             async with Client(stdio_client(self.params(), errlog=errlog), mode=era, **client_options) as client:
                 yield client
+
+    @contextmanager
+    def http_process(self, *, tokens: bool = True, env: dict[str, str] | None = None):
+        """Starts `serve --http 127.0.0.1:0` (with this server's token unless `tokens` is false) and
+        yields its MCP URL once it listens; stops it with SIGTERM afterwards."""
+        environment = {"PATH": os.environ["PATH"], "HOME": str(self.base), **self.env, **(env or {})}
+        if tokens:
+            tokens_file = self.base / "tokens"
+            tokens_file.write_text(f"# e2e\n{self.token}\n")
+            environment["GEOMAP_HTTP_TOKENS_FILE"] = str(tokens_file)
+        before = len(self.log())
+        with open(self.log_path, "a") as errlog:
+            process = subprocess.Popen([BINARY, "serve", "--http", "127.0.0.1:0"], env=environment, stdin=subprocess.DEVNULL, stderr=errlog)
+        try:
+            deadline = time.monotonic() + 30
+            while not (found := [m for line in self.log()[before:] if (m := HTTP_LISTEN.search(line))]):
+                assert process.poll() is None, "the HTTP server exited:\n" + "\n".join(self.log()[before:])
+                assert time.monotonic() < deadline, "the HTTP server did not listen within 30 s"
+                time.sleep(0.02)
+            self.http_process_handle = process
+            yield f"http://{found[0]['address']}/mcp"
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
 
     def log(self) -> list[str]:
         return self.log_path.read_text().splitlines() if self.log_path.exists() else []
