@@ -67,6 +67,9 @@ def test_requests_without_the_right_token_get_a_bare_401_and_the_token_is_never_
             assert content == b"", case
         status, headers, _ = post(url, body, {"Authorization": f"Bearer {server.token}"})
         assert status == 200 and "mcp-session-id" in headers
+        ended = urllib.request.Request(url, method="DELETE", headers={"Authorization": f"Bearer {server.token}", "Mcp-Session-Id": headers["mcp-session-id"]})
+        with urllib.request.urlopen(ended, timeout=10) as response:
+            assert response.status == 204, "a session ended is no content (the Python SDK warns on 202)"
     log = server.log_path.read_text()
     assert server.token not in log and "event=http_listen" in log and "tokens=true" in log
 

@@ -216,7 +216,12 @@ async fn route(
             // A POST's response streams the call's progress and result: it is counted until its body ends,
             // so a stopping server lets it finish (a GET's stream only ever waits for server messages).
             let counted = (request.method() == hyper::Method::POST).then(|| responses.enter_owned());
-            let response = tower_service::Service::call(&mut mcp, request).await?;
+            let deleting = request.method() == hyper::Method::DELETE;
+            let mut response = tower_service::Service::call(&mut mcp, request).await?;
+            if deleting && response.status() == StatusCode::ACCEPTED {
+                // The session is gone when rmcp answers; 204 says so, and the Python SDK warns on anything but 200 or 204.
+                *response.status_mut() = StatusCode::NO_CONTENT;
+            }
             Ok(match counted {
                 Some(guard) => response.map(|body| Counted { body, _guard: guard }.boxed()),
                 None => response,
