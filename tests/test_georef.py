@@ -9,7 +9,7 @@ import subprocess
 import anyio
 import pytest
 
-from conftest import Server, assert_envelope, pillow_image
+from conftest import Server, assert_envelope, pillow_image, png
 
 pytestmark = pytest.mark.anyio
 
@@ -411,3 +411,39 @@ async def test_gdal_messages_are_logged_under_the_calls_trace_id(tmp_path):
         result = await georeference(client, map_id=map_id, crs="EPSG:999999", bounds=GOOD_BOUNDS)
     envelope = assert_envelope(result, "invalid_bounds", server, hints=False)
     assert any(f"trace_id={envelope['trace_id']} GDAL" in line and "crs not found" in line for line in server.log()), server.log()
+
+
+async def test_a_cancelled_georeference_stops_mid_write_keeps_nothing_and_frees_its_slot(tmp_path, era):
+    server = Server(tmp_path, {"GEOMAP_MAX_HEAVY_CALLS": "1"})
+    png(server.map_root / "big.png", 6000, 5000, noise=True)
+    png(server.map_root / "scan.png", 300, 200)
+    writing = anyio.Event()
+
+    async def on_progress(progress, total, message):
+        if message == "writing the GeoTIFF" and progress < 90:
+            writing.set()
+
+    async with server.connect(era) as client:
+        big = (await client.call_tool("geomap_register_map", {"path": "big.png"})).structured_content["map_id"]
+        small = await registered(client)
+        async with anyio.create_task_group() as group:
+
+            async def call():
+                await client.call_tool("geomap_georeference", {"map_id": big, "crs": "EPSG:4267", "bounds": GOOD_BOUNDS}, progress_callback=on_progress)
+
+            group.start_soon(call)
+            with anyio.fail_after(60):
+                await writing.wait()
+            group.cancel_scope.cancel()  # the SDK sends notifications/cancelled
+        with anyio.fail_after(20):
+            while not [line for line in server.tool_call_lines() if line["tool"] == "geomap_georeference"]:
+                await anyio.sleep(0.05)
+        with anyio.fail_after(30):  # the only slot is free again: the next heavy call runs at once
+            after = await georeference(client, map_id=small, crs="EPSG:4267", bounds=GOOD_BOUNDS)
+        assert after.is_error is False, after
+        described = (await client.call_tool("geomap_describe_map", {"map_id": big})).structured_content
+    [cancelled, done] = [line for line in server.tool_call_lines() if line["tool"] == "geomap_georeference"]
+    assert (cancelled["outcome"], done["outcome"]) == ("cancelled", "ok"), server.log()
+    assert not [line for line in server.log() if " ERROR " in line], "a cancellation is not an operator's failure"
+    assert described.get("revisions", []) == [], described
+    assert not (server.data_root / "artifacts" / big).exists() or not any((server.data_root / "artifacts" / big).iterdir()), "no half-written revision folder"

@@ -127,15 +127,15 @@ impl Drop for Transformer {
     }
 }
 
-/// Receives GDAL's progress, from 0.0 to 1.0, on the thread doing the work.
-pub type Progress<'a> = &'a mut dyn FnMut(f64);
+/// Receives GDAL's progress, from 0.0 to 1.0, on the thread doing the work; returns whether to go on.
+pub type Progress<'a> = &'a mut dyn FnMut(f64) -> bool;
 
-/// GDAL's progress callback: forwards to the `Progress` behind `data`. A panic
-/// in the receiver is caught here (it must not unwind into C) and stops the work.
+/// GDAL's progress callback: forwards to the `Progress` behind `data`. A receiver that
+/// says stop, or panics (caught here: it must not unwind into C), stops the work.
 unsafe extern "C" fn forward_progress(complete: f64, _message: *const c_char, data: *mut c_void) -> c_int {
     // SAFETY: `data` is the `*mut Progress` that `warp` or `create_copy` passed, alive for their call.
     let progress = unsafe { &mut *(data as *mut Progress<'_>) };
-    c_int::from(std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| progress(complete))).is_ok())
+    c_int::from(std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| progress(complete))).unwrap_or(false))
 }
 
 /// `GDALCreateCopy` with progress: writes `source` to `destination` with `driver`.

@@ -282,6 +282,15 @@ pub enum GeorefError {
     /// The filesystem failed.
     #[error("{action}: {source}")]
     Io { action: &'static str, source: std::io::Error },
+    /// The caller's progress receiver said stop (the call was cancelled); nothing was kept.
+    #[error("georeferencing was cancelled")]
+    Cancelled,
+}
+
+/// Passes a progress receiver's answer on, remembering a stop (GDAL then fails with its own message).
+fn told_to_go_on(go_on: bool, stopped: &mut bool) -> bool {
+    *stopped |= !go_on;
+    go_on
 }
 
 fn gdal_error(action: &'static str) -> impl FnOnce(gdal::errors::GdalError) -> GeorefError {
@@ -351,7 +360,8 @@ pub struct Scan<'a> {
 }
 
 /// Receives `(fraction done 0..=1, what is happening)` on the working thread.
-pub type Progress<'a> = &'a mut dyn FnMut(f64, &'static str);
+/// Returns whether to go on: `false` stops the work at its next step with [`GeorefError::Cancelled`].
+pub type Progress<'a> = &'a mut dyn FnMut(f64, &'static str) -> bool;
 
 /// The image's width and height in pixels.
 #[derive(Debug, Clone, Copy)]
@@ -370,11 +380,15 @@ struct Placed {
 /// Checks `request` against the scan, fits it, and writes the artifacts into
 /// `output_dir`, reporting progress as it writes.
 pub fn georeference(scan: &Scan<'_>, request: &Request, revision_id: &str, output_dir: &Path, progress: Progress<'_>) -> Result<Revision, GeorefError> {
-    progress(0.0, "checking and fitting");
+    if !progress(0.0, "checking and fitting") {
+        return Err(GeorefError::Cancelled);
+    }
     let Placed { mut revision, fitted, srs } = place(Size { width: scan.width, height: scan.height }, request, revision_id)?;
     fs::create_dir_all(output_dir).map_err(|source| GeorefError::Io { action: "create the revision folder", source })?;
     revision.artifacts = write_artifacts(scan, &fitted, &request.placement, &srs, output_dir, progress)?;
-    progress(1.0, "done");
+    if !progress(1.0, "done") {
+        return Err(GeorefError::Cancelled);
+    }
     Ok(revision)
 }
 
@@ -791,8 +805,9 @@ fn write_artifacts(
             let creation = geotiff_options(&source);
             let options: Vec<&str> = creation.iter().map(String::as_str).collect();
             let output = dir.join("georeferenced.tif");
-            ffi::create_copy(&gtiff, &virtual_copy, &output, &options, &mut |done| progress(writing(done), "writing the GeoTIFF"))
-                .map_err(|message| GeorefError::Gdal { action: "write the GeoTIFF", message })?;
+            let mut stopped = false;
+            ffi::create_copy(&gtiff, &virtual_copy, &output, &options, &mut |done| told_to_go_on(progress(writing(done), "writing the GeoTIFF"), &mut stopped))
+                .map_err(|message| if stopped { GeorefError::Cancelled } else { GeorefError::Gdal { action: "write the GeoTIFF", message } })?;
             vec![output]
         }
         (Fitted::Warp(_, transform), Placement::ControlPoints { points, .. }) => {
@@ -814,8 +829,9 @@ fn write_artifacts(
             let output = dir.join("warped.tif");
             let arguments = warp_arguments(*transform, &geotiff_options(&with_gcps));
             let arguments: Vec<&str> = arguments.iter().map(String::as_str).collect();
-            ffi::warp(&with_gcps, &output, &arguments, &mut |done| progress(writing(done), "warping the scan"))
-                .map_err(|message| GeorefError::Gdal { action: "warp the scan", message })?;
+            let mut stopped = false;
+            ffi::warp(&with_gcps, &output, &arguments, &mut |done| told_to_go_on(progress(writing(done), "warping the scan"), &mut stopped))
+                .map_err(|message| if stopped { GeorefError::Cancelled } else { GeorefError::Gdal { action: "warp the scan", message } })?;
             vec![gcp_path, output]
         }
         (Fitted::Warp(..), Placement::Bounds { .. }) => unreachable!("bounds always fit an affine transform"),

@@ -52,6 +52,9 @@ use tools::prepare_detectors::{self, PrepareDetectorsResult};
 use tools::prepare_knowledge::{self, PrepareKnowledgeResult};
 use tools::{capabilities, describe_map, georeference, lookup, process_image, query_knowledge, read_text, register_map, unit_at};
 
+/// How long a call cancelled by a stopping server gets to reach a stage boundary and clean up.
+const STOP_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+
 /// The server's name on the wire.
 pub const SERVER_NAME: &str = "stratigraphic-amenity";
 /// The server's version.
@@ -244,7 +247,7 @@ impl GeomapServer {
                 Ok(ToolOutput::new(&report, vec![map_resource(&report)]))
             }
             ToolName::Georeference => {
-                let report = georeference::georeference(state, arguments::parse(arguments)?, progress).await?;
+                let report = georeference::georeference(state, arguments::parse(arguments)?, progress, call.cancel).await?;
                 let links = report.revision.artifacts.iter().map(|a| artifact_resource(&report.map_id, &report.revision.revision_id, a)).collect();
                 Ok(ToolOutput::new(&report, links))
             }
@@ -318,10 +321,16 @@ impl GeomapServer {
         };
         let outcome = match arguments {
             Ok(arguments) => {
+                let cancel = call.cancel.clone();
                 let run = trace::run_call(trace_id.clone(), self.dispatch(spec, arguments, call));
+                tokio::pin!(run);
                 tokio::select! {
-                    outcome = run => outcome,
-                    () = self.state.stopping.cancelled() => Ok(Err(ToolError::Cancelled)),
+                    outcome = &mut run => outcome,
+                    () = self.state.stopping.cancelled() => {
+                        // The server is stopping: the call stops at its next stage boundary, cleaning up, or is dropped.
+                        cancel.cancel();
+                        tokio::time::timeout(STOP_WAIT, &mut run).await.unwrap_or(Ok(Err(ToolError::Cancelled)))
+                    }
                 }
             }
             Err(malformed) => Ok(Err(ToolError::InvalidArguments(malformed))),
@@ -379,8 +388,10 @@ fn session_of(context: &RequestContext<RoleServer>) -> Option<String> {
 }
 
 /// Operator-facing failures get their domain error logged above the call's line.
+/// A cancellation is the client's choice, not a failure: its line says `outcome=cancelled` and nothing more.
 fn operator_detail(error: &ToolError, envelope: &Envelope) -> Option<String> {
-    matches!(envelope.code, ErrorCode::InternalError | ErrorCode::RegistryCorrupt | ErrorCode::MissingSystemDependency).then(|| error.to_string())
+    let for_operator = matches!(envelope.code, ErrorCode::InternalError | ErrorCode::RegistryCorrupt | ErrorCode::MissingSystemDependency);
+    (for_operator && !error.is_cancellation()).then(|| error.to_string())
 }
 
 impl ServerHandler for GeomapServer {

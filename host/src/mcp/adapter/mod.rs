@@ -85,6 +85,7 @@ impl ToolError {
             ToolError::Asset(AssetError::Install { reason: crate::assets::FailureReason::Cancelled, .. })
                 | ToolError::Detect(crate::detect::pipeline::DetectError::Cancelled)
                 | ToolError::Cancelled
+                | ToolError::Georef(GeorefError::Cancelled)
         )
     }
 }

@@ -15,6 +15,7 @@ use crate::mcp::adapter::{MapGone, ToolError};
 use crate::mcp::arguments::{ArgumentError, ArgumentProblem};
 use crate::mcp::progress::{ProgressSink, ProgressUpdate};
 use crate::mcp::resources::revision_dir;
+use tokio_util::sync::CancellationToken;
 
 /// Arguments of `geomap_georeference`: `bounds` (with an optional
 /// `pixel_region`) or `control_points` (with an optional `transform`).
@@ -72,7 +73,13 @@ pub struct GeoreferenceReport {
 }
 
 /// `geomap_georeference`: fit and write the artifacts, then record the revision in one registry transaction.
-pub async fn georeference(state: Arc<ServerState>, args: GeoreferenceArgs, progress: Option<ProgressSink>) -> Result<GeoreferenceReport, ToolError> {
+/// A cancelled call (`cancel`) stops at GDAL's next progress report and keeps nothing.
+pub async fn georeference(
+    state: Arc<ServerState>,
+    args: GeoreferenceArgs,
+    progress: Option<ProgressSink>,
+    cancel: CancellationToken,
+) -> Result<GeoreferenceReport, ToolError> {
     let placement = args.placement()?;
     let (updates, received) = tokio::sync::mpsc::unbounded_channel();
     let forwarding = progress.map(|sink| tokio::spawn(sink.forward(received)));
@@ -89,6 +96,7 @@ pub async fn georeference(state: Arc<ServerState>, args: GeoreferenceArgs, progr
         let mut report_progress = |fraction: f64, message: &'static str| {
             let percent = (fraction.clamp(0.0, 1.0) * 100.0).floor() as u64;
             let _ = updates.send(ProgressUpdate { done: percent, total: 100, message: message.to_owned() }); // no receiver when nobody asked
+            !cancel.is_cancelled()
         };
         let revision = georef::georeference(&scan, &request, &revision_id, &output_dir, &mut report_progress).inspect_err(|_| {
             // Best effort: a failed revision leaves no half-written files behind.
