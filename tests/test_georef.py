@@ -9,7 +9,7 @@ import subprocess
 import anyio
 import pytest
 
-from conftest import Server, assert_envelope, pillow_image, png
+from conftest import Server, assert_envelope, child_servers, pillow_image, png
 
 pytestmark = pytest.mark.anyio
 
@@ -445,5 +445,46 @@ async def test_a_cancelled_georeference_stops_mid_write_keeps_nothing_and_frees_
     [cancelled, done] = [line for line in server.tool_call_lines() if line["tool"] == "geomap_georeference"]
     assert (cancelled["outcome"], done["outcome"]) == ("cancelled", "ok"), server.log()
     assert not [line for line in server.log() if " ERROR " in line], "a cancellation is not an operator's failure"
-    assert described.get("revisions", []) == [], described
+    assert described.get("revisions", []) == [] and server.registry()["maps"][big]["revisions"] == [], described
     assert not (server.data_root / "artifacts" / big).exists() or not any((server.data_root / "artifacts" / big).iterdir()), "no half-written revision folder"
+
+
+async def test_a_server_killed_mid_write_leaves_nothing_the_next_start_cannot_sweep(tmp_path):
+    import os
+    import signal
+
+    server = Server(tmp_path)
+    png(server.map_root / "big.png", 6000, 5000, noise=True)
+    writing = anyio.Event()
+
+    async def on_progress(progress, total, message):
+        if message == "writing the GeoTIFF":
+            writing.set()
+
+    with pytest.raises(Exception):  # the connection dies with the server
+        async with server.connect() as client:
+            big = (await client.call_tool("geomap_register_map", {"path": "big.png"})).structured_content["map_id"]
+            async with anyio.create_task_group() as group:
+
+                async def call():
+                    await client.call_tool("geomap_georeference", {"map_id": big, "crs": "EPSG:4267", "bounds": GOOD_BOUNDS}, progress_callback=on_progress)
+
+                group.start_soon(call)
+                with anyio.fail_after(60):
+                    await writing.wait()
+                [pid] = child_servers()
+                os.kill(pid, signal.SIGKILL)
+    leftovers = [path for path in (server.data_root / "artifacts" / big).iterdir() if path.name.startswith("rev_")]
+    assert len(leftovers) == 1 and any(p.name.startswith(".writing-") for p in leftovers[0].iterdir()), "killed while writing its revision"
+    async with server.connect() as client:
+        described = (await client.call_tool("geomap_describe_map", {"map_id": big})).structured_content
+        again = await georeference(client, map_id=big, crs="EPSG:4267", bounds=GOOD_BOUNDS)
+    assert again.is_error is False, again
+    assert not leftovers[0].exists(), "the next start swept the unrecorded revision"
+    assert described["map_id"] == big and described.get("revisions", []) == [], described
+    assert server.registry()["maps"][big]["revisions"] == [again.structured_content["revision_id"]]
+    swept = [line for line in server.log() if "event=sweep" in line]
+    assert len(swept) == 1 and "removed=1" in swept[0] and leftovers[0].name in swept[0], server.log()
+    kept = [path for path in (server.data_root / "artifacts" / big).iterdir() if path.name.startswith("rev_")]
+    assert [p.name for p in kept] == [again.structured_content["revision_id"]]
+    assert not [p for p in kept[0].iterdir() if p.name.startswith(".writing-")], "a recorded revision has no marker"

@@ -14,6 +14,7 @@ pub mod providers;
 pub mod registry;
 pub mod roots;
 pub mod settings;
+pub mod sweep;
 pub mod trace;
 
 /// `bytes` as lowercase hex (hashes, trace IDs, map IDs).

@@ -113,7 +113,7 @@ impl Installer {
         if status(asset, &self.data_root).state == AssetState::Installed {
             return Ok(Outcome::AlreadyPresent);
         }
-        let temp = assets.join(format!(".partial-{}-{}", asset.id, crate::trace::random_hex(6)));
+        let temp = assets.join(crate::sweep::partial_name(&asset.id));
         let built = self.build(asset, &temp, progress, cancel).await;
         let placed = match built {
             Ok(()) => place(&temp, &asset_dir(&self.data_root, &asset.id)).map_err(|failed| attach(None, failed)),
@@ -141,7 +141,7 @@ impl Installer {
         let assets = self.data_root.join(ASSETS_DIR);
         std::fs::create_dir_all(&assets).map_err(|error| attach(write_failure("create", &assets, &error)))?;
         let _lock = self.lock(&assets, &asset.id, cancel).await.map_err(attach)?;
-        let temp = assets.join(format!(".partial-{}-{}", asset.id, crate::trace::random_hex(6)));
+        let temp = assets.join(crate::sweep::partial_name(&asset.id));
         let copied = copy_checked(from, &temp, file).and_then(|(size, sha256)| {
             let target = temp.join(&file.name);
             let metadata = std::fs::metadata(&target).map_err(|error| write_failure("read", &target, &error))?;

@@ -116,6 +116,11 @@ impl ServerState {
     pub fn start(settings: Settings) -> Result<ServerState, StartupError> {
         let catalog = Catalog::for_settings(&settings)?;
         let registry = Registry::open(&settings.data_root)?;
+        let removed = crate::sweep::sweep(&settings.data_root, &registry.artifact_ids()?);
+        if !removed.is_empty() {
+            let paths: Vec<String> = removed.iter().map(|path| path.display().to_string()).collect();
+            tracing::info!(event = %"sweep", removed = removed.len(), "removed the leftovers of interrupted work: {}", paths.join(", "));
+        }
         if !settings.map_roots_configured {
             for root in &settings.map_roots {
                 std::fs::create_dir_all(root).map_err(|source| StartupError::MapRoot { path: root.clone(), source })?;

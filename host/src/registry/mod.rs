@@ -321,6 +321,15 @@ impl Registry {
         })
     }
 
+    /// Every revision and layout ID recorded: what the artifact folders may hold (see [`crate::sweep`]).
+    pub fn artifact_ids(&self) -> Result<std::collections::HashSet<String>, RegistryError> {
+        self.pool.run("list the artifacts of", |connection| {
+            let mut query = connection.prepare_cached("SELECT revision_id FROM revisions UNION ALL SELECT layout_id FROM layouts")?;
+            let ids = query.query_map([], |row| row.get::<_, String>(0))?.collect::<Result<_, _>>()?;
+            Ok(ids)
+        })
+    }
+
     /// Records the layout `layout_id` of map `map_id` (`document`: geomap-layout/v1 JSON);
     /// `false` when no such map exists.
     pub fn add_layout(&self, layout_id: &str, map_id: &str, created_at: &str, document: &str) -> Result<bool, RegistryError> {

@@ -98,6 +98,7 @@ pub async fn georeference(
             let _ = updates.send(ProgressUpdate { done: percent, total: 100, message: message.to_owned() }); // no receiver when nobody asked
             !cancel.is_cancelled()
         };
+        crate::sweep::mark_writing(&output_dir).map_err(|source| georef::GeorefError::Io { action: "create the revision folder", source })?;
         let revision = georef::georeference(&scan, &request, &revision_id, &output_dir, &mut report_progress).inspect_err(|_| {
             // Best effort: a failed revision leaves no half-written files behind.
             let _ = std::fs::remove_dir_all(&output_dir);
@@ -107,6 +108,7 @@ pub async fn georeference(
             let _ = std::fs::remove_dir_all(&output_dir);
             return Err(ToolError::MapNotFound { map_id: map.record.map_id.clone(), reason: MapGone::UnknownId, registered_as: None });
         }
+        crate::sweep::unmark(&output_dir);
         Ok(GeoreferenceReport { map_id: map.record.map_id.clone(), revision: located(&state, &map.record.map_id, revision) })
     })
     .await;

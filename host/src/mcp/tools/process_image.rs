@@ -403,7 +403,10 @@ fn find_layout(
     layout.preview_uri = Some(layout_uri(&map_id, &layout_id, "preview.png"));
     layout.preview_colours = COMPONENT_CLASSES.iter().chain(&["swatch", "text"]).map(|c| (c.to_string(), hex(rgb(class_colour(c))))).collect();
     let dir = layout_dir(state, &layout.map_id, &layout.layout_id);
-    let written = write_layout(&dir, &image, &mut layout).map_err(|error| DetectError::Inference(format!("cannot store the layout: {error}")));
+    let written = crate::sweep::mark_writing(&dir)
+        .map_err(|error| error.to_string())
+        .and_then(|()| write_layout(&dir, &image, &mut layout))
+        .map_err(|error| DetectError::Inference(format!("cannot store the layout: {error}")));
     if let Err(error) = written {
         let _ = std::fs::remove_dir_all(&dir);
         return Err(error.into());
@@ -513,7 +516,7 @@ fn store(state: &ServerState, layout: &Layout) -> Result<(), ToolError> {
 /// map's artifacts and records it in the registry's `layouts` table; on failure the folder is removed.
 pub(super) fn store_document(state: &ServerState, map_id: &str, id: &str, created_at: &str, name: &str, document: &str) -> Result<(), ToolError> {
     let dir = layout_dir(state, map_id, id);
-    let written = std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(dir.join(name), document));
+    let written = crate::sweep::mark_writing(&dir).and_then(|()| std::fs::write(dir.join(name), document));
     if let Err(error) = written {
         let _ = std::fs::remove_dir_all(&dir);
         return Err(DetectError::Inference(format!("cannot store {name}: {error}")).into());
@@ -522,6 +525,7 @@ pub(super) fn store_document(state: &ServerState, map_id: &str, id: &str, create
         let _ = std::fs::remove_dir_all(&dir);
         return Err(ToolError::MapNotFound { map_id: map_id.to_owned(), reason: MapGone::UnknownId, registered_as: None });
     }
+    crate::sweep::unmark(&dir);
     Ok(())
 }
 
