@@ -20,6 +20,7 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
+use rmcp::transport::streamable_http_server::session::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use sha2::{Digest, Sha256};
@@ -132,7 +133,7 @@ impl HttpServer {
 
     /// Serves `server` until `stop` is cancelled, then stops accepting. Once `drained` is cancelled
     /// (the caller does that when calls in flight are done or the grace is over), the responses still
-    /// streaming get up to [`FLUSH`] to end; then it returns, and the sessions end with the process.
+    /// streaming get up to [`FLUSH`] to end; then every MCP session is closed and it returns.
     pub async fn serve(self, server: GeomapServer, stop: CancellationToken, drained: CancellationToken) -> Result<(), HttpError> {
         let listener = tokio::net::TcpListener::bind(self.address).await.map_err(|source| HttpError::Bind { address: self.address, source })?;
         let bound = listener.local_addr().map_err(|source| HttpError::Bind { address: self.address, source })?;
@@ -143,7 +144,8 @@ impl HttpServer {
             .enforce_origin_validation()
             .with_max_request_body_bytes(MAX_BODY_BYTES);
         let responses = Arc::new(InFlight::default());
-        let mcp = StreamableHttpService::new(move || Ok(server.clone()), Arc::new(LocalSessionManager::default()), config);
+        let session_manager = Arc::new(LocalSessionManager::default());
+        let mcp = StreamableHttpService::new(move || Ok(server.clone()), Arc::clone(&session_manager), config);
         tracing::info!(event = %"http_listen", address = %bound, mcp = %MCP_PATH, tokens = self.tokens.is_some());
         let next_connection = AtomicU64::new(1);
         loop {
@@ -172,7 +174,12 @@ impl HttpServer {
         tracing::info!(event = %"http_stop", "no longer accepting connections");
         drained.cancelled().await;
         let _ = tokio::time::timeout(FLUSH, responses.idle()).await;
-        Ok(()) // the sessions and their idle streams end with the process
+        // Each session is closed, not dropped: a session whose manager goes away first ends in rmcp's ERROR line.
+        let open: Vec<_> = session_manager.sessions.read().await.keys().cloned().collect();
+        for id in open {
+            let _ = tokio::time::timeout(FLUSH, session_manager.close_session(&id)).await;
+        }
+        Ok(())
     }
 }
 
