@@ -232,9 +232,16 @@ impl Registry {
         self.pool.path()
     }
 
-    /// Whether the server can write here (opens the database file for writing).
+    /// Whether the server can write here: the database file and its folder (where SQLite keeps its
+    /// write-ahead log), asked with access(2). Never by opening the file: closing any descriptor of it
+    /// drops every POSIX lock this process holds on it, SQLite's included, and concurrent writers then
+    /// corrupt the database (as 50 agents calling geomap_capabilities beside writes did).
     pub fn check_writable(&self) -> io::Result<()> {
-        std::fs::OpenOptions::new().write(true).open(self.path()).map(drop)
+        let folder = self.path().parent().expect("the database file is inside the data root");
+        for path in [self.path(), folder] {
+            rustix::fs::access(path, rustix::fs::Access::WRITE_OK).map_err(io::Error::from)?;
+        }
+        Ok(())
     }
 
     /// Records `candidate` (with no revisions), or returns the map already
