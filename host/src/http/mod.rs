@@ -160,6 +160,11 @@ impl HttpServer {
                     continue;
                 }
             };
+            // A response goes out as several small writes (headers, then each event of the stream): without
+            // TCP_NODELAY, Nagle's algorithm holds the later ones until the client's delayed ACK, ~40 ms a call.
+            if let Err(error) = stream.set_nodelay(true) {
+                tracing::debug!("TCP_NODELAY could not be set on an HTTP connection: {error}");
+            }
             let connection = Connection(format!("c{}", next_connection.fetch_add(1, Ordering::Relaxed)));
             let (mcp, tokens, responses) = (mcp.clone(), self.tokens.clone(), Arc::clone(&responses));
             let service = hyper::service::service_fn(move |request| route(request, mcp.clone(), tokens.clone(), connection.clone(), Arc::clone(&responses)));
