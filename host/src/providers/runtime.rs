@@ -6,7 +6,9 @@
 //!   version (0.1.x) before anything runs, it is linked once (`PluginPre`),
 //!   and it describes itself once.
 //! - Every call gets a fresh store and instance: a trap poisons a store, so
-//!   none is ever reused after any error.
+//!   none is ever reused after any error. Instances come from a pool of
+//!   slots whose memory wasmtime wipes (zeroes) before the next instance gets
+//!   it, so nothing of one call, or one provider, reaches another.
 //! - The sandbox: no network, no environment, no inherited stdio (stderr is
 //!   captured), each asset the provider declared mounted read-only at
 //!   `/assets/<asset-id>/`, nothing else on the filesystem.
@@ -231,11 +233,35 @@ impl ResourceLimiter for MemoryLimiter {
     }
 }
 
+/// Provider instances (with their memories, tables and stacks) a runtime keeps ready; a call beyond
+/// them waits for one to be free.
+pub const INSTANCE_SLOTS: u32 = 256;
+/// Of each linear memory, how much stays mapped between calls and is cleared by writing zeros
+/// (beyond it, pages go back to the kernel): a lookup's whole memory, so a call costs no `madvise`.
+const KEEP_RESIDENT: usize = 4 << 20;
+
+/// A pool of instance slots, reused call after call. The default allocator maps each instance's
+/// memory afresh and unmaps it after the call; with many calls a second that is most of their cost
+/// (every `munmap` makes the kernel flush the TLB of every core running the server).
+fn instance_pool() -> wasmtime::InstanceAllocationStrategy {
+    let mut pool = wasmtime::PoolingAllocationConfig::new();
+    pool.total_component_instances(INSTANCE_SLOTS)
+        .total_core_instances(8 * INSTANCE_SLOTS)
+        .total_memories(2 * INSTANCE_SLOTS)
+        .total_tables(4 * INSTANCE_SLOTS)
+        .total_stacks(INSTANCE_SLOTS)
+        .linear_memory_keep_resident(KEEP_RESIDENT)
+        .table_keep_resident(64 << 10);
+    wasmtime::InstanceAllocationStrategy::Pooling(pool)
+}
+
 /// The engine, the linker with WASI, the epoch ticker, and where compiled components are cached.
 pub struct Runtime {
     engine: Engine,
     linker: Linker<Sandbox>,
     cache: Option<PathBuf>,
+    /// One permit per instance slot: a call waits for one rather than fail when all are in use.
+    slots: Arc<tokio::sync::Semaphore>,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -249,7 +275,7 @@ impl Runtime {
     /// components are cached in `cache` (a folder only the server writes) when given.
     pub fn new(cache: Option<PathBuf>) -> wasmtime::Result<Runtime> {
         let mut config = Config::new();
-        config.wasm_component_model(true).epoch_interruption(true);
+        config.wasm_component_model(true).epoch_interruption(true).allocation_strategy(instance_pool());
         let engine = Engine::new(&config)?;
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
@@ -261,7 +287,7 @@ impl Runtime {
                 std::thread::sleep(EPOCH_TICK);
             }
         })?;
-        Ok(Runtime { engine, linker, cache })
+        Ok(Runtime { engine, linker, cache, slots: Arc::new(tokio::sync::Semaphore::new(INSTANCE_SLOTS as usize)) })
     }
 
     /// The cache file of `wasm` for this engine: `<sha256 of the wasm>-<engine compatibility hash>.cwasm`.
@@ -422,6 +448,8 @@ impl LoadedProvider {
         F: FnOnce(bindings::Plugin, Store<Sandbox>) -> Fut,
         Fut: Future<Output = wasmtime::Result<(T, Store<Sandbox>)>>,
     {
+        // Held until the instance is gone (the store is dropped before the permit, at the end of this call).
+        let _slot = runtime.slots.acquire().await.expect("the slots are never closed");
         let stderr = MemoryOutputPipe::new(STDERR_BYTES);
         let mut wasi = WasiCtx::builder();
         wasi.stderr(stderr.clone()).allow_blocking_current_thread(true);
