@@ -98,13 +98,6 @@ def mirror():
 
 
 @pytest.fixture
-def mirror():
-    served = Mirror()
-    yield served
-    served.close()
-
-
-@pytest.fixture
 def anyio_backend():
     return "asyncio"
 
