@@ -99,7 +99,7 @@ impl HttpClient {
         Ok(HttpClient { address: address.to_owned(), path, token, session: None, connection: None })
     }
 
-    fn post(&mut self, body: &[u8]) -> Result<(u16, Vec<(String, String)>, Vec<u8>), String> {
+    fn post(&mut self, body: &[u8]) -> Result<Response, String> {
         let mut request = format!(
             "POST {} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
             self.path,
@@ -121,11 +121,27 @@ impl HttpClient {
         let connection = self.connection.as_mut().expect("connected above");
         let stream = connection.get_mut();
         stream.write_all(request.as_bytes()).and_then(|()| stream.write_all(body)).map_err(|error| error.to_string())?;
-        let (status, headers, content, keep_alive) = read_response(connection).map_err(|error| error.to_string())?;
-        if !keep_alive {
+        let response = read_response(connection).map_err(|error| error.to_string())?;
+        if !response.keep_alive {
             self.connection = None;
         }
-        Ok((status, headers, content))
+        Ok(response)
+    }
+}
+
+/// One HTTP response.
+struct Response {
+    status: u16,
+    /// Names in lower case.
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+    /// Whether the connection stays open for the next request.
+    keep_alive: bool,
+}
+
+impl Response {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(key, _)| key == name).map(|(_, value)| value.as_str())
     }
 }
 
@@ -141,8 +157,8 @@ fn invalid(what: &str) -> std::io::Error {
     std::io::Error::new(std::io::ErrorKind::InvalidData, what.to_owned())
 }
 
-/// Status, headers (lower-case names), body (chunked or sized) and whether the connection stays open.
-fn read_response(reader: &mut impl BufRead) -> std::io::Result<(u16, Vec<(String, String)>, Vec<u8>, bool)> {
+/// A response: its status line, headers and body (chunked, sized, or up to the connection's end).
+fn read_response(reader: &mut impl BufRead) -> std::io::Result<Response> {
     let status_line = read_line(reader)?;
     let status: u16 = status_line.split(' ').nth(1).and_then(|code| code.parse().ok()).ok_or_else(|| invalid("bad status line"))?;
     let mut headers = Vec::new();
@@ -154,10 +170,12 @@ fn read_response(reader: &mut impl BufRead) -> std::io::Result<(u16, Vec<(String
         let (name, value) = line.split_once(':').ok_or_else(|| invalid("bad header"))?;
         headers.push((name.trim().to_ascii_lowercase(), value.trim().to_owned()));
     }
-    let header = |name: &str| headers.iter().find(|(key, _)| key == name).map(|(_, value)| value.as_str());
-    let keep_alive = !header("connection").is_some_and(|value| value.eq_ignore_ascii_case("close"));
-    let mut body = Vec::new();
-    if header("transfer-encoding").is_some_and(|value| value.eq_ignore_ascii_case("chunked")) {
+    let mut response = Response { status, headers, body: Vec::new(), keep_alive: true };
+    response.keep_alive = !response.header("connection").is_some_and(|value| value.eq_ignore_ascii_case("close"));
+    let chunked = response.header("transfer-encoding").is_some_and(|value| value.eq_ignore_ascii_case("chunked"));
+    let length = response.header("content-length").map(str::to_owned);
+    let body = &mut response.body;
+    if chunked {
         loop {
             let size_line = read_line(reader)?;
             let size = usize::from_str_radix(size_line.split(';').next().unwrap_or("").trim(), 16).map_err(|_| invalid("bad chunk size"))?;
@@ -169,15 +187,15 @@ fn read_response(reader: &mut impl BufRead) -> std::io::Result<(u16, Vec<(String
                 break;
             }
         }
-    } else if let Some(length) = header("content-length") {
+    } else if let Some(length) = length {
         let length: usize = length.parse().map_err(|_| invalid("bad content-length"))?;
         body.resize(length, 0);
-        reader.read_exact(&mut body)?;
+        reader.read_exact(body)?;
     } else if status != 202 && status != 204 {
-        reader.read_to_end(&mut body)?;
-        return Ok((status, headers, body, false));
+        reader.read_to_end(body)?;
+        response.keep_alive = false;
     }
-    Ok((status, headers, body, keep_alive))
+    Ok(response)
 }
 
 /// The JSON-RPC messages of a response body: one JSON document, or the `data:` lines of an SSE stream.
@@ -192,17 +210,16 @@ fn messages(content_type: &str, body: &[u8]) -> Vec<Value> {
 
 impl Client for HttpClient {
     fn exchange(&mut self, message: &Value, id: Option<u64>) -> Result<Option<Value>, String> {
-        let (status, headers, body) = self.post(message.to_string().as_bytes())?;
-        if !(200..300).contains(&status) {
-            return Err(format!("HTTP {status}: {}", String::from_utf8_lossy(&body)));
+        let response = self.post(message.to_string().as_bytes())?;
+        if !(200..300).contains(&response.status) {
+            return Err(format!("HTTP {}: {}", response.status, String::from_utf8_lossy(&response.body)));
         }
-        if let Some((_, session)) = headers.iter().find(|(name, _)| name == "mcp-session-id") {
-            self.session = Some(session.clone());
+        if let Some(session) = response.header("mcp-session-id") {
+            self.session = Some(session.to_owned());
         }
         let Some(id) = id else { return Ok(None) };
-        let content_type = headers.iter().find(|(name, _)| name == "content-type").map_or("", |(_, value)| value.as_str());
-        let answer = messages(content_type, &body).into_iter().find(|message| message.get("id") == Some(&json!(id)));
-        answer.map(Some).ok_or_else(|| format!("no answer to request {id} in: {}", String::from_utf8_lossy(&body)))
+        let answer = messages(response.header("content-type").unwrap_or(""), &response.body).into_iter().find(|message| message.get("id") == Some(&json!(id)));
+        answer.map(Some).ok_or_else(|| format!("no answer to request {id} in: {}", String::from_utf8_lossy(&response.body)))
     }
 }
 
