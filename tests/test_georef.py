@@ -9,7 +9,8 @@ import subprocess
 import anyio
 import pytest
 
-from conftest import Server, assert_envelope, child_servers, pillow_image, png
+from conftest import Server, assert_envelope, child_servers, pillow_image, png, run_binary
+from tiff_layout import cog_problems
 
 pytestmark = pytest.mark.anyio
 
@@ -67,7 +68,35 @@ async def georeference(client, **arguments):
     return await client.call_tool("geomap_georeference", arguments)
 
 
-async def test_an_affine_is_recovered_and_written_as_a_tiled_deflate_geotiff(scan, era):
+def raster(path) -> "numpy.ndarray":
+    """The image's pixels as bands × rows × columns, read through GDAL."""
+    import numpy
+
+    import tempfile
+
+    info = gdalinfo(path)
+    (width, height), bands = info["size"], len(info["bands"])
+    with tempfile.TemporaryDirectory() as folder:  # a binary PPM (P6, or P5 for one band): a short header, then the pixels
+        subprocess.run(["gdal_translate", "-q", "-of", "PNM", str(path), f"{folder}/pixels.pnm"], check=True)
+        raw = open(f"{folder}/pixels.pnm", "rb").read()
+    pixels = numpy.frombuffer(raw[len(raw) - width * height * bands :], dtype=numpy.uint8)
+    return pixels.reshape(height, width, bands).transpose(2, 0, 1)
+
+
+def assert_cog(info: dict, path, compression: str) -> None:
+    """A Cloud Optimized GeoTIFF: GDAL reports its layout and overviews, and its bytes are laid out as one."""
+    structure = info["metadata"]["IMAGE_STRUCTURE"]
+    assert structure["LAYOUT"] == "COG" and compression in structure["COMPRESSION"], structure
+    assert info["bands"][0]["block"] == [512, 512] and info["bands"][0]["overviews"], info["bands"][0]
+    assert [band["colorInterpretation"] for band in info["bands"]] == ["Red", "Green", "Blue"]
+    assert cog_problems(path) == []
+
+
+def revision_files(server, map_id, revision) -> set[str]:
+    return {path.name for path in (server.data_root / "artifacts" / map_id / revision["revision_id"]).iterdir()}
+
+
+async def test_an_affine_is_recovered_and_written_as_a_cloud_optimized_geotiff(scan, era):
     async with scan.connect(era) as client:
         map_id = await registered(client)
         result = await georeference(client, map_id=map_id, crs="EPSG:32633", control_points=points_from(lambda c, r: apply(UTM_GT, c, r), SPREAD[:6]))
@@ -81,14 +110,16 @@ async def test_an_affine_is_recovered_and_written_as_a_tiled_deflate_geotiff(sca
     [tif] = revision["artifacts"]
     assert tif["name"] == "georeferenced.tif" and tif["media_type"] == "image/tiff"
     assert [str(link.uri) for link in result.content if link.type == "resource_link"] == [tif["resource_uri"]]
+    assert revision["compression"] == "deflate"
     info = gdalinfo(tif["path"])
     for found, expected in zip(info["geoTransform"], UTM_GT):
         assert abs(found - expected) <= 1e-9 * max(abs(expected), 1.0)
     assert 'ID["EPSG",32633]' in info["coordinateSystem"]["wkt"]
-    assert [band["colorInterpretation"] for band in info["bands"]] == ["Red", "Green", "Blue"]
-    assert info["metadata"]["IMAGE_STRUCTURE"]["COMPRESSION"] == "DEFLATE"
-    assert info["bands"][0]["block"] == [256, 256]
+    assert_cog(info, tif["path"], "DEFLATE")
+    assert info["metadata"]["IMAGE_STRUCTURE"]["PREDICTOR"] == "2"
     assert (info["size"]) == [WIDTH, HEIGHT]
+    assert (raster(tif["path"]) == raster(scan.map_root / "scan.png")).all(), "lossless: every pixel is the scan's"
+    assert revision_files(scan, map_id, revision) == {"georeferenced.tif"}, "no staging or overview file outlives the call"
 
 
 def quadratic(c, r):
@@ -113,11 +144,48 @@ async def test_a_second_order_polynomial_is_recovered_and_warped(scan):
     assert str(scan.map_root / "scan.png") in open(names["gcps.vrt"]["path"]).read(), "the VRT points at the scan itself"
     warped = gdalinfo(names["warped.tif"]["path"])
     assert 'ID["EPSG",32633]' in warped["coordinateSystem"]["wkt"] and len(warped["geoTransform"]) == 6
-    assert [band["colorInterpretation"] for band in warped["bands"]] == ["Red", "Green", "Blue"]
+    assert_cog(warped, names["warped.tif"]["path"], "DEFLATE")
+    assert revision_files(scan, map_id, revision) == {"gcps.vrt", "warped.tif"}, "no staging or overview file outlives the call"
+    # The same pixels as gdalwarp with default options and the same resampling, from the same GCP VRT.
+    reference = scan.base / "reference.tif"
+    subprocess.run(["gdalwarp", "-q", "-r", "bilinear", "-order", "2", names["gcps.vrt"]["path"], str(reference)], check=True)
+    assert gdalinfo(reference)["size"] == warped["size"]
+    assert all(abs(a - b) <= 1e-9 * max(abs(a), 1.0) for a, b in zip(gdalinfo(reference)["geoTransform"], warped["geoTransform"]))
+    difference = abs(raster(names["warped.tif"]["path"]).astype(int) - raster(reference).astype(int))
+    assert difference.max() <= 1, f"pixels differ from gdalwarp's by up to {difference.max()}"
     # The warped image covers the fitted footprint of the scan.
     corners = [quadratic(c, r) for c, r in [(0, 0), (WIDTH, 0), (0, HEIGHT), (WIDTH, HEIGHT)]]
     gt = warped["geoTransform"]
     assert abs(gt[0] - min(x for x, _ in corners)) < 3 * abs(gt[1]) and abs(gt[3] - max(y for _, y in corners)) < 3 * abs(gt[5])
+
+
+@pytest.mark.parametrize("compression, gdal_name", [("jpeg", "JPEG"), ("webp", "WEBP")])
+async def test_lossy_compression_settings_write_smaller_cogs_on_one_thread_too(tmp_path, compression, gdal_name):
+    server = Server(tmp_path, {"GEOMAP_GEOREF_COMPRESSION": compression, "GEOMAP_WORKER_THREADS": "1"})
+    pillow_image(server.map_root / "scan.png", WIDTH, HEIGHT, "PNG")
+    async with server.connect() as client:
+        capabilities = (await client.call_tool("geomap_capabilities", {})).structured_content["georeference"]
+        map_id = await registered(client)
+        placed = await georeference(client, map_id=map_id, crs="EPSG:32633", control_points=points_from(lambda c, r: apply(UTM_GT, c, r), SPREAD[:6]))
+        warped = await georeference(client, map_id=map_id, crs="EPSG:32633", control_points=points_from(quadratic, SPREAD), transform="polynomial2")
+    assert (capabilities["format"], capabilities["compression"], capabilities["worker_threads"]) == ("COG", compression, 1), capabilities
+    for result, name in [(placed, "georeferenced.tif"), (warped, "warped.tif")]:
+        assert result.is_error is False, result
+        assert result.structured_content["compression"] == compression
+        [image] = [a for a in result.structured_content["artifacts"] if a["name"] == name]
+        assert_cog(gdalinfo(image["path"]), image["path"], gdal_name)
+    [image] = placed.structured_content["artifacts"]
+    difference = abs(raster(image["path"]).astype(int) - raster(server.map_root / "scan.png").astype(int))
+    assert difference.mean() < 8, f"quality 90 keeps the scan recognisable (mean difference {difference.mean():.1f})"
+
+
+def test_a_bad_compression_or_thread_count_stops_the_server_at_start_naming_the_setting(tmp_path):
+    server = Server(tmp_path)
+    for variable, value in [("GEOMAP_GEOREF_COMPRESSION", "lzw"), ("GEOMAP_WORKER_THREADS", "none"), ("GEOMAP_GEOREF_MEMORY", "0")]:
+        refused = run_binary(server, env={variable: value})
+        assert refused.returncode == 2 and variable in refused.stderr, refused
+    checked = run_binary(server, "check", env={"GEOMAP_GEOREF_COMPRESSION": "webp", "GEOMAP_WORKER_THREADS": "3"})
+    assert "Cloud Optimized GeoTIFF, webp compression" in checked.stdout and "3 worker threads" in checked.stdout, checked.stdout
 
 
 @pytest.mark.parametrize("transform, count", [("polynomial3", 10), ("thin_plate_spline", 6)])
@@ -321,7 +389,7 @@ async def test_georeferencing_reports_progress_to_a_client_that_asks(scan, era, 
     assert all(a < b for a, b in zip(values, values[1:])), f"progress must increase with each notification: {updates}"
     assert values[0] == 0 and values[-1] == 100, updates
     assert all(total == 100 for _, total, _ in updates)
-    assert {"writing the GeoTIFF", "warping the scan"} & {message for _, _, message in updates}, updates
+    assert {"writing the Cloud Optimized GeoTIFF", "warping the scan"} & {message for _, _, message in updates}, updates
 
 
 @pytest.mark.parametrize("transform", ["affine", "polynomial2"])
@@ -420,7 +488,7 @@ async def test_a_cancelled_georeference_stops_mid_write_keeps_nothing_and_frees_
     writing = anyio.Event()
 
     async def on_progress(progress, total, message):
-        if message == "writing the GeoTIFF" and progress < 90:
+        if message == "writing the Cloud Optimized GeoTIFF" and progress < 90:
             writing.set()
 
     async with server.connect(era) as client:
@@ -458,7 +526,7 @@ async def test_a_server_killed_mid_write_leaves_nothing_the_next_start_cannot_sw
     writing = anyio.Event()
 
     async def on_progress(progress, total, message):
-        if message == "writing the GeoTIFF":
+        if message == "writing the Cloud Optimized GeoTIFF":
             writing.set()
 
     with pytest.raises(Exception):  # the connection dies with the server

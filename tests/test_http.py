@@ -206,6 +206,75 @@ def test_a_call_still_running_when_the_grace_ends_is_cancelled_and_logged(tmp_pa
     assert any("grace period" in line and "GEOMAP_SHUTDOWN_GRACE" in line for line in server.log())
 
 
+def modern_call(url: str, token: str, tool: str, arguments: dict, progress_token: str | None = None) -> bytes:
+    """A raw 2026-07-28 tools/call POST (no session: the protocol version and capabilities travel in `_meta`)."""
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
+    if progress_token:
+        meta["progressToken"] = progress_token
+    body = json.dumps({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": tool, "arguments": arguments, "_meta": meta}}).encode()
+    authority = url.removeprefix("http://").split("/", 1)[0]
+    headers = [
+        "POST /mcp HTTP/1.1",
+        f"Host: {authority}",
+        f"Authorization: Bearer {token}",
+        "Content-Type: application/json",
+        "Accept: application/json, text/event-stream",
+        "MCP-Protocol-Version: 2026-07-28",
+        "Mcp-Method: tools/call",
+        f"Mcp-Name: {tool}",
+        f"Content-Length: {len(body)}",
+    ]
+    return ("\r\n".join(headers) + "\r\n\r\n").encode() + body
+
+
+def test_a_client_that_disconnects_mid_georeference_cancels_it_in_the_2026_era(tmp_path):
+    """At 2026-07-28 a request's own HTTP response is its only channel: closing it is the cancellation."""
+    import socket
+
+    server = Server(tmp_path, {"GEOMAP_MAX_HEAVY_CALLS": "1"}, transport="http")
+    png(server.map_root / "big.png", 6000, 5000, noise=True)
+    png(server.map_root / "scan.png", 300, 200)
+    bounds = {"west": -120.0, "south": 35.0, "east": -119.0, "north": 36.0}
+    with server.http_process() as url:
+        authority = url.removeprefix("http://").split("/", 1)[0]
+        host, port = authority.rsplit(":", 1)
+
+        def call(tool: str, arguments: dict, *, until: bytes | None = None) -> bytes:
+            """Sends one call and reads its response stream, closing the connection early once `until` arrives."""
+            with socket.create_connection((host, int(port)), timeout=60) as connection:
+                connection.sendall(modern_call(url, server.token, tool, arguments, progress_token="p1" if until else None))
+                received = b""
+                while chunk := connection.recv(65536):
+                    received += chunk
+                    if until and until in received:
+                        break
+                    if not until and b'"id":7' in received and b"\r\n0\r\n\r\n" in received:
+                        break
+                return received
+
+        def answer(raw: bytes) -> dict:
+            """The call's result, from the `data:` line of its server-sent event stream that answers it."""
+            messages = [json.loads(line[5:]) for line in raw.split(b"\n") if line.startswith(b"data:") and line[5:].strip().startswith(b"{")]
+            [result] = [message["result"] for message in messages if message.get("id") == 7]
+            assert not result.get("isError"), result
+            return result["structuredContent"]
+
+        big = answer(call("geomap_register_map", {"path": "big.png"}))["map_id"]
+        small = answer(call("geomap_register_map", {"path": "scan.png"}))["map_id"]
+        call("geomap_georeference", {"map_id": big, "crs": "EPSG:4267", "bounds": bounds}, until=b"writing the Cloud Optimized GeoTIFF")
+        closed = time.monotonic()
+        deadline = closed + 20
+        while not [line for line in server.tool_call_lines() if line["tool"] == "geomap_georeference"] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        stopped_after = time.monotonic() - closed
+        assert answer(call("geomap_georeference", {"map_id": small, "crs": "EPSG:4267", "bounds": bounds}))["revision_id"].startswith("rev_")
+    [cancelled, done] = [line for line in server.tool_call_lines() if line["tool"] == "geomap_georeference"]
+    assert (cancelled["outcome"], done["outcome"]) == ("cancelled", "ok"), server.log()
+    assert stopped_after < 10, f"the call ran on for {stopped_after:.1f} s after its client left"
+    assert not (server.data_root / "artifacts" / big).exists() or not any((server.data_root / "artifacts" / big).iterdir()), "no half-written revision"
+    assert not [line for line in server.log() if " ERROR " in line], server.log()
+
+
 def test_stdio_input_that_ends_before_initialize_is_a_clean_exit(tmp_path):
     server = Server(tmp_path)
     ended = run_binary(server)

@@ -465,11 +465,21 @@ fn check(settings: &Settings) -> ExitCode {
         }
     }
     line(true, format!("media limits: {} bytes, {} pixels", settings.max_image_bytes, settings.max_image_pixels));
-    let georef = stratigraphic_amenity::georef::Readiness::check();
+    let georef = stratigraphic_amenity::georef::Readiness::check_for(settings.georef_compression);
     match georef.missing.is_empty() {
         true => line(true, format!("georeferencing: GDAL {}, PROJ database found", georef.gdal_version)),
         false => line(false, format!("georeferencing: GDAL {} is missing {}", georef.gdal_version, georef.missing.join(", "))),
     }
+    line(
+        true,
+        format!(
+            "georeferenced images: Cloud Optimized GeoTIFF, {} compression (GEOMAP_GEOREF_COMPRESSION), {} worker threads (GEOMAP_WORKER_THREADS), \
+             warp buffers and block cache up to {} MiB each (GEOMAP_GEOREF_MEMORY)",
+            settings.georef_compression.name(),
+            settings.worker_threads,
+            settings.georef_memory >> 20
+        ),
+    );
     let roots: Vec<String> = settings.provider_roots.iter().map(|p| p.display().to_string()).collect();
     line(true, format!("provider roots: {}", roots.join(", ")));
     line(true, format!("providers: {}", settings.providers.as_ref().map_or("all found".into(), |p| p.join(", "))));

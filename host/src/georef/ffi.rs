@@ -174,8 +174,8 @@ fn c_path(path: &Path) -> Result<CString, String> {
 }
 
 /// Runs the `gdal_translate` library entry point on `source` with
-/// command-line style `arguments`, writing `destination`.
-pub fn translate(source: &Dataset, destination: &Path, arguments: &[&str]) -> Result<Dataset, String> {
+/// command-line style `arguments`, writing `destination`, with progress.
+pub fn translate(source: &Dataset, destination: &Path, arguments: &[&str], mut progress: Progress<'_>) -> Result<Dataset, String> {
     let mut argv = Arguments::new(arguments);
     let destination = c_path(destination)?;
     // SAFETY: `argv.pointers` is a NULL-terminated array of live C strings; GDAL copies it.
@@ -183,6 +183,9 @@ pub fn translate(source: &Dataset, destination: &Path, arguments: &[&str]) -> Re
     if options.is_null() {
         return Err(last_error_message("invalid gdal_translate options"));
     }
+    let data = &mut progress as *mut Progress<'_> as *mut c_void;
+    // SAFETY: `options` is live; `data` points at `progress`, which outlives the GDALTranslate call below.
+    unsafe { gdal_sys::GDALTranslateOptionsSetProgress(options, Some(forward_progress), data) };
     let mut usage_error: c_int = 0;
     // SAFETY: the source handle and `options` are live for the call.
     let output = unsafe { gdal_sys::GDALTranslate(destination.as_ptr(), source.c_dataset(), options, &mut usage_error) };
@@ -219,6 +222,25 @@ pub fn warp(source: &Dataset, destination: &Path, arguments: &[&str], mut progre
     }
     // SAFETY: GDALWarp returned a new dataset that we now own.
     Ok(unsafe { Dataset::from_c_dataset(output) })
+}
+
+/// Grows GDAL's block cache (shared by the whole process) to `bytes`; never shrinks it,
+/// so a smaller scan georeferenced beside a larger one does not take the larger one's cache away.
+pub fn raise_block_cache(bytes: u64) {
+    let wanted = i64::try_from(bytes).unwrap_or(i64::MAX);
+    // SAFETY: both calls only read or set GDAL's global cache size.
+    unsafe {
+        if gdal_sys::GDALGetCacheMax64() < wanted {
+            gdal_sys::GDALSetCacheMax64(wanted);
+        }
+    }
+}
+
+/// Gives memory the allocator holds but no longer uses back to the system (glibc keeps freed
+/// memory in its arenas, so a finished warp would otherwise still count in the server's RSS).
+pub fn release_free_memory() {
+    // SAFETY: malloc_trim only walks and trims the allocator's own free lists.
+    unsafe { libc::malloc_trim(0) };
 }
 
 fn last_error_message(fallback: &str) -> String {

@@ -1,6 +1,7 @@
 //! Georeferencing with GDAL and PROJ: bounds, or control points and a
 //! transform, become a revision with residuals, a WGS84 box and files GIS
-//! tools open (a GeoTIFF; for non-affine transforms a GCP VRT and a warped GeoTIFF).
+//! tools open (a Cloud Optimized GeoTIFF with overviews; for non-affine
+//! transforms also the GCP VRT it was warped from).
 //!
 //! Invariants:
 //! - Coordinates follow GIS order everywhere: x is easting or longitude, y is
@@ -15,6 +16,10 @@
 //! - The scan is read through a file descriptor the caller opened inside a map
 //!   root (`/proc/self/fd/N`), never by re-resolving its path.
 //! - `unsafe` lives only in [`ffi`].
+//! - The image is written in two steps, as a GIS expert would: the scan is
+//!   read (or warped, on every allowed thread) once into an uncompressed tiled
+//!   staging file in the revision's folder, then copied to a COG with
+//!   overviews; the staging file is removed when the call ends, whatever the outcome.
 
 pub mod ffi;
 
@@ -33,7 +38,79 @@ use ffi::{GroundControl, Model, Transformer};
 /// edges of projected maps are followed, not just the corners).
 pub const OUTLINE_POINTS_PER_EDGE: usize = 101;
 /// GDAL drivers the georeferencer needs.
-pub const REQUIRED_DRIVERS: [&str; 4] = ["GTiff", "VRT", "PNG", "JPEG"];
+pub const REQUIRED_DRIVERS: [&str; 5] = ["GTiff", "COG", "VRT", "PNG", "JPEG"];
+/// The uncompressed tiled file a georeference reads or warps the scan into before the COG copy.
+const STAGING_NAME: &str = ".staging.tif";
+
+/// How the georeferenced image is compressed (`GEOMAP_GEOREF_COMPRESSION`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Compression {
+    /// DEFLATE with the horizontal predictor: lossless (the default).
+    #[default]
+    Deflate,
+    /// JPEG, quality 90: small files, lossy.
+    Jpeg,
+    /// WebP, quality 90: smaller still, lossy.
+    Webp,
+}
+
+impl Compression {
+    /// Every setting's name, as the operator writes it.
+    pub const NAMES: [&'static str; 3] = ["deflate", "jpeg", "webp"];
+
+    /// The setting named `name` (any case).
+    pub fn parse(name: &str) -> Option<Compression> {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "deflate" => Some(Compression::Deflate),
+            "jpeg" => Some(Compression::Jpeg),
+            "webp" => Some(Compression::Webp),
+            _ => None,
+        }
+    }
+
+    /// Its name, as the operator writes it.
+    pub fn name(self) -> &'static str {
+        Compression::NAMES[self as usize]
+    }
+
+    /// GDAL's name for it (a value of the COG driver's `COMPRESS` option).
+    fn gdal_name(self) -> &'static str {
+        match self {
+            Compression::Deflate => "DEFLATE",
+            Compression::Jpeg => "JPEG",
+            Compression::Webp => "WEBP",
+        }
+    }
+
+    fn creation_options(self) -> [String; 2] {
+        let second = match self {
+            Compression::Deflate => "PREDICTOR=YES",
+            Compression::Jpeg | Compression::Webp => "QUALITY=90",
+        };
+        [format!("COMPRESS={}", self.gdal_name()), second.to_owned()]
+    }
+}
+
+/// How georeferences write their image: the operator's settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Writing {
+    /// Threads for warping, compression and overviews (`GEOMAP_WORKER_THREADS`).
+    pub threads: usize,
+    /// The COG's compression (`GEOMAP_GEOREF_COMPRESSION`).
+    pub compression: Compression,
+    /// The most a call's warp buffers, and GDAL's block cache, may each take, in bytes (`GEOMAP_GEOREF_MEMORY`).
+    pub memory_ceiling: u64,
+}
+
+impl Writing {
+    /// Warp buffers and block cache for a `width`×`height` image of `bands` bytes per pixel:
+    /// room for the whole image and its warped copy, never more than the ceiling.
+    fn memory_for(&self, width: u64, height: u64, bands: u64) -> u64 {
+        const SLACK: u64 = 64 << 20;
+        (width.saturating_mul(height).saturating_mul(bands).saturating_mul(2) + SLACK).min(self.memory_ceiling)
+    }
+}
 
 /// How pixels map to the CRS.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
@@ -263,6 +340,10 @@ pub struct Revision {
     pub wgs84_bounds: Wgs84Bounds,
     /// Files written for GIS tools.
     pub artifacts: Vec<Artifact>,
+    /// How the georeferenced image (a Cloud Optimized GeoTIFF with overviews) is compressed;
+    /// absent when no image was written (a map bundle) or for revisions older than COG output.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compression: Option<Compression>,
     /// Things to check that are not failures (an outlying point, a weak fit).
     pub warnings: Vec<String>,
 }
@@ -338,6 +419,19 @@ impl Readiness {
         Readiness { gdal_version: gdal::version_info("RELEASE_NAME"), proj_database, missing }
     }
 
+    /// Checks as [`Readiness::check`] does, and also that GDAL's COG driver can write `compression`.
+    pub fn check_for(compression: Compression) -> Readiness {
+        let mut readiness = Readiness::check();
+        let offered = DriverManager::get_driver_by_name("COG")
+            .ok()
+            .and_then(|driver| driver.metadata_item("DMD_CREATIONOPTIONLIST", ""))
+            .is_some_and(|options| options.contains(&format!("<Value>{}</Value>", compression.gdal_name())));
+        if !offered && readiness.missing.iter().all(|what| what != "GDAL driver COG") {
+            readiness.missing.push(format!("{} compression in GDAL's COG driver (GEOMAP_GEOREF_COMPRESSION={})", compression.gdal_name(), compression.name()));
+        }
+        readiness
+    }
+
     fn require(&self) -> Result<(), GeorefError> {
         match self.missing.is_empty() {
             true => Ok(()),
@@ -378,14 +472,23 @@ struct Placed {
 }
 
 /// Checks `request` against the scan, fits it, and writes the artifacts into
-/// `output_dir`, reporting progress as it writes.
-pub fn georeference(scan: &Scan<'_>, request: &Request, revision_id: &str, output_dir: &Path, progress: Progress<'_>) -> Result<Revision, GeorefError> {
+/// `output_dir` as `writing` says, reporting progress as it writes.
+pub fn georeference(
+    scan: &Scan<'_>,
+    request: &Request,
+    revision_id: &str,
+    output_dir: &Path,
+    writing: &Writing,
+    progress: Progress<'_>,
+) -> Result<Revision, GeorefError> {
     if !progress(0.0, "checking and fitting") {
         return Err(GeorefError::Cancelled);
     }
+    Readiness::check_for(writing.compression).require()?;
     let Placed { mut revision, fitted, srs } = place(Size { width: scan.width, height: scan.height }, request, revision_id)?;
     fs::create_dir_all(output_dir).map_err(|source| GeorefError::Io { action: "create the revision folder", source })?;
-    revision.artifacts = write_artifacts(scan, &fitted, &request.placement, &srs, output_dir, progress)?;
+    revision.artifacts = write_artifacts(scan, &fitted, &request.placement, &srs, output_dir, writing, progress)?;
+    revision.compression = Some(writing.compression);
     if !progress(1.0, "done") {
         return Err(GeorefError::Cancelled);
     }
@@ -482,6 +585,7 @@ fn place(scan: Size, request: &Request, revision_id: &str) -> Result<Placed, Geo
         rmse,
         wgs84_bounds,
         artifacts: Vec::new(),
+        compression: None,
         warnings,
     };
     Ok(Placed { revision, fitted, srs })
@@ -766,11 +870,9 @@ fn outline_on_wgs84(fitted: &Fitted, region: &PixelRegion, srs: &SpatialRef) -> 
     Ok(Wgs84Bounds { west: min(&xs), south: min(&ys), east: max(&xs), north: max(&ys) })
 }
 
-/// GeoTIFF creation options: tiled, DEFLATE, and RGB photometric for byte RGB(A).
-fn geotiff_options(dataset: &Dataset) -> Vec<String> {
-    let mut options = vec!["TILED=YES".to_owned(), "COMPRESS=DEFLATE".to_owned(), "BIGTIFF=IF_SAFER".to_owned()];
-    let bands = dataset.raster_count();
-    let byte = dataset.rasterband(1).is_ok_and(|band| band.band_type() == gdal::raster::GdalDataType::UInt8);
+/// Creation options for the staging file: tiled, uncompressed, RGB photometric for `bands` bytes per pixel.
+fn staging_options(bands: u64, byte: bool) -> Vec<String> {
+    let mut options = vec!["TILED=YES".to_owned(), "BIGTIFF=IF_SAFER".to_owned()];
     if byte && (bands == 3 || bands == 4) {
         options.push("PHOTOMETRIC=RGB".to_owned());
         if bands == 4 {
@@ -780,19 +882,75 @@ fn geotiff_options(dataset: &Dataset) -> Vec<String> {
     options
 }
 
+/// The bands the georeferenced image will have, and whether they are bytes (a palette becomes RGB or RGBA).
+fn output_bands(source: &Dataset) -> (u64, bool) {
+    match palette_expansion(source) {
+        Some("rgba") => (4, true),
+        Some(_) => (3, true),
+        None => (source.raster_count() as u64, source.rasterband(1).is_ok_and(|band| band.band_type() == gdal::raster::GdalDataType::UInt8)),
+    }
+}
+
+/// The COG's creation options: compression, threads, and BigTIFF when the file could pass 4 GB.
+fn cog_options(writing: &Writing) -> Vec<String> {
+    let mut options = writing.compression.creation_options().to_vec();
+    options.extend([format!("NUM_THREADS={}", writing.threads), "BIGTIFF=IF_SAFER".to_owned()]);
+    options
+}
+
+/// Removes the staging file when the call ends, whether it succeeded, failed or was cancelled.
+struct Staging(std::path::PathBuf);
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        let _ = fs::remove_file(&self.0); // absent when GDAL never created it
+    }
+}
+
+/// GDAL's worker threads for this thread's calls (overviews read `GDAL_NUM_THREADS`) until dropped.
+struct GdalThreads;
+
+impl GdalThreads {
+    fn set(threads: usize) -> GdalThreads {
+        let _ = gdal::config::set_thread_local_config_option("GDAL_NUM_THREADS", &threads.to_string()); // a plain number is always accepted
+        GdalThreads
+    }
+}
+
+impl Drop for GdalThreads {
+    fn drop(&mut self) {
+        let _ = gdal::config::clear_thread_local_config_option("GDAL_NUM_THREADS");
+    }
+}
+
+/// Writes the georeferenced image (and for control points the GCP VRT) into `dir`: the scan is read
+/// or warped into a staging file, then copied to a Cloud Optimized GeoTIFF with overviews.
 fn write_artifacts(
     scan: &Scan<'_>,
     fitted: &Fitted,
     placement: &Placement,
     srs: &SpatialRef,
     dir: &Path,
+    writing: &Writing,
     progress: Progress<'_>,
 ) -> Result<Vec<Artifact>, GeorefError> {
     use std::os::fd::AsRawFd;
     let mut source = Dataset::open(format!("/proc/self/fd/{}", scan.file.as_raw_fd())).map_err(gdal_error("open the scan"))?;
     // VRTs record the source by its description: make it the scan's real path.
     source.set_description(&scan.path.to_string_lossy()).map_err(gdal_error("name the scan"))?;
-    let written = match (fitted, placement) {
+    let (bands, byte) = output_bands(&source);
+    let memory = writing.memory_for(scan.width, scan.height, bands);
+    ffi::raise_block_cache(memory);
+    let _threads = GdalThreads::set(writing.threads);
+    let staging = Staging(dir.join(STAGING_NAME));
+    let mut staging_arguments: Vec<String> = staging_options(bands, byte).into_iter().flat_map(|option| ["-co".to_owned(), option]).collect();
+    staging_arguments.splice(0..0, ["-of".to_owned(), "GTiff".to_owned()]);
+    if let Some(expand) = palette_expansion(&source) {
+        // Resampling or compressing palette indices would mix unrelated colours: write RGB(A) instead.
+        staging_arguments.extend(["-expand".to_owned(), expand.to_owned()]);
+    }
+    let mut stopped = false;
+    let (staged, name, copy_from, mut written) = match (fitted, placement) {
         (Fitted::Affine(gt), _) => {
             let vrt = DriverManager::get_driver_by_name("VRT").map_err(gdal_error("load the VRT driver"))?;
             let mut virtual_copy = source.create_copy(&vrt, "", &RasterCreationOptions::new()).map_err(gdal_error("wrap the scan"))?;
@@ -801,14 +959,12 @@ fn write_artifacts(
             }
             virtual_copy.set_geo_transform(gt).map_err(gdal_error("set the geotransform"))?;
             virtual_copy.set_spatial_ref(srs).map_err(gdal_error("set the CRS"))?;
-            let gtiff = DriverManager::get_driver_by_name("GTiff").map_err(gdal_error("load the GTiff driver"))?;
-            let creation = geotiff_options(&source);
-            let options: Vec<&str> = creation.iter().map(String::as_str).collect();
-            let output = dir.join("georeferenced.tif");
-            let mut stopped = false;
-            ffi::create_copy(&gtiff, &virtual_copy, &output, &options, &mut |done| told_to_go_on(progress(writing(done), "writing the GeoTIFF"), &mut stopped))
-                .map_err(|message| if stopped { GeorefError::Cancelled } else { GeorefError::Gdal { action: "write the GeoTIFF", message } })?;
-            vec![output]
+            let arguments: Vec<&str> = staging_arguments.iter().map(String::as_str).collect();
+            let staged = ffi::translate(&virtual_copy, &staging.0, &arguments, &mut |done| {
+                told_to_go_on(progress(0.05 + 0.30 * done, "reading the scan"), &mut stopped)
+            })
+            .map_err(|message| if stopped { GeorefError::Cancelled } else { GeorefError::Gdal { action: "read the scan", message } })?;
+            (staged, "georeferenced.tif", 0.35, Vec::new())
         }
         (Fitted::Warp(_, transform), Placement::ControlPoints { points, .. }) => {
             // `gdal_translate -gcp` (as on the command line) drops any geotransform
@@ -817,7 +973,6 @@ fn write_artifacts(
             let crs_wkt = srs.to_wkt().map_err(gdal_error("describe the CRS"))?;
             let mut arguments = vec!["-of".to_owned(), "VRT".to_owned(), "-a_srs".to_owned(), crs_wkt];
             if let Some(expand) = palette_expansion(&source) {
-                // Resampling palette indices would mix unrelated colours: warp RGB(A) instead.
                 arguments.extend(["-expand".to_owned(), expand.to_owned()]);
             }
             for point in points {
@@ -825,17 +980,31 @@ fn write_artifacts(
                 arguments.extend([point.col.0, point.row.0, point.x.0, point.y.0].map(|v| format!("{v:?}")));
             }
             let arguments: Vec<&str> = arguments.iter().map(String::as_str).collect();
-            let with_gcps = ffi::translate(&source, &gcp_path, &arguments).map_err(|message| GeorefError::Gdal { action: "write the GCP VRT", message })?;
-            let output = dir.join("warped.tif");
-            let arguments = warp_arguments(*transform, &geotiff_options(&with_gcps));
+            let with_gcps =
+                ffi::translate(&source, &gcp_path, &arguments, &mut |_| true).map_err(|message| GeorefError::Gdal { action: "write the GCP VRT", message })?;
+            let arguments = warp_arguments(*transform, writing, memory, &staging_options(bands, byte));
             let arguments: Vec<&str> = arguments.iter().map(String::as_str).collect();
-            let mut stopped = false;
-            ffi::warp(&with_gcps, &output, &arguments, &mut |done| told_to_go_on(progress(writing(done), "warping the scan"), &mut stopped))
-                .map_err(|message| if stopped { GeorefError::Cancelled } else { GeorefError::Gdal { action: "warp the scan", message } })?;
-            vec![gcp_path, output]
+            let staged =
+                ffi::warp(&with_gcps, &staging.0, &arguments, &mut |done| told_to_go_on(progress(0.05 + 0.50 * done, "warping the scan"), &mut stopped))
+                    .map_err(|message| if stopped { GeorefError::Cancelled } else { GeorefError::Gdal { action: "warp the scan", message } })?;
+            (staged, "warped.tif", 0.55, vec![gcp_path])
         }
         (Fitted::Warp(..), Placement::Bounds { .. }) => unreachable!("bounds always fit an affine transform"),
     };
+    // The warp's buffers are freed by now, but glibc would keep them beside what the COG copy takes.
+    ffi::release_free_memory();
+    let cog = DriverManager::get_driver_by_name("COG").map_err(gdal_error("load the COG driver"))?;
+    let options = cog_options(writing);
+    let options: Vec<&str> = options.iter().map(String::as_str).collect();
+    let output = dir.join(name);
+    ffi::create_copy(&cog, &staged, &output, &options, &mut |done| {
+        told_to_go_on(progress(copy_from + (0.99 - copy_from) * done, "writing the Cloud Optimized GeoTIFF"), &mut stopped)
+    })
+    .map_err(|message| if stopped { GeorefError::Cancelled } else { GeorefError::Gdal { action: "write the Cloud Optimized GeoTIFF", message } })?;
+    drop(staged);
+    drop(staging);
+    ffi::release_free_memory();
+    written.push(output);
     written
         .into_iter()
         .map(|path| {
@@ -855,13 +1024,9 @@ fn palette_expansion(dataset: &Dataset) -> Option<&'static str> {
     Some(if transparent { "rgba" } else { "rgb" })
 }
 
-/// Writing outputs spans 5% to 99% of a georeference; checking and fitting come before.
-fn writing(done: f64) -> f64 {
-    0.05 + 0.94 * done
-}
-
-/// The `gdalwarp` arguments for a GCP transform; the benchmark runs the CLI with the same ones.
-pub fn warp_arguments(transform: TransformKind, creation: &[String]) -> Vec<String> {
+/// The `gdalwarp` arguments for a GCP transform into the staging file: bilinear, on `writing.threads`
+/// threads, with `memory` bytes of warp buffers; the benchmark runs the CLI with the same ones.
+fn warp_arguments(transform: TransformKind, writing: &Writing, memory: u64, creation: &[String]) -> Vec<String> {
     let mut arguments: Vec<String> = vec!["-of".into(), "GTiff".into(), "-r".into(), "bilinear".into()];
     match transform {
         TransformKind::Polynomial2 => arguments.extend(["-order".into(), "2".into()]),
@@ -869,6 +1034,10 @@ pub fn warp_arguments(transform: TransformKind, creation: &[String]) -> Vec<Stri
         TransformKind::ThinPlateSpline => arguments.push("-tps".into()),
         TransformKind::Affine => arguments.extend(["-order".into(), "1".into()]),
     }
+    if writing.threads > 1 {
+        arguments.push("-multi".into());
+    }
+    arguments.extend(["-wo".into(), format!("NUM_THREADS={}", writing.threads), "-wm".into(), format!("{}MB", memory.div_ceil(1 << 20))]);
     for option in creation {
         arguments.extend(["-co".into(), option.clone()]);
     }

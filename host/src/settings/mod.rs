@@ -13,6 +13,8 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+use crate::georef::{Compression, Writing};
+
 /// The folder name under the platform data directory.
 pub const APP_DIR_NAME: &str = "stratigraphic-amenity";
 /// Default media limits: room for a 10000×10000 scan with margin.
@@ -64,12 +66,20 @@ pub struct Settings {
     pub max_heavy_calls: usize,
     /// How long calls in flight may finish after SIGTERM or SIGINT before they are cancelled (`GEOMAP_SHUTDOWN_GRACE`).
     pub shutdown_grace: Duration,
+    /// Threads one georeference warps, compresses and builds overviews on (`GEOMAP_WORKER_THREADS`, default all cores).
+    pub worker_threads: usize,
+    /// How georeferenced images are compressed (`GEOMAP_GEOREF_COMPRESSION`: deflate, jpeg or webp).
+    pub georef_compression: Compression,
+    /// The most one georeference's warp buffers, and GDAL's block cache, may each take, in bytes (`GEOMAP_GEOREF_MEMORY`).
+    pub georef_memory: u64,
 }
 
 /// Default for `GEOMAP_ASSET_TIMEOUT`.
 pub const DEFAULT_ASSET_TIMEOUT: Duration = Duration::from_secs(30);
 /// Default for `GEOMAP_SHUTDOWN_GRACE`.
 pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
+/// Default for `GEOMAP_GEOREF_MEMORY`: room for a 10000×10000 RGB scan and its warped copy.
+pub const DEFAULT_GEOREF_MEMORY: u64 = 1 << 30;
 
 /// The operator's limits for one provider (config file only); what is unset keeps the default.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -158,6 +168,9 @@ struct ConfigFile {
     http_allowed_hosts: Option<Vec<String>>,
     max_heavy_calls: Option<u64>,
     shutdown_grace: Option<String>,
+    worker_threads: Option<u64>,
+    georef_compression: Option<String>,
+    georef_memory: Option<u64>,
 }
 
 impl Settings {
@@ -248,6 +261,17 @@ impl Settings {
         };
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
         let max_heavy_calls = limit("GEOMAP_MAX_HEAVY_CALLS", file.max_heavy_calls, cores, false)? as usize;
+        let worker_threads = limit("GEOMAP_WORKER_THREADS", file.worker_threads, cores, false)? as usize;
+        let georef_memory = limit("GEOMAP_GEOREF_MEMORY", file.georef_memory, DEFAULT_GEOREF_MEMORY, true)?;
+        let georef_compression = match var("GEOMAP_GEOREF_COMPRESSION") {
+            Some(value) => Some(text("GEOMAP_GEOREF_COMPRESSION", &value)?),
+            None => file.georef_compression,
+        };
+        let georef_compression = match georef_compression {
+            Some(name) => Compression::parse(&name)
+                .ok_or_else(|| invalid("GEOMAP_GEOREF_COMPRESSION", &name, "deflate (lossless, the default), jpeg or webp (smaller files, lossy)"))?,
+            None => Compression::default(),
+        };
         let log_filter = match var("GEOMAP_LOG") {
             Some(value) => text("GEOMAP_LOG", &value)?,
             None => file.log.unwrap_or_else(|| "info".to_owned()),
@@ -276,7 +300,15 @@ impl Settings {
             http_allowed_hosts,
             max_heavy_calls,
             shutdown_grace,
+            worker_threads,
+            georef_compression,
+            georef_memory,
         })
+    }
+
+    /// How georeferences write their image under these settings.
+    pub fn georef_writing(&self) -> Writing {
+        Writing { threads: self.worker_threads, compression: self.georef_compression, memory_ceiling: self.georef_memory }
     }
 
     /// Serving HTTP on `address` instead of what the settings say (`serve --http`).
@@ -502,6 +534,20 @@ mod tests {
             ("GEOMAP_MAX_HEAVY_CALLS", "0"),
             ("GEOMAP_SHUTDOWN_GRACE", "forever"),
         ] {
+            let error = load(&[("GEOMAP_DATA_ROOT", "/d"), (variable, value)]).unwrap_err();
+            assert!(error.to_string().starts_with(variable), "{error}");
+        }
+    }
+
+    #[test]
+    fn georeference_writing_settings_parse_and_bad_ones_are_refused() {
+        let s = load(&[("GEOMAP_DATA_ROOT", "/d")]).unwrap();
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        assert_eq!(s.georef_writing(), Writing { threads: cores, compression: Compression::Deflate, memory_ceiling: DEFAULT_GEOREF_MEMORY });
+        let s = load(&[("GEOMAP_DATA_ROOT", "/d"), ("GEOMAP_WORKER_THREADS", "1"), ("GEOMAP_GEOREF_COMPRESSION", "JPEG"), ("GEOMAP_GEOREF_MEMORY", "256MiB")])
+            .unwrap();
+        assert_eq!(s.georef_writing(), Writing { threads: 1, compression: Compression::Jpeg, memory_ceiling: 256 << 20 });
+        for (variable, value) in [("GEOMAP_WORKER_THREADS", "0"), ("GEOMAP_GEOREF_COMPRESSION", "lzw"), ("GEOMAP_GEOREF_MEMORY", "lots")] {
             let error = load(&[("GEOMAP_DATA_ROOT", "/d"), (variable, value)]).unwrap_err();
             assert!(error.to_string().starts_with(variable), "{error}");
         }

@@ -180,6 +180,22 @@ pub struct ProviderInfo {
     pub limits: ProviderLimitsInfo,
 }
 
+/// Georeferencing: whether GDAL and PROJ are ready, and how images are written (the operator's settings).
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct GeoreferenceInfo {
+    /// GDAL and PROJ as found now.
+    #[serde(flatten)]
+    pub readiness: Readiness,
+    /// The image format: a Cloud Optimized GeoTIFF with internal overviews.
+    pub format: String,
+    /// How images are compressed (`GEOMAP_GEOREF_COMPRESSION`).
+    pub compression: crate::georef::Compression,
+    /// Threads one georeference uses (`GEOMAP_WORKER_THREADS`).
+    pub worker_threads: usize,
+    /// The most one georeference's warp buffers, and GDAL's block cache, may each take (`GEOMAP_GEOREF_MEMORY`).
+    pub memory_ceiling_bytes: u64,
+}
+
 /// Whether layout detection can run.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct DetectorInfo {
@@ -211,8 +227,8 @@ pub struct CapabilitiesResult {
     pub media: MediaInfo,
     /// The data root.
     pub data_root: DataRootInfo,
-    /// GDAL and PROJ as found now.
-    pub georeference: Readiness,
+    /// GDAL and PROJ as found now, and how georeferenced images are written.
+    pub georeference: GeoreferenceInfo,
     /// Every approved asset and its state as found now.
     pub assets: Vec<AssetInfo>,
     /// Every provider found, enabled or not.
@@ -268,6 +284,10 @@ pub fn provider_infos(state: &ServerState) -> Vec<ProviderInfo> {
         .collect()
 }
 
+/// The map bundle's JSON Schema: the same for the server's life, so generated once.
+static MAP_BUNDLE_SCHEMA: std::sync::LazyLock<serde_json::Value> =
+    std::sync::LazyLock::new(|| serde_json::to_value(schemars::schema_for!(crate::media::bundle::MapBundle)).expect("schemas serialize"));
+
 fn capabilities_now(state: &ServerState) -> CapabilitiesResult {
     let providers = provider_infos(state);
     let (missing, _) = crate::detect::pipeline::outstanding(&state.catalog, &state.settings.data_root, &crate::detect::pipeline::REQUIREMENTS);
@@ -282,7 +302,13 @@ fn capabilities_now(state: &ServerState) -> CapabilitiesResult {
         Err(RegistryError::Corrupt { .. }) => (DataRootState::RegistryCorrupt, None),
         Err(RegistryError::Io { .. } | RegistryError::Database { .. } | RegistryError::NotEmpty { .. }) => (DataRootState::Unwritable, None),
     };
-    let georeference = Readiness::check();
+    let georeference = GeoreferenceInfo {
+        readiness: Readiness::check_for(settings.georef_compression),
+        format: "COG".to_owned(),
+        compression: settings.georef_compression,
+        worker_threads: settings.worker_threads,
+        memory_ceiling_bytes: settings.georef_memory,
+    };
     let blocked = |writes: bool| match data_state {
         DataRootState::RegistryCorrupt => Some((ErrorCode::RegistryCorrupt, "the registry file cannot be read; the operator must move it aside")),
         DataRootState::Unwritable if writes => Some((ErrorCode::InternalError, "the server cannot write to its data root")),
@@ -311,7 +337,7 @@ fn capabilities_now(state: &ServerState) -> CapabilitiesResult {
                 },
                 ToolName::Lookup => providers_ready(&providers, Kind::Lookup).or(blocked(false)),
                 ToolName::QueryKnowledge => providers_ready(&providers, Kind::Knowledge).or(blocked(true)),
-                ToolName::Georeference => match georeference.missing.is_empty() {
+                ToolName::Georeference => match georeference.readiness.missing.is_empty() {
                     true => blocked(true),
                     false => Some((ErrorCode::MissingSystemDependency, "GDAL or PROJ lacks what georeferencing needs (see georeference.missing)")),
                 },
@@ -329,8 +355,8 @@ fn capabilities_now(state: &ServerState) -> CapabilitiesResult {
         warnings.extend(set.enabled_but_absent.iter().map(|name| format!("GEOMAP_PROVIDERS enables {name}, but no provider of that name was found.")));
         warnings.extend(set.problems.iter().cloned());
     }
-    if !georeference.missing.is_empty() {
-        warnings.push(format!("Georeferencing is unavailable until the operator installs: {}.", georeference.missing.join(", ")));
+    if !georeference.readiness.missing.is_empty() {
+        warnings.push(format!("Georeferencing is unavailable until the operator installs: {}.", georeference.readiness.missing.join(", ")));
     }
     if data_state != DataRootState::Ready {
         warnings.push("The data root is not ready: registering maps will fail until the operator fixes it (see data_root.state).".to_owned());
@@ -348,7 +374,7 @@ fn capabilities_now(state: &ServerState) -> CapabilitiesResult {
             supported: MediaType::SUPPORTED.to_vec(),
             max_image_bytes: settings.max_image_bytes,
             max_image_pixels: settings.max_image_pixels,
-            map_bundle_schema: serde_json::to_value(schemars::schema_for!(crate::media::bundle::MapBundle)).expect("schemas serialize"),
+            map_bundle_schema: MAP_BUNDLE_SCHEMA.clone(),
         },
         data_root: DataRootInfo {
             path: settings.data_root.display().to_string(),

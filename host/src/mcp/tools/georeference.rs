@@ -99,7 +99,8 @@ pub async fn georeference(
             !cancel.is_cancelled()
         };
         crate::sweep::mark_writing(&output_dir).map_err(|source| georef::GeorefError::Io { action: "create the revision folder", source })?;
-        let revision = georef::georeference(&scan, &request, &revision_id, &output_dir, &mut report_progress).inspect_err(|_| {
+        let writing = state.settings.georef_writing();
+        let revision = georef::georeference(&scan, &request, &revision_id, &output_dir, &writing, &mut report_progress).inspect_err(|_| {
             // Best effort: a failed revision leaves no half-written files behind.
             let _ = std::fs::remove_dir_all(&output_dir);
         })?;
