@@ -1,6 +1,7 @@
 """geomap_read_text end to end with the real ONNX Runtime and the real PP-OCRv4 models, installed
 through geomap_prepare_detectors from the loopback mirror: a legend the test draws with DejaVu Sans
-is read back line by line, one line crossing a tile border whole; missing_extra before installing."""
+is read back line by line, one line crossing a tile border whole; missing_extra before installing;
+a cancelled reading stops between tiles."""
 
 import json
 from pathlib import Path
@@ -121,3 +122,48 @@ async def test_models_removed_or_reinstalled_after_loading_are_noticed(tmp_path,
     assert first.is_error is False and again.is_error is False, (first, again)
     assert assert_envelope(gone, "missing_extra", server)["details"]["missing_assets"] == ["ppocr-v4"]
     assert [line["text"] for line in again.structured_content["lines"]] == [line["text"] for line in first.structured_content["lines"]]
+
+
+async def test_a_cancelled_reading_stops_between_tiles_keeps_nothing_and_frees_its_slot(tmp_path, mirror, runtime_wheel, ocr_wheel, era):  # noqa: F811
+    import anyio
+
+    mirror.files[WHEEL] = runtime_wheel
+    mirror.files[OCR_WHEEL] = ocr_wheel
+    server = Server(tmp_path, {"GEOMAP_ASSET_MIRROR": mirror.url, "GEOMAP_MAX_HEAVY_CALLS": "1"})
+    legend = Image.open(draw_legend(server.map_root / "legend.png"))
+    sheet = Image.new("RGB", (5400, 3600), (252, 250, 244))
+    for column in range(3):
+        for row in range(3):
+            sheet.paste(legend, (column * 1800, row * 1200))
+    sheet.save(server.map_root / "sheet.png")
+    third_tile = anyio.Event()
+
+    async def on_progress(progress, total, message):
+        if message and message.startswith("finding text in tile 3 of"):
+            third_tile.set()
+
+    async with server.connect(era) as client:
+        assert (await client.call_tool("geomap_prepare_detectors", {"assets": ["peace-yolov10-runtime", "ppocr-v4"]})).is_error is False
+        sheet_id = (await client.call_tool("geomap_register_map", {"path": "sheet.png"})).structured_content["map_id"]
+        legend_id = (await client.call_tool("geomap_register_map", {"path": "legend.png"})).structured_content["map_id"]
+        async with anyio.create_task_group() as group:
+
+            async def call():
+                await client.call_tool("geomap_read_text", {"map_id": sheet_id}, progress_callback=on_progress)
+
+            group.start_soon(call)
+            with anyio.fail_after(120):
+                await third_tile.wait()
+            group.cancel_scope.cancel()  # notifications/cancelled, or in the 2026 era the closed response
+        with anyio.fail_after(30):
+            while not [line for line in server.tool_call_lines() if line["tool"] == "geomap_read_text"]:
+                await anyio.sleep(0.05)
+        with anyio.fail_after(60):  # the only slot is free again
+            after = await client.call_tool("geomap_read_text", {"map_id": legend_id, "region": {"x0": 0, "y0": 100, "x1": 1000, "y1": 200}})
+    assert after.is_error is False, after
+    [cancelled, done] = [line for line in server.tool_call_lines() if line["tool"] == "geomap_read_text"]
+    assert (cancelled["outcome"], done["outcome"]) == ("cancelled", "ok"), server.log()
+    assert not [line for line in server.log() if " ERROR " in line], "a cancellation is not an operator's failure"
+    kept = server.data_root / "artifacts" / sheet_id
+    assert not kept.exists() or not any(kept.iterdir()), "nothing of the cancelled reading is stored"
+    assert (server.data_root / "artifacts" / legend_id / "layouts" / after.structured_content["text_id"] / "text.json").is_file(), "where a reading is kept"
