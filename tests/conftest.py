@@ -193,6 +193,32 @@ class Server:
             connection.close()
 
 
+async def interrupt(client, tool: str, arguments: dict, heard, then=None, *, cancel: bool = True, timeout: float = 120) -> None:
+    """Calls `tool` and waits for a progress message for which `heard(message, progress)` is true; then runs
+    `then()` (when given) and, unless `cancel` is false, cancels the call: the SDK sends
+    notifications/cancelled, or in the 2026-07-28 era over HTTP closes the call's response."""
+    import anyio
+
+    seen = anyio.Event()
+
+    async def on_progress(progress, total, message):
+        if message and heard(message, progress):
+            seen.set()
+
+    async with anyio.create_task_group() as group:
+
+        async def call():
+            await client.call_tool(tool, arguments, progress_callback=on_progress)
+
+        group.start_soon(call)
+        with anyio.fail_after(timeout):
+            await seen.wait()
+        if then is not None:
+            then()
+        if cancel:
+            group.cancel_scope.cancel()
+
+
 def run_binary(server: Server, *args: str, env: dict | None = None, timeout: float = 30) -> subprocess.CompletedProcess:
     """Runs the binary once (check, registry export/import, or a start that should fail) on the server's settings."""
     environment = {"PATH": os.environ["PATH"], "HOME": str(server.base), **server.env, **(env or {})}

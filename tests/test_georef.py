@@ -9,7 +9,7 @@ import subprocess
 import anyio
 import pytest
 
-from conftest import Server, assert_envelope, child_servers, pillow_image, png, run_binary
+from conftest import Server, assert_envelope, child_servers, interrupt, pillow_image, png, run_binary
 from tiff_layout import cog_problems
 
 pytestmark = pytest.mark.anyio
@@ -485,24 +485,11 @@ async def test_a_cancelled_georeference_stops_mid_write_keeps_nothing_and_frees_
     server = Server(tmp_path, {"GEOMAP_MAX_HEAVY_CALLS": "1"})
     png(server.map_root / "big.png", 6000, 5000, noise=True)
     png(server.map_root / "scan.png", 300, 200)
-    writing = anyio.Event()
-
-    async def on_progress(progress, total, message):
-        if message == "writing the Cloud Optimized GeoTIFF" and progress < 90:
-            writing.set()
-
     async with server.connect(era) as client:
         big = (await client.call_tool("geomap_register_map", {"path": "big.png"})).structured_content["map_id"]
         small = await registered(client)
-        async with anyio.create_task_group() as group:
-
-            async def call():
-                await client.call_tool("geomap_georeference", {"map_id": big, "crs": "EPSG:4267", "bounds": GOOD_BOUNDS}, progress_callback=on_progress)
-
-            group.start_soon(call)
-            with anyio.fail_after(60):
-                await writing.wait()
-            group.cancel_scope.cancel()  # the SDK sends notifications/cancelled
+        arguments = {"map_id": big, "crs": "EPSG:4267", "bounds": GOOD_BOUNDS}
+        await interrupt(client, "geomap_georeference", arguments, lambda message, progress: message == "writing the Cloud Optimized GeoTIFF" and progress < 90)
         with anyio.fail_after(20):
             while not [line for line in server.tool_call_lines() if line["tool"] == "geomap_georeference"]:
                 await anyio.sleep(0.05)
@@ -523,25 +510,16 @@ async def test_a_server_killed_mid_write_leaves_nothing_the_next_start_cannot_sw
 
     server = Server(tmp_path)
     png(server.map_root / "big.png", 6000, 5000, noise=True)
-    writing = anyio.Event()
 
-    async def on_progress(progress, total, message):
-        if message == "writing the Cloud Optimized GeoTIFF":
-            writing.set()
+    def kill() -> None:
+        [pid] = child_servers()
+        os.kill(pid, signal.SIGKILL)
 
     with pytest.raises(Exception):  # the connection dies with the server
         async with server.connect() as client:
             big = (await client.call_tool("geomap_register_map", {"path": "big.png"})).structured_content["map_id"]
-            async with anyio.create_task_group() as group:
-
-                async def call():
-                    await client.call_tool("geomap_georeference", {"map_id": big, "crs": "EPSG:4267", "bounds": GOOD_BOUNDS}, progress_callback=on_progress)
-
-                group.start_soon(call)
-                with anyio.fail_after(60):
-                    await writing.wait()
-                [pid] = child_servers()
-                os.kill(pid, signal.SIGKILL)
+            arguments = {"map_id": big, "crs": "EPSG:4267", "bounds": GOOD_BOUNDS}
+            await interrupt(client, "geomap_georeference", arguments, lambda message, _: message == "writing the Cloud Optimized GeoTIFF", kill, cancel=False)
     leftovers = [path for path in (server.data_root / "artifacts" / big).iterdir() if path.name.startswith("rev_")]
     assert len(leftovers) == 1 and any(p.name.startswith(".writing-") for p in leftovers[0].iterdir()), "killed while writing its revision"
     async with server.connect() as client:

@@ -145,27 +145,38 @@ async def test_a_heavy_call_waits_for_a_free_slot_and_says_so(tmp_path):
         assert result.is_error and result.structured_content["code"] == "missing_extra", result
 
 
+def call_then_sigterm(server: Server, url: str) -> tuple[object, float]:
+    """Calls geomap_capabilities and sends the server SIGTERM half a second in; returns what the call ended
+    with (its result, or the exception when the session ended with the server) and the seconds that took."""
+    outcomes = []
+
+    async def run():
+        async with client_at(url, server.token) as client:
+            await client.list_tools()  # the SDK checks results against the tools' schemas, listing them if it has not
+            call = asyncio.create_task(client.call_tool("geomap_capabilities", {}))
+            await asyncio.sleep(0.5)
+            started = time.monotonic()
+            server.http_process_handle.send_signal(signal.SIGTERM)
+            try:
+                result = await asyncio.wait_for(call, 20)
+            except Exception as error:  # the session ends with the server: the client may see the stream close
+                result = error
+            outcomes.append((result, time.monotonic() - started))
+
+    try:
+        asyncio.run(run())
+    except Exception:  # closing the client: the stopped server no longer accepts its last requests
+        pass
+    [outcome] = outcomes
+    return outcome
+
+
 def test_sigterm_lets_a_call_in_flight_finish_then_exits(tmp_path):
     server = Server(tmp_path, {"GEOMAP_FAULT_SLOW_TOOL": "geomap_capabilities:1500"}, transport="http")
     with server.http_process() as url:
-        process = server.http_process_handle
-
-        results = []
-
-        async def call_then_stop():
-            async with client_at(url, server.token) as client:
-                await client.list_tools()  # the SDK checks results against the tools' schemas, listing them if it has not
-                call = asyncio.create_task(client.call_tool("geomap_capabilities", {}))
-                await asyncio.sleep(0.5)
-                process.send_signal(signal.SIGTERM)
-                results.append(await call)
-
-        try:
-            asyncio.run(call_then_stop())
-        except Exception:  # closing the client: the stopped server no longer accepts its last requests
-            pass
-        assert len(results) == 1 and results[0].is_error is False, results
-        assert process.wait(timeout=30) == 0
+        result, _ = call_then_sigterm(server, url)
+        assert not isinstance(result, Exception) and result.is_error is False, result
+        assert server.http_process_handle.wait(timeout=30) == 0
     log = server.log()
     assert [line["outcome"] for line in server.tool_call_lines()] == ["ok"], log
     assert any("event=server_stop" in line and "signal=SIGTERM" in line for line in log), log
@@ -175,29 +186,8 @@ def test_sigterm_lets_a_call_in_flight_finish_then_exits(tmp_path):
 def test_a_call_still_running_when_the_grace_ends_is_cancelled_and_logged(tmp_path):
     server = Server(tmp_path, {"GEOMAP_FAULT_SLOW_TOOL": "geomap_capabilities:60000", "GEOMAP_SHUTDOWN_GRACE": "300ms"}, transport="http")
     with server.http_process() as url:
-        process = server.http_process_handle
-
-        outcomes = []
-
-        async def call_then_stop():
-            async with client_at(url, server.token) as client:
-                await client.list_tools()  # the SDK checks results against the tools' schemas, listing them if it has not
-                call = asyncio.create_task(client.call_tool("geomap_capabilities", {}))
-                await asyncio.sleep(0.5)
-                started = time.monotonic()
-                process.send_signal(signal.SIGTERM)
-                try:
-                    result = await asyncio.wait_for(call, 20)
-                except Exception as error:  # the session ends with the server: the client may see the stream close
-                    result = error
-                outcomes.append((result, time.monotonic() - started))
-
-        try:
-            asyncio.run(call_then_stop())
-        except Exception:  # closing the client: the stopped server no longer accepts its last requests
-            pass
-        [(result, waited)] = outcomes
-        assert process.wait(timeout=30) == 0
+        result, waited = call_then_sigterm(server, url)
+        assert server.http_process_handle.wait(timeout=30) == 0
         assert waited < 15, f"the call was not cancelled at the end of the grace ({waited:.1f} s)"
         if not isinstance(result, Exception):
             assert result.is_error and result.structured_content["details"]["reason"] == "cancelled", result

@@ -78,13 +78,17 @@ def recorded(server) -> tuple[set, set]:
         connection.close()
 
 
-def test_fifty_agents_for_a_minute_lose_nothing_and_memory_stays_flat(tmp_path, compile_cache, capsys):  # noqa: F811
+def load_site(tmp_path, compile_cache):
+    """An HTTP server with the providers and four small scans; the list of calls and the writes acknowledged to fill."""
     server = provider_site(tmp_path, compile_cache)
     server.transport = "http"
     for index in range(4):
         png(server.map_root / f"scan{index}.png", 240, 180)
-    calls: list = []
-    writes = {"revisions": set(), "bundles": set(), "folders": set()}
+    return server, [], {"revisions": set(), "bundles": set(), "folders": set()}
+
+
+def test_fifty_agents_for_a_minute_lose_nothing_and_memory_stays_flat(tmp_path, compile_cache, capsys):  # noqa: F811
+    server, calls, writes = load_site(tmp_path, compile_cache)
     samples: list[tuple[float, float]] = []
     with server.http_process() as url:
         [pid] = child_servers()
@@ -123,12 +127,7 @@ def test_fifty_agents_for_a_minute_lose_nothing_and_memory_stays_flat(tmp_path, 
 
 
 def test_sigkill_under_load_keeps_every_acknowledged_write_and_the_restart_sweeps(tmp_path, compile_cache):  # noqa: F811
-    server = provider_site(tmp_path, compile_cache)
-    server.transport = "http"
-    for index in range(4):
-        png(server.map_root / f"scan{index}.png", 240, 180)
-    calls: list = []
-    writes = {"revisions": set(), "bundles": set(), "folders": set()}
+    server, calls, writes = load_site(tmp_path, compile_cache)
     with server.http_process() as url:
         [pid] = child_servers()
 
