@@ -498,6 +498,7 @@ pub fn georeference(
 /// Checks and fits `request` for a `width`×`height` image that has no pixels
 /// here (a map bundle): the revision, with no files.
 pub fn describe(width: u64, height: u64, request: &Request, revision_id: &str) -> Result<Revision, GeorefError> {
+    Readiness::check().require()?;
     Ok(place(Size { width, height }, request, revision_id)?.revision)
 }
 
@@ -532,8 +533,8 @@ pub fn pixel_at(revision: &Revision, lon: f64, lat: f64) -> Result<(f64, f64), G
     Ok(((d * (x - x0) - b * (y - y0)) / det, (a * (y - y0) - c * (x - x0)) / det))
 }
 
+/// Checks and fits `request`; the caller has checked [`Readiness`].
 fn place(scan: Size, request: &Request, revision_id: &str) -> Result<Placed, GeorefError> {
-    Readiness::check().require()?;
     let srs = resolve_crs(&request.crs)?;
     let crs_name = srs.name().unwrap_or_else(|| request.crs.clone());
     let full_image = PixelRegion { col: 0, row: 0, width: scan.width, height: scan.height };
@@ -882,9 +883,10 @@ fn staging_options(bands: u64, byte: bool) -> Vec<String> {
     options
 }
 
-/// The bands the georeferenced image will have, and whether they are bytes (a palette becomes RGB or RGBA).
-fn output_bands(source: &Dataset) -> (u64, bool) {
-    match palette_expansion(source) {
+/// The bands the georeferenced image will have, and whether they are bytes (a palette becomes RGB or
+/// RGBA, as `expand` from [`palette_expansion`] says).
+fn output_bands(source: &Dataset, expand: Option<&str>) -> (u64, bool) {
+    match expand {
         Some("rgba") => (4, true),
         Some(_) => (3, true),
         None => (source.raster_count() as u64, source.rasterband(1).is_ok_and(|band| band.band_type() == gdal::raster::GdalDataType::UInt8)),
@@ -938,14 +940,15 @@ fn write_artifacts(
     let mut source = Dataset::open(format!("/proc/self/fd/{}", scan.file.as_raw_fd())).map_err(gdal_error("open the scan"))?;
     // VRTs record the source by its description: make it the scan's real path.
     source.set_description(&scan.path.to_string_lossy()).map_err(gdal_error("name the scan"))?;
-    let (bands, byte) = output_bands(&source);
+    let expand = palette_expansion(&source);
+    let (bands, byte) = output_bands(&source, expand);
     let memory = writing.memory_for(scan.width, scan.height, bands);
     ffi::raise_block_cache(memory);
     let _threads = GdalThreads::set(writing.threads);
     let staging = Staging(dir.join(STAGING_NAME));
     let mut staging_arguments: Vec<String> = staging_options(bands, byte).into_iter().flat_map(|option| ["-co".to_owned(), option]).collect();
     staging_arguments.splice(0..0, ["-of".to_owned(), "GTiff".to_owned()]);
-    if let Some(expand) = palette_expansion(&source) {
+    if let Some(expand) = expand {
         // Resampling or compressing palette indices would mix unrelated colours: write RGB(A) instead.
         staging_arguments.extend(["-expand".to_owned(), expand.to_owned()]);
     }
@@ -972,7 +975,7 @@ fn write_artifacts(
             let gcp_path = dir.join("gcps.vrt");
             let crs_wkt = srs.to_wkt().map_err(gdal_error("describe the CRS"))?;
             let mut arguments = vec!["-of".to_owned(), "VRT".to_owned(), "-a_srs".to_owned(), crs_wkt];
-            if let Some(expand) = palette_expansion(&source) {
+            if let Some(expand) = expand {
                 arguments.extend(["-expand".to_owned(), expand.to_owned()]);
             }
             for point in points {
