@@ -40,7 +40,19 @@ LOG_LINE = re.compile(
 
 
 ASSETS_BINARY = str(Path(BINARY).with_name("stratigraphic-amenity-assets"))
+# The same server built with the test-only `fault-injection` feature (./dev test builds it beside the real one):
+# a Server whose settings name a GEOMAP_FAULT_* variable runs it; every other test runs the binary operators run.
+FAULT_BINARY = str(Path(BINARY).with_name("stratigraphic-amenity-faults"))
 SHARED_ASSETS = Path(__file__).resolve().parents[2] / "shared" / "assets"
+
+
+def shared_asset(*names: str) -> Path:
+    """The workplace's real upstream files (`../shared/assets` beside the clone) when they hold `names`;
+    otherwise the calling test is skipped, naming what is absent (a clone with nothing beside it has none)."""
+    for name in names:
+        if not (SHARED_ASSETS / name).is_file():
+            pytest.skip(f"SKIPPED: {SHARED_ASSETS / name} is absent (real upstream data beside the clone)")
+    return SHARED_ASSETS
 
 
 class Mirror:
@@ -113,6 +125,7 @@ class Server:
         self.map_root = base / "maps"
         self.map_root.mkdir(parents=True, exist_ok=True)
         self.log_path = base / "server.log"
+        self.binary = FAULT_BINARY if any(name.startswith("GEOMAP_FAULT_") for name in env or {}) else BINARY
         self.env = {
             "GEOMAP_DATA_ROOT": str(self.data_root),
             "GEOMAP_MAP_ROOTS": str(self.map_root),
@@ -121,7 +134,7 @@ class Server:
         }
 
     def params(self) -> StdioServerParameters:
-        return StdioServerParameters(command=BINARY, env=self.env)
+        return StdioServerParameters(command=self.binary, env=self.env)
 
     @asynccontextmanager
     async def connect(self, era: str = "legacy", **client_options):
@@ -148,7 +161,7 @@ class Server:
             environment["GEOMAP_HTTP_TOKENS_FILE"] = str(tokens_file)
         before = len(self.log())
         with open(self.log_path, "a") as errlog:
-            process = subprocess.Popen([BINARY, "serve", "--http", "127.0.0.1:0"], env=environment, stdin=subprocess.DEVNULL, stderr=errlog)
+            process = subprocess.Popen([self.binary, "serve", "--http", "127.0.0.1:0"], env=environment, stdin=subprocess.DEVNULL, stderr=errlog)
         try:
             deadline = time.monotonic() + 30
             while not (found := [m for line in self.log()[before:] if (m := HTTP_LISTEN.search(line))]):
@@ -222,7 +235,7 @@ async def interrupt(client, tool: str, arguments: dict, heard, then=None, *, can
 def run_binary(server: Server, *args: str, env: dict | None = None, timeout: float = 30) -> subprocess.CompletedProcess:
     """Runs the binary once (check, registry export/import, or a start that should fail) on the server's settings."""
     environment = {"PATH": os.environ["PATH"], "HOME": str(server.base), **server.env, **(env or {})}
-    return subprocess.run([BINARY, *args], env=environment, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=timeout)
+    return subprocess.run([server.binary, *args], env=environment, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=timeout)
 
 
 def child_servers() -> list[int]:
@@ -236,7 +249,7 @@ def child_servers() -> list[int]:
             except OSError:
                 continue
             ppid = int(stat.rsplit(")", 1)[1].split()[1])
-            if ppid == os.getpid() and os.path.basename(exe) == os.path.basename(BINARY):
+            if ppid == os.getpid() and os.path.basename(exe) in (os.path.basename(BINARY), os.path.basename(FAULT_BINARY)):
                 found.append(int(entry.name))
     return found
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from PIL import Image, ImageDraw, ImageFont
 
-from conftest import SHARED_ASSETS, Server, assert_envelope
+from conftest import Server, assert_envelope, shared_asset
 from test_detect import OCR_WHEEL, WHEEL, ocr_wheel, runtime_wheel  # noqa: F401 (session fixtures)
 from test_providers import compile_cache  # noqa: F401 (session fixture)
 
@@ -68,7 +68,7 @@ def knowledge_config(tmp_path: Path, *, lithology: bool) -> Path:
     for asset, name in [("ics-chart", "chart.ttl")] + ([("cgi-simple-lithology", "simplelithology.ttl")] if lithology else []):
         folder = tmp_path / "knowledge" / asset
         folder.mkdir(parents=True)
-        shutil.copy(SHARED_ASSETS / name, folder / name)
+        shutil.copy(shared_asset(name) / name, folder / name)
         lines.append(f'[assets.{asset}]\npath = "{folder}"\n')
     config = tmp_path / "geomap.toml"
     config.write_text("\n".join(lines))
@@ -202,9 +202,7 @@ async def test_a_provider_that_is_not_ready_is_a_warning(tmp_path, mirror, runti
 
 
 async def test_the_usgs_scan_gives_its_title_and_legend(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache):  # noqa: F811
-    scan = SHARED_ASSETS / "sample_usgs.jpg"
-    if not scan.exists():
-        pytest.skip("../shared/assets/sample_usgs.jpg is not present")
+    scan = shared_asset("sample_usgs.jpg") / "sample_usgs.jpg"
     server = reading_server(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache)
     shutil.copy(scan, server.map_root / "usgs.jpg")
     layout = await prepared_layout(server, "usgs.jpg")

@@ -15,6 +15,8 @@ pub mod registry;
 pub mod roots;
 pub mod settings;
 pub mod sweep;
+#[cfg(test)]
+mod testing;
 pub mod trace;
 
 /// `bytes` as lowercase hex (hashes, trace IDs, map IDs).

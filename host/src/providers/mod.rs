@@ -466,11 +466,6 @@ pub fn close_matches<'a>(name: &str, known: impl Iterator<Item = &'a str>) -> Ve
 mod tests {
     use super::*;
 
-    /// The workspace's wasm folder, where `./dev` builds the first-party and test providers.
-    fn built() -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/wasm32-wasip2/release")
-    }
-
     fn settings(data_root: &Path, roots: &[&Path], enabled: Option<&[&str]>) -> Settings {
         let mut settings = Settings::load(|name| (name == "GEOMAP_DATA_ROOT").then(|| data_root.as_os_str().to_owned())).unwrap();
         settings.provider_roots = roots.iter().map(|root| root.to_path_buf()).collect();
@@ -488,15 +483,17 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread")]
     async fn roots_are_searched_through_handles_and_enablement_decides_what_loads() {
+        let test = "roots_are_searched_through_handles_and_enablement_decides_what_loads";
+        let Some(built) = crate::testing::components(test, &["hostile_provider", "wrong_world_provider", "k2_rocks"]) else { return };
         let data = tempfile::tempdir().unwrap();
         let root = tempfile::tempdir().unwrap();
         let outside = tempfile::tempdir().unwrap();
-        std::fs::copy(built().join("hostile_provider.wasm"), root.path().join("hostile_provider.wasm")).unwrap();
-        std::fs::copy(built().join("wrong_world_provider.wasm"), root.path().join("wrong-world.wasm")).unwrap();
-        std::fs::copy(built().join("k2_rocks.wasm"), outside.path().join("k2_rocks.wasm")).unwrap();
+        std::fs::copy(built.join("hostile_provider.wasm"), root.path().join("hostile_provider.wasm")).unwrap();
+        std::fs::copy(built.join("wrong_world_provider.wasm"), root.path().join("wrong-world.wasm")).unwrap();
+        std::fs::copy(built.join("k2_rocks.wasm"), outside.path().join("k2_rocks.wasm")).unwrap();
         std::os::unix::fs::symlink(outside.path().join("k2_rocks.wasm"), root.path().join("escaping.wasm")).unwrap();
         let settings = settings(data.path(), &[root.path()], Some(&["hostile-provider", "wrong-world", "escaping", "absent-one"]));
-        let set = ProviderSet::load_from(&settings, &[built()]).await;
+        let set = ProviderSet::load_from(&settings, &[built]).await;
         let names: Vec<&str> = set.entries().iter().map(|entry| entry.name.as_str()).collect();
         assert_eq!(names[..4], FIRST_PARTY, "first-party providers come first");
         assert!(!set.entries()[0].enabled(), "not in GEOMAP_PROVIDERS");
@@ -514,8 +511,9 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread")]
     async fn options_are_checked_against_the_schema_on_the_host() {
+        let Some(built) = crate::testing::components("options_are_checked_against_the_schema_on_the_host", &["usgs_seismicity"]) else { return };
         let data = tempfile::tempdir().unwrap();
-        let set = ProviderSet::load_from(&settings(data.path(), &[], None), &[built()]).await;
+        let set = ProviderSet::load_from(&settings(data.path(), &[], None), &[built]).await;
         let (_, loaded) = set.resolve("usgs-seismicity", Kind::Knowledge).unwrap();
         assert!(loaded.check_options("usgs-seismicity", &serde_json::json!({ "min_magnitude": 6.0 })).is_ok());
         let Err(ProviderError::InvalidOptions { field, .. }) = loaded.check_options("usgs-seismicity", &serde_json::json!({ "min_magnitude": "big" })) else {

@@ -525,11 +525,9 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    /// A first-party component built by `./dev` (`cargo build --release --target wasm32-wasip2`).
-    fn component(crate_name: &str) -> PathBuf {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/wasm32-wasip2/release").join(format!("{crate_name}.wasm"));
-        assert!(path.exists(), "{} is missing: build the providers first (./dev test does, with cargo build --release --target wasm32-wasip2)", path.display());
-        path
+    /// The built component `file` (a file stem such as `k2_rocks`), or `None` when `test` skips.
+    fn component(test: &str, file: &str) -> Option<PathBuf> {
+        crate::testing::components(test, &[file]).map(|folder| folder.join(format!("{file}.wasm")))
     }
 
     fn request(term: &str, options: serde_json::Value) -> LookupRequest {
@@ -547,8 +545,9 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread")]
     async fn a_component_loads_describes_itself_and_reads_only_its_mounted_asset() {
+        let Some(wasm) = component("a_component_loads_describes_itself_and_reads_only_its_mounted_asset", "k2_rocks") else { return };
         let runtime = Runtime::new(None).unwrap();
-        let provider = runtime.load(&component("k2_rocks")).await.unwrap();
+        let provider = runtime.load(&wasm).await.unwrap();
         let descriptor = provider.descriptor();
         assert_eq!((descriptor.name.as_str(), descriptor.lookup, descriptor.knowledge), ("k2-rocks", true, false));
         assert_eq!(descriptor.assets, ["k2-rock-knowledge"]);
@@ -572,8 +571,9 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread")]
     async fn a_tiny_memory_limit_is_memory_limit_and_the_next_call_succeeds() {
+        let Some(wasm) = component("a_tiny_memory_limit_is_memory_limit_and_the_next_call_succeeds", "k2_rocks") else { return };
         let runtime = Runtime::new(None).unwrap();
-        let provider = runtime.load(&component("k2_rocks")).await.unwrap();
+        let provider = runtime.load(&wasm).await.unwrap();
         let fixtures = k2_fixtures();
         let assets = [("k2-rock-knowledge".to_owned(), fixtures.path().to_owned())];
         let starved = Limits { memory_bytes: 64 << 10, ..Limits::default() };
@@ -590,8 +590,11 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread")]
     async fn each_misbehaviour_gets_its_classification_within_its_deadline_and_the_next_call_succeeds() {
+        let Some(wasm) = component("each_misbehaviour_gets_its_classification_within_its_deadline_and_the_next_call_succeeds", "hostile_provider") else {
+            return;
+        };
         let runtime = Runtime::new(None).unwrap();
-        let provider = runtime.load(&component("hostile_provider")).await.unwrap();
+        let provider = runtime.load(&wasm).await.unwrap();
         let limits = Limits { deadline: Duration::from_millis(500), memory_bytes: 64 << 20, output_bytes: 1 << 20 };
         for (term, expected) in [
             ("loop", RuntimeFailure::Timeout),
@@ -615,8 +618,9 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread")]
     async fn the_sandbox_has_no_files_no_network_and_no_environment() {
+        let Some(wasm) = component("the_sandbox_has_no_files_no_network_and_no_environment", "hostile_provider") else { return };
         let runtime = Runtime::new(None).unwrap();
-        let provider = runtime.load(&component("hostile_provider")).await.unwrap();
+        let provider = runtime.load(&wasm).await.unwrap();
         for probe in ["passwd", "escape", "socket", "env"] {
             let entries = hostile(&runtime, &provider, probe, Limits::default()).await.unwrap();
             assert_eq!(entries[0].data["got"], false, "{probe}: {}", entries[0].data["detail"]);
@@ -625,17 +629,19 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread")]
     async fn a_component_for_another_world_version_is_incompatible_and_never_runs() {
+        let Some(wasm) = component("a_component_for_another_world_version_is_incompatible_and_never_runs", "wrong_world_provider") else { return };
         let runtime = Runtime::new(None).unwrap();
-        let Err(LoadError::Incompatible { found, .. }) = runtime.load(&component("wrong_world_provider")).await else { panic!("loaded a 0.2 component") };
+        let Err(LoadError::Incompatible { found, .. }) = runtime.load(&wasm).await else { panic!("loaded a 0.2 component") };
         assert_eq!(found, "geomap:provider/provider@0.2.0");
     }
 
     #[tokio::test(flavor = "multi_thread")]
     async fn a_compiled_component_is_cached_and_a_damaged_cache_file_is_a_miss() {
+        let Some(wasm) = component("a_compiled_component_is_cached_and_a_damaged_cache_file_is_a_miss", "k2_rocks") else { return };
         let cache = tempfile::tempdir().unwrap();
         let runtime = Runtime::new(Some(cache.path().to_owned())).unwrap();
-        let cold = runtime.load(&component("k2_rocks")).await.unwrap();
-        let warm = runtime.load(&component("k2_rocks")).await.unwrap();
+        let cold = runtime.load(&wasm).await.unwrap();
+        let warm = runtime.load(&wasm).await.unwrap();
         assert_eq!((cold.from_cache(), warm.from_cache()), (false, true));
         assert_eq!(cold.descriptor(), warm.descriptor());
         let cached: Vec<PathBuf> =
@@ -645,17 +651,18 @@ mod tests {
         let middle = bytes.len() / 2;
         bytes[middle] ^= 0xff;
         std::fs::write(&cached[0], &bytes).unwrap();
-        let recompiled = runtime.load(&component("k2_rocks")).await.unwrap();
+        let recompiled = runtime.load(&wasm).await.unwrap();
         assert!(!recompiled.from_cache(), "a changed cache file is never deserialized");
-        assert!(runtime.load(&component("k2_rocks")).await.unwrap().from_cache(), "and it was written again");
+        assert!(runtime.load(&wasm).await.unwrap().from_cache(), "and it was written again");
     }
 
     #[tokio::test(flavor = "multi_thread")]
     async fn a_knowledge_query_on_the_real_catalogue_finds_the_largest_events_in_the_area() {
-        let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/assets");
-        assert!(shared.join("earthquake_1970_4.5mag.csv").exists(), "{} lacks the real catalogue this test reads", shared.display());
+        let Some(wasm) = component("a_knowledge_query_on_the_real_catalogue_finds_the_largest_events_in_the_area", "usgs_seismicity") else { return };
+        let test = "a_knowledge_query_on_the_real_catalogue_finds_the_largest_events_in_the_area";
+        let Some(shared) = crate::testing::shared_assets(test, &["earthquake_1970_4.5mag.csv"]) else { return };
         let runtime = Runtime::new(None).unwrap();
-        let provider = runtime.load(&component("usgs_seismicity")).await.unwrap();
+        let provider = runtime.load(&wasm).await.unwrap();
         assert!(provider.descriptor().knowledge && provider.descriptor().needs_area);
         let assets = [("usgs-earthquakes-m45".to_owned(), shared)];
         let request = KnowledgeRequest { area: Some([128.0, 30.0, 146.0, 46.0]), topics: Vec::new(), options: json!({ "min_magnitude": 7.0 }), limit: 3 };
