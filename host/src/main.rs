@@ -12,7 +12,7 @@ use stratigraphic_amenity::mcp::{GeomapServer, SERVER_NAME, SERVER_VERSION, Serv
 use stratigraphic_amenity::providers::{self, LoadFailure, LoadState, Origin, ProviderSet};
 use stratigraphic_amenity::registry::{self, CorruptProblem, Registry, RegistryDocument, RegistryError};
 use stratigraphic_amenity::roots::MapRoots;
-use stratigraphic_amenity::settings::Settings;
+use stratigraphic_amenity::settings::{Settings, variables};
 use stratigraphic_amenity::trace;
 use tokio_util::sync::CancellationToken;
 
@@ -36,20 +36,6 @@ USAGE:
 
 SETTINGS (environment; GEOMAP_CONFIG may name a TOML file with the same keys,
 lower case without GEOMAP_; the environment wins):
-    GEOMAP_DATA_ROOT       registry, artifacts, assets, caches
-    GEOMAP_MAP_ROOTS       allowed folders for map files (':'-separated; first resolves relative paths)
-    GEOMAP_PROVIDER_ROOTS  allowed folders for provider components
-    GEOMAP_PROVIDERS       providers to enable (comma-separated; default all found)
-    GEOMAP_MCP_ENABLE_DETECTOR_PREPARATION / GEOMAP_MCP_ENABLE_KNOWLEDGE_PREPARATION   true|false
-    GEOMAP_MAX_IMAGE_BYTES / GEOMAP_MAX_IMAGE_PIXELS   media limits
-    GEOMAP_ASSET_MIRROR    base URL to fetch approved assets from instead of upstream
-    GEOMAP_ASSET_TIMEOUT   how long an asset download may receive nothing (default 30s)
-    GEOMAP_LOG             log filter (default info); the log goes to stderr
-    GEOMAP_HTTP_LISTEN     serve streamable HTTP on ADDR:PORT instead of stdio (as `serve --http`)
-    GEOMAP_HTTP_TOKENS_FILE   bearer tokens, one per line; required to listen off loopback
-    GEOMAP_HTTP_ALLOWED_HOSTS host names (or host:port) clients may use besides loopback, comma-separated
-    GEOMAP_MAX_HEAVY_CALLS how many detection, reading, georeference and download calls run at once (default: cores)
-    GEOMAP_SHUTDOWN_GRACE  how long calls in flight may finish after SIGTERM or SIGINT (default 30s)
 ";
 
 enum Command {
@@ -89,13 +75,13 @@ fn main() -> ExitCode {
     let command = match parse_command(&args) {
         Ok(command) => command,
         Err(problem) => {
-            eprintln!("stratigraphic-amenity: {problem}\n\n{HELP}");
+            eprintln!("stratigraphic-amenity: {problem}\n\n{HELP}{}", variables::help_text());
             return ExitCode::from(2);
         }
     };
     match command {
         Command::Help => {
-            print!("{HELP}");
+            print!("{HELP}{}", variables::help_text());
             return ExitCode::SUCCESS;
         }
         Command::Version => {

@@ -15,6 +15,8 @@ use serde::Deserialize;
 
 use crate::georef::{Compression, Writing};
 
+pub mod variables;
+
 /// The folder name under the platform data directory.
 pub const APP_DIR_NAME: &str = "stratigraphic-amenity";
 /// Default media limits: room for a 10000×10000 scan with margin.
@@ -49,6 +51,8 @@ pub struct Settings {
     pub asset_mirror: Option<String>,
     /// How long a download may go without receiving a byte (`GEOMAP_ASSET_TIMEOUT`).
     pub asset_timeout: Duration,
+    /// How long a preparation tool waits for the user's answer to its download question (`GEOMAP_CONSENT_TIMEOUT`).
+    pub consent_timeout: Duration,
     /// Per-asset overrides from the config file (`[assets.<id>]`).
     pub assets: BTreeMap<String, AssetOverride>,
     /// The tracing filter for the log (`GEOMAP_LOG`).
@@ -76,6 +80,8 @@ pub struct Settings {
 
 /// Default for `GEOMAP_ASSET_TIMEOUT`.
 pub const DEFAULT_ASSET_TIMEOUT: Duration = Duration::from_secs(30);
+/// Default for `GEOMAP_CONSENT_TIMEOUT`.
+pub const DEFAULT_CONSENT_TIMEOUT: Duration = Duration::from_secs(600);
 /// Default for `GEOMAP_SHUTDOWN_GRACE`.
 pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
 /// Default for `GEOMAP_GEOREF_MEMORY`: room for a 10000×10000 RGB scan and its warped copy.
@@ -154,10 +160,11 @@ struct ConfigFile {
     providers: Option<Vec<String>>,
     mcp_enable_detector_preparation: Option<bool>,
     mcp_enable_knowledge_preparation: Option<bool>,
-    max_image_bytes: Option<u64>,
-    max_image_pixels: Option<u64>,
+    max_image_bytes: Option<FileCount>,
+    max_image_pixels: Option<FileCount>,
     asset_mirror: Option<String>,
     asset_timeout: Option<String>,
+    consent_timeout: Option<String>,
     #[serde(default)]
     assets: BTreeMap<String, AssetOverride>,
     #[serde(default)]
@@ -166,11 +173,19 @@ struct ConfigFile {
     http_listen: Option<String>,
     http_tokens_file: Option<PathBuf>,
     http_allowed_hosts: Option<Vec<String>>,
-    max_heavy_calls: Option<u64>,
+    max_heavy_calls: Option<FileCount>,
     shutdown_grace: Option<String>,
-    worker_threads: Option<u64>,
+    worker_threads: Option<FileCount>,
     georef_compression: Option<String>,
-    georef_memory: Option<u64>,
+    georef_memory: Option<FileCount>,
+}
+
+/// A count in the config file: a number, or text as the environment takes it (`"1GiB"`, `"150_000_000"`).
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum FileCount {
+    Number(u64),
+    Text(String),
 }
 
 impl Settings {
@@ -213,11 +228,11 @@ impl Settings {
             Some(value) => boolean(name, &text(name, &value)?),
             None => Ok(from_file.unwrap_or(true)),
         };
-        let limit = |name: &'static str, from_file: Option<u64>, default: u64, bytes: bool| match var(name) {
+        let limit = |name: &'static str, from_file: Option<FileCount>, default: u64, bytes: bool| match var(name) {
             Some(value) => positive_count(name, &text(name, &value)?, bytes),
             None => match from_file {
-                Some(0) => Err(invalid(name, "0", "a whole number above 0")),
-                Some(n) => Ok(n),
+                Some(FileCount::Number(number)) => positive_count(name, &number.to_string(), bytes),
+                Some(FileCount::Text(value)) => positive_count(name, &value, bytes),
                 None => Ok(default),
             },
         };
@@ -243,6 +258,7 @@ impl Settings {
         };
         let asset_timeout = duration("GEOMAP_ASSET_TIMEOUT", file.asset_timeout, DEFAULT_ASSET_TIMEOUT)?;
         let shutdown_grace = duration("GEOMAP_SHUTDOWN_GRACE", file.shutdown_grace, DEFAULT_SHUTDOWN_GRACE)?;
+        let consent_timeout = duration("GEOMAP_CONSENT_TIMEOUT", file.consent_timeout, DEFAULT_CONSENT_TIMEOUT)?;
         let http_listen = match var("GEOMAP_HTTP_LISTEN") {
             Some(value) => Some(text("GEOMAP_HTTP_LISTEN", &value)?),
             None => file.http_listen,
@@ -292,6 +308,7 @@ impl Settings {
             max_image_pixels: limit("GEOMAP_MAX_IMAGE_PIXELS", file.max_image_pixels, DEFAULT_MAX_IMAGE_PIXELS, false)?,
             asset_mirror,
             asset_timeout,
+            consent_timeout,
             assets: file.assets,
             log_filter,
             config_file,
@@ -478,6 +495,25 @@ mod tests {
     }
 
     #[test]
+    fn the_config_file_takes_counts_as_the_environment_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("geomap.toml");
+        std::fs::write(
+            &file,
+            "max_image_bytes = \"1GiB\"\ngeoref_memory = \"256 MiB\"\nmax_image_pixels = \"1_000\"\nworker_threads = 3\nconsent_timeout = \"2s\"\n",
+        )
+        .unwrap();
+        let s = load(&[("GEOMAP_DATA_ROOT", "/d"), ("GEOMAP_CONFIG", file.to_str().unwrap())]).unwrap();
+        assert_eq!((s.max_image_bytes, s.georef_memory, s.max_image_pixels, s.worker_threads), (1 << 30, 256 << 20, 1000, 3));
+        assert_eq!(s.consent_timeout, Duration::from_secs(2));
+        for (key, value) in [("max_image_bytes", "\"lots\""), ("worker_threads", "0"), ("max_image_pixels", "\"1MiB\"")] {
+            std::fs::write(&file, format!("{key} = {value}\n")).unwrap();
+            let error = load(&[("GEOMAP_DATA_ROOT", "/d"), ("GEOMAP_CONFIG", file.to_str().unwrap())]).unwrap_err();
+            assert!(error.to_string().starts_with(&format!("GEOMAP_{}", key.to_ascii_uppercase())), "{key}: {error}");
+        }
+    }
+
+    #[test]
     fn the_environment_wins_over_the_config_file() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("geomap.toml");
@@ -533,6 +569,7 @@ mod tests {
             ("GEOMAP_HTTP_ALLOWED_HOSTS", "evil.example/path"),
             ("GEOMAP_MAX_HEAVY_CALLS", "0"),
             ("GEOMAP_SHUTDOWN_GRACE", "forever"),
+            ("GEOMAP_CONSENT_TIMEOUT", "0s"),
         ] {
             let error = load(&[("GEOMAP_DATA_ROOT", "/d"), (variable, value)]).unwrap_err();
             assert!(error.to_string().starts_with(variable), "{error}");
