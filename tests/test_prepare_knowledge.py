@@ -3,12 +3,14 @@
 import hashlib
 import os
 import subprocess
+import time
 
+import anyio
 import pytest
 from mcp import types
 from mcp.shared.exceptions import MCPError
 
-from conftest import ASSETS_BINARY, SHARED_ASSETS, Server, assert_envelope
+from conftest import ASSETS_BINARY, SHARED_ASSETS, Server, assert_envelope, png
 
 pytestmark = pytest.mark.anyio
 
@@ -186,3 +188,41 @@ async def test_a_cancelled_call_stops_cleanly_and_logs_cancelled(tmp_path, mirro
     assert "outcome=cancelled" in line, line
     assert {asset["id"]: asset["state"] for asset in caps["assets"]}["ics-chart"] == "missing"
     assert [p.name for p in assets.iterdir() if p.name.startswith(".partial")] == [], "nothing half-installed"
+
+
+async def test_open_consent_questions_hold_no_heavy_slot_and_unanswered_ones_install_nothing(tmp_path, mirror):
+    """Two slots, two consent questions nobody answers: a georeference still runs at once, and after
+    GEOMAP_CONSENT_TIMEOUT both preparations end as unanswered, having downloaded nothing."""
+    server, _ = knowledge_site(tmp_path, mirror, {"GEOMAP_MAX_HEAVY_CALLS": "2", "GEOMAP_CONSENT_TIMEOUT": "8s"})
+    png(server.map_root / "map.png", 64, 48)
+    asked: list[str] = []
+
+    async def never_answers(context, params):
+        asked.append(params.message)
+        await anyio.sleep(3600)
+
+    reports: list[dict] = []
+    async with server.connect("legacy", elicitation_callback=never_answers) as client:
+
+        async def prepare(asset: str):
+            result = await client.call_tool("geomap_prepare_knowledge", {"assets": [asset]})
+            assert result.is_error is False, result
+            reports.append(result.structured_content)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(prepare, "ics-chart")
+            group.start_soon(prepare, "cgi-simple-lithology")
+            with anyio.fail_after(5):
+                while len(asked) < 2:
+                    await anyio.sleep(0.02)
+            registered = await client.call_tool("geomap_register_map", {"path": "map.png"})
+            bounds = {"west": 10, "south": 40, "east": 11, "north": 41}
+            started = time.monotonic()
+            georeferenced = await client.call_tool("geomap_georeference", {"map_id": registered.structured_content["map_id"], "crs": "EPSG:4326", "bounds": bounds})
+            assert georeferenced.is_error is False, georeferenced
+            assert reports == [], "both consent questions were still open while the georeference ran"
+            assert time.monotonic() - started < 5, "the georeference did not wait for a slot"
+    assert [report["consent"] for report in reports] == ["unanswered", "unanswered"], reports
+    assert all(report["installed"] == [] and "GEOMAP_CONSENT_TIMEOUT" in report["summary"] for report in reports), reports
+    assert mirror.requests == [], "nothing was downloaded"
+    assert not (server.data_root / "assets" / "ics-chart").exists()

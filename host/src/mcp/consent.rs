@@ -2,11 +2,17 @@
 //! 2025-11-25 session, an input-required result for a 2026-07-28 request, and
 //! nothing for a client without elicitation (the tool's description told the
 //! agent to ask).
+//!
+//! Invariant: a question asked during the call waits at most
+//! `GEOMAP_CONSENT_TIMEOUT`; no answer by then is [`Answer::Unanswered`], and
+//! the client is told the request was cancelled.
 
 use rmcp::model::{
     ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema, InputRequest, InputRequests, InputRequiredResult, ProtocolVersion,
 };
-use rmcp::service::RequestContext;
+use std::time::Duration;
+
+use rmcp::service::{RequestContext, ServiceError};
 use rmcp::{Peer, RoleServer};
 use serde_json::Value;
 
@@ -32,6 +38,8 @@ pub enum Answer {
     Confirmed,
     /// No, or the form was dismissed.
     Declined,
+    /// No answer within `GEOMAP_CONSENT_TIMEOUT`: counts as not given.
+    Unanswered,
     /// The client cannot ask; the agent was told to ask before calling.
     NotAsked,
 }
@@ -58,8 +66,8 @@ impl ConsentChannel {
         }
     }
 
-    /// Asks one yes/no `question`.
-    pub async fn ask(self, question: &str) -> Asked {
+    /// Asks one yes/no `question`, waiting at most `timeout` for a user asked during the call.
+    pub async fn ask(self, question: &str, timeout: Duration) -> Asked {
         let form = || ElicitRequestParams::FormElicitationParams {
             meta: None,
             message: question.to_owned(),
@@ -71,8 +79,9 @@ impl ConsentChannel {
         };
         match self {
             ConsentChannel::Unavailable => Asked::Answer(Answer::NotAsked),
-            ConsentChannel::Elicit(peer) => match peer.create_elicitation(form()).await {
+            ConsentChannel::Elicit(peer) => match peer.create_elicitation_with_timeout(form(), Some(timeout)).await {
                 Ok(result) => Asked::Answer(answer_of(&result)),
+                Err(ServiceError::Timeout { .. }) => Asked::Answer(Answer::Unanswered),
                 Err(_) => Asked::Answer(Answer::Declined), // the question did not reach the user: install nothing
             },
             ConsentChannel::InputRequired(Some(response)) => {

@@ -84,12 +84,10 @@ pub struct ToolSpec {
 }
 
 impl ToolSpec {
-    /// Whether the call takes one of the heavy-call slots: it decodes a whole scan, runs models, warps, or downloads.
+    /// Whether the call takes one of the heavy-call slots before it runs: it decodes a whole scan, runs models or warps.
+    /// The preparation tools take one themselves, once the user agreed to their download.
     pub fn heavy(&self) -> bool {
-        matches!(
-            self.name,
-            ToolName::Georeference | ToolName::ProcessImage | ToolName::ReadText | ToolName::UnitAt | ToolName::PrepareDetectors | ToolName::PrepareKnowledge
-        )
+        matches!(self.name, ToolName::Georeference | ToolName::ProcessImage | ToolName::ReadText | ToolName::UnitAt)
     }
 
     /// Whether repeating the call unchanged is safe (from its annotations).

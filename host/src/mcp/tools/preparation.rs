@@ -1,6 +1,9 @@
 //! What `geomap_prepare_knowledge` and `geomap_prepare_detectors` share:
 //! choosing assets of their kinds, asking the user once for the download,
 //! installing with progress and cancellation, and reporting each asset.
+//!
+//! Invariant: no heavy-call slot is held while the user is asked; the
+//! download takes one after the user agreed.
 
 use std::sync::Arc;
 
@@ -23,6 +26,8 @@ pub enum Consent {
     Confirmed,
     /// The user declined: nothing was installed.
     Declined,
+    /// The user gave no answer within `GEOMAP_CONSENT_TIMEOUT`: nothing was installed.
+    Unanswered,
     /// The client cannot ask its user; the agent was told to ask first.
     NotAsked,
     /// Nothing needed downloading.
@@ -77,6 +82,20 @@ pub enum Prepared {
     Done { consent: Consent, installed: Vec<PreparedAsset>, already_present: Vec<PreparedAsset>, failed: Vec<AssetError>, download_bytes: u64 },
     /// The client must ask its user and call again.
     AskFirst(rmcp::model::InputRequiredResult),
+}
+
+impl Consent {
+    /// The sentence a summary starts with when the user did not agree, `None` when the download went ahead.
+    pub fn refusal(self, download_bytes: u64) -> Option<String> {
+        let asked = download_bytes as f64 / 1e6;
+        match self {
+            Consent::Declined => Some(format!("The user declined: nothing was downloaded ({asked:.1} MB were asked for).")),
+            Consent::Unanswered => Some(format!(
+                "The user did not answer within GEOMAP_CONSENT_TIMEOUT, which counts as no: nothing was downloaded ({asked:.1} MB were asked for); ask again when they are there."
+            )),
+            Consent::Confirmed | Consent::NotAsked | Consent::NotNeeded => None,
+        }
+    }
 }
 
 fn prepared(asset: &CatalogAsset) -> PreparedAsset {
@@ -156,14 +175,16 @@ pub async fn prepare(
         download_bytes as f64 / 1e6,
         needed.iter().map(|asset| format!("{} ({})", asset.id, asset.licence)).collect::<Vec<_>>().join(", ")
     );
-    let consent = match consent.ask(&question).await {
+    let consent = match consent.ask(&question, state.settings.consent_timeout).await {
         Asked::Pending(input_required) => return Ok(Prepared::AskFirst(input_required)),
-        Asked::Answer(Answer::Declined) => {
-            return Ok(Prepared::Done { consent: Consent::Declined, installed: Vec::new(), already_present, failed, download_bytes });
+        Asked::Answer(refused @ (Answer::Declined | Answer::Unanswered)) => {
+            let consent = if refused == Answer::Declined { Consent::Declined } else { Consent::Unanswered };
+            return Ok(Prepared::Done { consent, installed: Vec::new(), already_present, failed, download_bytes });
         }
         Asked::Answer(Answer::Confirmed) => Consent::Confirmed,
         Asked::Answer(Answer::NotAsked) => Consent::NotAsked,
     };
+    let _slot = state.heavy.take(progress.as_ref(), &cancel).await.map_err(|_| ToolError::Cancelled)?;
     let (updates, received) = tokio::sync::mpsc::unbounded_channel();
     let forwarding = progress.map(|sink| tokio::spawn(sink.forward(received)));
     let mut installed = Vec::new();

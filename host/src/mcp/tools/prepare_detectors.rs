@@ -77,10 +77,9 @@ pub async fn outstanding(state: &Arc<ServerState>) -> (Vec<String>, bool) {
 
 /// The result in a sentence or two.
 pub fn summary(consent: Consent, installed: usize, failed: usize, download_bytes: u64, missing: &[String], ready: bool) -> String {
-    let done = match consent {
-        Consent::Declined => format!("The user declined: nothing was downloaded ({:.1} MB were asked for).", download_bytes as f64 / 1e6),
-        _ => format!("{installed} installed, {failed} not installed ({:.1} MB downloaded).", download_bytes as f64 / 1e6),
-    };
+    let done = consent
+        .refusal(download_bytes)
+        .unwrap_or_else(|| format!("{installed} installed, {failed} not installed ({:.1} MB downloaded).", download_bytes as f64 / 1e6));
     match (missing, ready) {
         ([], _) => format!("{done} Layout detection and reading are ready: retry geomap_process_image calls that failed with missing_extra."),
         (missing, true) => format!(

@@ -51,10 +51,10 @@ pub async fn prepare_knowledge(
 
 /// The result in one sentence.
 pub fn summary(consent: Consent, installed: usize, present: usize, failed: usize, download_bytes: u64, ready_providers: &[String]) -> String {
-    let done = match consent {
-        Consent::Declined => format!("The user declined: nothing was downloaded ({:.1} MB were asked for).", download_bytes as f64 / 1e6),
-        Consent::NotNeeded if failed == 0 => format!("Nothing to download: all {present} requested knowledge assets are already there."),
-        _ => format!("{installed} installed, {present} already present, {failed} failed ({:.1} MB downloaded).", download_bytes as f64 / 1e6),
+    let done = match consent.refusal(download_bytes) {
+        Some(refused) => refused,
+        None if consent == Consent::NotNeeded && failed == 0 => format!("Nothing to download: all {present} requested knowledge assets are already there."),
+        None => format!("{installed} installed, {present} already present, {failed} failed ({:.1} MB downloaded).", download_bytes as f64 / 1e6),
     };
     match ready_providers {
         [] => done,
