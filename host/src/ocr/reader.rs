@@ -179,17 +179,21 @@ impl Reader {
         let outcomes: Vec<Result<Vec<Line>, OnnxError>> = std::thread::scope(|scope| {
             let handles: Vec<_> = (0..workers)
                 .map(|_| {
-                    scope.spawn(|| {
+                    scope.spawn(crate::trace::within_call(|| {
+                        #[cfg(feature = "fault-injection")]
+                        if std::env::var_os("GEOMAP_FAULT_PANIC_READER").is_some() {
+                            panic!("fault injection: a recognition thread panics on purpose");
+                        }
                         let mut lines = Vec::new();
                         loop {
                             let index = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                             let Some(batch) = batches.get(index) else { return Ok(lines) };
                             lines.extend(self.recognise_batch(image, batch, min_score)?);
                         }
-                    })
+                    }))
                 })
                 .collect();
-            handles.into_iter().map(|handle| handle.join().unwrap_or_else(|_| Err(OnnxError::Run("a recognition thread panicked".to_owned())))).collect()
+            handles.into_iter().map(|handle| crate::trace::rejoin(handle.join())).collect()
         });
         let mut lines = Vec::new();
         for outcome in outcomes {

@@ -103,6 +103,30 @@ pub async fn spawn_blocking<T: Send + 'static>(work: impl FnOnce() -> T + Send +
     }
 }
 
+/// `work` made to run in the current call's scope on whichever thread runs it: give it to the
+/// threads a call starts itself (`std::thread::scope`), so a panic there is reported, with its
+/// backtrace, under the call's trace ID. Join such a thread with [`rejoin`].
+pub fn within_call<T>(work: impl FnOnce() -> T + Send) -> impl FnOnce() -> T + Send {
+    let scope = current_scope();
+    move || {
+        /// Puts back the thread's previous scope, on return and on unwind alike.
+        struct Restore(Option<Arc<CallScope>>);
+        impl Drop for Restore {
+            fn drop(&mut self) {
+                BLOCKING_CALL.with(|slot| *slot.borrow_mut() = self.0.take());
+            }
+        }
+        let _restore = Restore(BLOCKING_CALL.with(|slot| slot.replace(scope)));
+        work()
+    }
+}
+
+/// The result of a thread a call started, or its panic carried on in the caller (so the call
+/// ends as `internal_error` with the thread's own backtrace, which [`within_call`] kept).
+pub fn rejoin<T>(joined: std::thread::Result<T>) -> T {
+    joined.unwrap_or_else(|payload| std::panic::resume_unwind(payload))
+}
+
 /// Wraps the panic hook: inside a call the message and backtrace are kept for
 /// the edge to log; outside one the previous hook reports it as usual.
 pub fn install_panic_hook() {
@@ -181,6 +205,29 @@ mod tests {
         let seen = run_call(id.clone(), async { spawn_blocking(current_trace_id).await }).await.unwrap();
         assert_eq!(seen, Some(id));
         assert_eq!(current_trace_id(), None);
+    }
+
+    #[tokio::test]
+    async fn a_panic_in_a_thread_the_call_started_is_reported_with_that_threads_backtrace() {
+        install_panic_hook();
+        let outcome = run_call(TraceId::random(), async {
+            spawn_blocking(|| {
+                std::thread::scope(|scope| {
+                    let helper = scope.spawn(within_call(|| -> u32 { panic!("boom in a helper thread") }));
+                    rejoin(helper.join())
+                })
+            })
+            .await
+        })
+        .await;
+        let PanicReport(report) = outcome.unwrap_err();
+        assert!(report.contains("boom in a helper thread") && report.contains("stack backtrace:"), "{report}");
+        let id = TraceId::random();
+        let seen =
+            run_call(id.clone(), async { spawn_blocking(|| std::thread::scope(|scope| rejoin(scope.spawn(within_call(current_trace_id)).join()))).await })
+                .await
+                .unwrap();
+        assert_eq!(seen, Some(id), "the helper thread sees the call's trace ID");
     }
 
     #[tokio::test]
