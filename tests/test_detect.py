@@ -142,6 +142,25 @@ async def test_a_fresh_install_says_what_is_missing_and_who_installs_it(tmp_path
     ]
 
 
+async def test_detectors_named_by_the_call_are_listed_with_everything_else_outstanding(tmp_path):
+    server = Server(tmp_path)
+    async with server.connect() as client:
+        map_id = await registered(client, server)
+        both = await client.call_tool("geomap_process_image", {"map_id": map_id, "detectors": ["components", "legend"]})
+        components = await client.call_tool("geomap_process_image", {"map_id": map_id, "detectors": ["components"]})
+    details = assert_envelope(both, "missing_extra", server, tool="geomap_process_image")["details"]
+    assert details["missing_requirements"] == [
+        "runtime (asset peace-yolov10-runtime)",
+        "OCR models (asset ppocr-v4)",
+        "component weights (asset peace-component-weights)",
+        "legend weights (asset peace-legend-weights)",
+    ]
+    assert details["download_bytes"] == RUNTIME_BYTES + OCR_BYTES, "the weights have no source: only what can be fetched is counted"
+    envelope = assert_envelope(components, "missing_extra", server, tool="geomap_process_image")
+    assert envelope["details"]["missing_assets"] == ["peace-yolov10-runtime", "ppocr-v4", "peace-component-weights"]
+    assert any("peace-component-weights" in hint and "no public source" in hint for hint in envelope["recovery_hints"]), envelope["recovery_hints"]
+
+
 async def test_with_the_preparation_tool_withheld_the_hint_goes_to_the_operator(tmp_path, era):
     server = Server(tmp_path, {"GEOMAP_MCP_ENABLE_DETECTOR_PREPARATION": "false"})
     async with server.connect(era) as client:

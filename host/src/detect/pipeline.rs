@@ -60,6 +60,9 @@ pub enum DetectError {
     /// Inference failed.
     #[error("{0}")]
     Inference(String),
+    /// What was read could not be written to the data root (a full or read-only disk).
+    #[error("{0}")]
+    Storage(String),
     /// The caller cancelled between stages.
     #[error("cancelled")]
     Cancelled,

@@ -78,7 +78,7 @@ pub(super) fn describe_asset(error: &AssetError, call: &FailedCall<'_>) -> Parts
                     "the server cannot write into its data root".to_owned(),
                     format!("Operator: make {}/assets writable for the server's user.", settings.data_root.display()),
                 ),
-                FailureReason::Cancelled => ("the call was cancelled".to_owned(), "Call again to install it.".to_owned()),
+                FailureReason::Cancelled => return super::cancelled(call),
                 FailureReason::NoSource => (
                     "it has no public source to download from".to_owned(),
                     format!(

@@ -5,7 +5,7 @@
 use serde_json::json;
 
 use crate::detect::pipeline::{DetectError, Missing};
-use crate::errors::ErrorCode;
+use crate::errors::{Cause, ErrorCode};
 
 use super::{FailedCall, Parts, parts};
 
@@ -89,9 +89,22 @@ pub(super) fn describe_detect(error: &DetectError, call: &FailedCall<'_>) -> Par
             let report = format!("Report trace_id {} to the operator: the server logged what failed.", call.trace_id);
             parts(ErrorCode::InternalError, format!("A model failed inside the server. {report}"), json!({ "stage": "inference" }), vec![report])
         }
-        DetectError::Cancelled => {
-            let again = format!("Call {} again when you want the result.", call.tool);
-            parts(ErrorCode::InternalError, format!("The call was cancelled. {again}"), json!({ "reason": "cancelled" }), vec![again])
+        DetectError::Storage(detail) => {
+            tracing::error!(target: "detect", "trace_id={} storing a reading failed: {detail}", call.trace_id);
+            let report = format!(
+                "Report trace_id {} to the operator: the server could not write into its data root (full or not writable); the log says which file.",
+                call.trace_id
+            );
+            Parts {
+                cause: Some(Cause::Io),
+                ..parts(
+                    ErrorCode::InternalError,
+                    format!("The result could not be stored on the server's disk. {report}"),
+                    json!({ "stage": "storing" }),
+                    vec![report],
+                )
+            }
         }
+        DetectError::Cancelled => super::cancelled(call),
     }
 }

@@ -32,14 +32,6 @@ pub(super) fn describe_georef(error: &GeorefError, call: &FailedCall<'_>) -> Par
                 vec![format!("Report trace_id {} to the operator; the log line under it has GDAL's message.", call.trace_id)],
             )
         },
-        GeorefError::Cancelled => {
-            let again = format!("Call {} again when you want the revision; nothing of the cancelled one was kept.", call.tool);
-            parts(
-                ErrorCode::InternalError,
-                format!("The call was cancelled before the revision was written. {again}"),
-                json!({ "reason": "cancelled" }),
-                vec![again],
-            )
-        }
+        GeorefError::Cancelled => super::cancelled(call),
     }
 }

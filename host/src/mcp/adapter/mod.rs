@@ -180,7 +180,18 @@ pub fn envelope_for(error: &ToolError, call: &FailedCall<'_>) -> Envelope {
         .with_details(details)
         .with_cause(parts.cause)
         .with_hints(hints)
-        .with_retryable(parts.code == ErrorCode::InternalError && call.idempotent)
+        .with_retryable(parts.code == ErrorCode::InternalError && call.idempotent && !error.is_cancellation())
+}
+
+/// Every cancellation, whichever domain noticed it: one wording, never retryable (the caller chose to stop).
+pub(super) fn cancelled(call: &FailedCall<'_>) -> Parts {
+    let again = format!("Call {} again when you want the result.", call.tool);
+    parts(
+        ErrorCode::InternalError,
+        format!("The call was cancelled before it finished; nothing of it was kept. {again}"),
+        json!({ "reason": "cancelled" }),
+        vec![again],
+    )
 }
 
 pub(super) struct Parts {
@@ -237,10 +248,7 @@ fn describe(error: &ToolError, call: &FailedCall<'_>) -> Parts {
                 )
             }
         }
-        ToolError::Cancelled => {
-            let again = format!("Call {} again when you want the result.", call.tool);
-            parts(ErrorCode::InternalError, format!("The call was cancelled before it finished. {again}"), json!({ "reason": "cancelled" }), vec![again])
-        }
+        ToolError::Cancelled => cancelled(call),
     }
 }
 
@@ -308,5 +316,26 @@ mod tests {
         assert!(!envelope(ToolError::Panic, false).retryable);
         let unknown = ToolError::MapNotFound { map_id: "m".into(), reason: MapGone::UnknownId, registered_as: None };
         assert!(!envelope(unknown, true).retryable);
+    }
+
+    #[test]
+    fn every_cancellation_is_one_outcome_and_never_retryable() {
+        let cancellations = [
+            ToolError::Cancelled,
+            ToolError::Detect(crate::detect::pipeline::DetectError::Cancelled),
+            ToolError::Georef(GeorefError::Cancelled),
+            ToolError::Asset(AssetError::Install {
+                id: "ics-chart".into(),
+                file: None,
+                url: None,
+                reason: crate::assets::FailureReason::Cancelled,
+                detail: String::new(),
+            }),
+        ];
+        let envelopes: Vec<Envelope> = cancellations.into_iter().map(|error| envelope(error, true)).collect();
+        for envelope in &envelopes {
+            assert_eq!((envelope.code, envelope.retryable), (ErrorCode::InternalError, false));
+            assert_eq!((&envelope.message, &envelope.details), (&envelopes[0].message, &envelopes[0].details));
+        }
     }
 }

@@ -13,7 +13,9 @@ use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 use crate::detect::legend::{colour_name, hex};
-use crate::detect::pipeline::{COMPONENT_ASSET, DetectError, Detectors, LegendEntry, Missing, ModelInfo, REQUIREMENTS, current_files, millis, score};
+use crate::detect::pipeline::{
+    COMPONENT_ASSET, DetectError, Detectors, LEGEND_ASSET, LegendEntry, Missing, ModelInfo, REQUIREMENTS, current_files, millis, score,
+};
 use crate::detect::postprocess::{DEFAULT_MIN_SCORE, PixelBox};
 use crate::detect::{COMPONENT_CLASSES, Resampling, Rgb, decode, label};
 use crate::mcp::ServerState;
@@ -215,8 +217,9 @@ struct Readers {
 
 /// Loads what can read the layout: the reader alone suffices (PEACE's weights missing become a
 /// warning), the detectors alone too (the words are then not read); with neither, the reader's
-/// requirements are the error, with any detector model that does not fit.
-fn readers(state: &ServerState) -> Result<Readers, ToolError> {
+/// requirements are the error, with any detector model that does not fit and, when the call named
+/// its detectors (`asked`), every weight set of those it lacks.
+fn readers(state: &ServerState, asked: Option<&[DetectorChoice]>) -> Result<Readers, ToolError> {
     let tool = "geomap_process_image";
     let (detectors, reader) = (detectors(state), super::text_reader(state));
     match (detectors, reader) {
@@ -232,7 +235,15 @@ fn readers(state: &ServerState) -> Result<Readers, ToolError> {
             Ok(Readers { detectors: Some(detectors), reader: None, warnings: vec![Warning { message, ..warning }] })
         }
         (Err(DetectError::NotReady { missing: detector_missing, .. }), Err(DetectError::NotReady { feature, mut missing, detector_error })) => {
-            missing.extend(detector_missing.into_iter().filter(|m| matches!(m, Missing::Model { .. })));
+            let wanted = |id: &str| match asked {
+                None => false,
+                Some(chosen) => id == COMPONENT_ASSET || (id == LEGEND_ASSET && chosen.contains(&DetectorChoice::Legend)),
+            };
+            missing.extend(detector_missing.into_iter().filter(|m| match m {
+                Missing::Model { .. } => true,
+                Missing::Asset { id, .. } => wanted(id),
+                Missing::Library(_) => false,
+            }));
             Err(DetectError::NotReady { feature, missing, detector_error }.into())
         }
         (_, Err(error)) => Err(error.into()),
@@ -252,6 +263,7 @@ pub async fn process_image(
     if !(0.0..=1.0).contains(&min_score) {
         return Err(ArgumentError { field: "/min_score".to_owned(), problem: ArgumentProblem::WrongValue, expected: "a score from 0 to 1".to_owned() }.into());
     }
+    let asked = args.detectors.clone();
     let chosen = args.detectors.unwrap_or_else(|| vec![DetectorChoice::Components, DetectorChoice::Legend]);
     if !chosen.contains(&DetectorChoice::Components) {
         let expected = "detectors including \"components\" (the legend detector reads the legends the component detector finds)";
@@ -262,7 +274,9 @@ pub async fn process_image(
     let blocking_state = Arc::clone(&state);
     let blocking_updates = updates.clone();
     let blocking_cancel = cancel.clone();
-    let found = trace::spawn_blocking(move || find_layout(&blocking_state, &args.map_id, &chosen, min_score, &blocking_updates, &blocking_cancel)).await;
+    let found =
+        trace::spawn_blocking(move || find_layout(&blocking_state, &args.map_id, (&chosen, asked.as_deref()), min_score, &blocking_updates, &blocking_cancel))
+            .await;
     let outcome = match found {
         Ok(Found::Stored(layout)) => Ok(layout),
         Ok(Found::Unstored(mut layout, dir)) => {
@@ -309,7 +323,7 @@ enum Found {
 fn find_layout(
     state: &ServerState,
     map_id: &str,
-    chosen: &[DetectorChoice],
+    (chosen, asked): (&[DetectorChoice], Option<&[DetectorChoice]>),
     min_score: f32,
     updates: &tokio::sync::mpsc::UnboundedSender<ProgressUpdate>,
     cancel: &CancellationToken,
@@ -327,7 +341,7 @@ fn find_layout(
     }
     stage(0, "loading the detectors and the OCR models");
     let started = Instant::now();
-    let Readers { detectors, reader, warnings } = readers(state)?;
+    let Readers { detectors, reader, warnings } = readers(state, asked)?;
     let load_ms = millis(started);
     between()?;
     stage(5, "decoding the scan");
@@ -406,7 +420,7 @@ fn find_layout(
     let written = crate::sweep::mark_writing(&dir)
         .map_err(|error| error.to_string())
         .and_then(|()| write_layout(&dir, &image, &mut layout))
-        .map_err(|error| DetectError::Inference(format!("cannot store the layout: {error}")));
+        .map_err(|error| DetectError::Storage(format!("cannot store the layout: {error}")));
     if let Err(error) = written {
         let _ = std::fs::remove_dir_all(&dir);
         return Err(error.into());
@@ -519,7 +533,7 @@ pub(super) fn store_document(state: &ServerState, map_id: &str, id: &str, create
     let written = crate::sweep::mark_writing(&dir).and_then(|()| std::fs::write(dir.join(name), document));
     if let Err(error) = written {
         let _ = std::fs::remove_dir_all(&dir);
-        return Err(DetectError::Inference(format!("cannot store {name}: {error}")).into());
+        return Err(DetectError::Storage(format!("cannot store {name}: {error}")).into());
     }
     if !state.registry.add_layout(id, map_id, created_at, document)? {
         let _ = std::fs::remove_dir_all(&dir);
@@ -580,8 +594,8 @@ fn write_layout(dir: &std::path::Path, image: &Rgb, layout: &mut Layout) -> Resu
         .flat_map(|item| std::iter::once((item.entry.swatch, "swatch")).chain(item.entry.text.map(|text| (text, "text"))))
         .collect();
     let (crops, preview) = std::thread::scope(|scope| {
-        let preview = scope.spawn(|| write_preview(dir, image, &labelled, &legend_boxes));
-        (write_crops(dir, image, &mut layout.components), preview.join().unwrap_or_else(|_| Err("drawing the preview panicked".to_owned())))
+        let preview = scope.spawn(crate::trace::within_call(|| write_preview(dir, image, &labelled, &legend_boxes)));
+        (write_crops(dir, image, &mut layout.components), crate::trace::rejoin(preview.join()))
     });
     let mut files = vec!["layout.json".to_owned()];
     files.extend(crops?);
