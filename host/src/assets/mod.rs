@@ -9,8 +9,9 @@
 //!   copy stays until then). Every asset folder holds a manifest
 //!   (`.asset.json`) written last; a folder without one is not installed.
 //! - An operator's own copy (`custom_path`) is never written.
-//! - State is read from the disk on every call (never cached), so a running
-//!   server sees what the CLI installed.
+//! - State is read from the disk on every call, so a running server sees what
+//!   the CLI installed; only a file's hash is remembered, with the modification
+//!   time it was taken at (a file that moves again is hashed again).
 
 mod catalog;
 mod install;
@@ -169,11 +170,29 @@ pub fn status(asset: &CatalogAsset, data_root: &Path) -> AssetStatus {
         if metadata.len() != recorded.size {
             return at(AssetState::Corrupt, Some(format!("{} has {} bytes, not {}", file.name, metadata.len(), recorded.size)));
         }
-        if crate::registry::modified_ns(&metadata) != recorded.modified_ns && install::file_sha256(&on_disk).ok().as_deref() != Some(recorded.sha256.as_str()) {
+        let modified = crate::registry::modified_ns(&metadata);
+        if modified != recorded.modified_ns && !verified_since(&on_disk, modified, &recorded.sha256) {
             return at(AssetState::Corrupt, Some(format!("{}'s bytes no longer match its sha256", file.name)));
         }
     }
     at(AssetState::Installed, None)
+}
+
+/// Whether `file`, whose modification time moved since its install to `modified`, still hashes to
+/// `sha256`. A match is remembered with that time, so the file is hashed again only when it moves
+/// again (a copy touched by a backup tool is not re-hashed on every call).
+fn verified_since(file: &Path, modified: i64, sha256: &str) -> bool {
+    static VERIFIED: std::sync::Mutex<Vec<(PathBuf, i64, String)>> = std::sync::Mutex::new(Vec::new());
+    let known = |list: &Vec<(PathBuf, i64, String)>| list.iter().any(|(path, time, sum)| path == file && *time == modified && sum == sha256);
+    if VERIFIED.lock().is_ok_and(|list| known(&list)) {
+        return true;
+    }
+    let matches = install::file_sha256(file).ok().as_deref() == Some(sha256);
+    if matches && let Ok(mut list) = VERIFIED.lock() {
+        list.retain(|(path, ..)| path != file);
+        list.push((file.to_owned(), modified, sha256.to_owned()));
+    }
+    matches
 }
 
 /// `$data_root/assets/<id>`.
