@@ -153,3 +153,24 @@ async def test_a_cancelled_reading_stops_between_tiles_keeps_nothing_and_frees_i
     kept = server.data_root / "artifacts" / sheet_id
     assert not kept.exists() or not any(kept.iterdir()), "nothing of the cancelled reading is stored"
     assert (server.data_root / "artifacts" / legend_id / "layouts" / after.structured_content["text_id"] / "text.json").is_file(), "where a reading is kept"
+
+
+async def test_a_panic_in_a_recognition_thread_is_internal_error_with_that_threads_backtrace(tmp_path, mirror, runtime_wheel, ocr_wheel):  # noqa: F811
+    """The reader's recognition threads are the call's own: their panic is logged under its trace ID, the server goes on."""
+    mirror.files[WHEEL] = runtime_wheel
+    mirror.files[OCR_WHEEL] = ocr_wheel
+    server = Server(tmp_path, {"GEOMAP_ASSET_MIRROR": mirror.url, "GEOMAP_FAULT_PANIC_READER": "1"})
+    draw_legend(server.map_root / "legend.png")
+    async with server.connect() as client:
+        map_id = (await client.call_tool("geomap_register_map", {"path": "legend.png"})).structured_content["map_id"]
+        assert (await client.call_tool("geomap_prepare_detectors", {"assets": ["peace-yolov10-runtime", "ppocr-v4"]})).is_error is False
+        result = await client.call_tool("geomap_read_text", {"map_id": map_id})
+        envelope = assert_envelope(result, "internal_error", server, tool="geomap_read_text")
+        assert envelope["cause"] == "panic"
+        assert (await client.call_tool("geomap_capabilities", {})).is_error is False, "the server goes on serving"
+    log = server.log()
+    line_index = next(i for i, line in enumerate(log) if envelope["trace_id"] in line and "event=tool_call" in line)
+    panic_start = max(i for i, line in enumerate(log[:line_index]) if "panicked" in line)
+    assert envelope["trace_id"] in log[panic_start]
+    above = "\n".join(log[panic_start:line_index])
+    assert "a recognition thread panics on purpose" in above and "stack backtrace:" in above, above

@@ -1,8 +1,11 @@
 """Panics, a corrupt legacy registry, the command line and the config file."""
 
+import re
+from pathlib import Path
+
 import pytest
 
-from conftest import Server, assert_envelope, png, run_binary
+from conftest import BINARY, Server, assert_envelope, png, run_binary
 
 pytestmark = pytest.mark.anyio
 
@@ -25,6 +28,16 @@ async def test_a_panic_is_internal_error_with_its_backtrace_logged_above_the_lin
     assert "fault injection: geomap_describe_map panics on purpose" in above
     assert "stack backtrace:" in above
     assert all("event=tool_call" not in line for line in log[panic_start:line_index]), "the backtrace sits just above the line"
+
+
+async def test_the_binary_operators_run_has_no_fault_injection(tmp_path):
+    """./dev builds fault injection into a separate test-only binary; the real one ignores the variables."""
+    server = Server(tmp_path, {"GEOMAP_FAULT_PANIC_TOOL": "geomap_describe_map"})
+    server.binary = BINARY
+    assert b"GEOMAP_FAULT_" not in Path(BINARY).read_bytes()
+    async with server.connect() as client:
+        result = await client.call_tool("geomap_describe_map", {"map_id": "map_x"})
+    assert_envelope(result, "artifact_not_found", server, tool="geomap_describe_map")
 
 
 @pytest.mark.parametrize("content", [b"{ not json", b'{"schema_version": 99, "maps": {}}'])
@@ -66,7 +79,11 @@ def test_a_missing_configured_map_root_stops_the_server(server):
 
 
 def test_help_and_version(server):
-    assert "GEOMAP_MAP_ROOTS" in run_binary(server, "--help").stdout
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    documented = re.findall(r"^\| `(GEOMAP_[A-Z_]+)` \|", readme, re.MULTILINE)
+    assert "GEOMAP_WORKER_THREADS" in documented and "GEOMAP_CONSENT_TIMEOUT" in documented
+    help_text = run_binary(server, "--help").stdout
+    assert [name for name in documented if f"    {name} " not in help_text] == [], "README's settings and --help drifted apart"
     version = run_binary(server, "--version")
     assert version.returncode == 0 and version.stdout.startswith("stratigraphic-amenity ")
     assert run_binary(server, "--bogus").returncode == 2
