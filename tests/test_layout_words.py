@@ -122,6 +122,12 @@ async def test_a_drawn_map_is_read_from_its_words_and_colours(tmp_path, mirror, 
         outside = await client.call_tool("geomap_unit_at", {"map_id": map_id, "col": 2100, "row": 10})
         assert (await client.call_tool("geomap_georeference", {"map_id": map_id, "crs": "EPSG:4326", "bounds": BOUNDS})).is_error is False
         placed = await client.call_tool("geomap_unit_at", {"map_id": map_id, "lon": lon, "lat": lat})
+        # The scan was decoded once into the pixel store; a damaged tile is built again, never trusted.
+        [decoded] = list((server.data_root / "cache" / "pixels").iterdir())
+        (decoded / "0-0.rgb").write_bytes(b"damaged")
+        again = await client.call_tool("geomap_unit_at", {"map_id": map_id, "col": 200, "row": 200})
+    assert again.is_error is False and again.structured_content["unit"]["code"] == "Tb", again
+    assert (decoded / "0-0.rgb").stat().st_size == 512 * 512 * 3 and (decoded / "index.json").is_file()
     missing_layout = assert_envelope(no_layout, "artifact_not_found", server, tool="geomap_unit_at")
     assert missing_layout["details"]["reason"] == "no_layout" and "geomap_process_image" in missing_layout["recovery_hints"][0]
     for name, answer in at.items():

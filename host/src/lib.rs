@@ -10,6 +10,7 @@ pub mod mcp;
 pub mod media;
 pub mod ocr;
 pub mod onnx;
+pub mod pixels;
 pub mod providers;
 pub mod registry;
 pub mod roots;

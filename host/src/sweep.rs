@@ -1,5 +1,6 @@
 //! Leftovers of interrupted work, removed at start: asset folders an install
-//! never finished, and revision or layout folders the registry never recorded.
+//! never finished, pixel-store folders a build never finished, and revision or
+//! layout folders the registry never recorded.
 //!
 //! Invariant: nothing another live process may still be writing is touched.
 //! Work in progress says whose it is: an install's temporary folder carries its
@@ -67,7 +68,7 @@ pub fn sweep(data_root: &Path, recorded: &HashSet<String>) -> Vec<PathBuf> {
             .unwrap_or_default()
     };
     let name_of = |path: &Path| path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    for temp in children(&data_root.join(crate::assets::ASSETS_DIR)) {
+    for temp in children(&data_root.join(crate::assets::ASSETS_DIR)).into_iter().chain(children(&data_root.join(crate::pixels::PIXELS_DIR))) {
         let name = name_of(&temp);
         if name.starts_with(".partial-") && !partial_owner(&name).is_some_and(writer_alive) && std::fs::remove_dir_all(&temp).is_ok() {
             removed.push(temp);

@@ -39,6 +39,7 @@ pub enum Resampling {
 }
 
 /// A decoded scan: RGB, row-major.
+#[derive(PartialEq, Eq)]
 pub struct Rgb {
     /// Width in pixels.
     pub width: u32,

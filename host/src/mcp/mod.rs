@@ -107,6 +107,8 @@ pub struct ServerState {
     pub calls: calls::InFlight,
     /// The slots heavy calls share (`GEOMAP_MAX_HEAVY_CALLS`).
     pub heavy: calls::HeavySlots,
+    /// Registered scans decoded once into tiles, read by window.
+    pub pixels: crate::pixels::PixelStore,
     /// Cancelled when a stopping server's grace period is over: calls still running end as cancelled.
     pub stopping: CancellationToken,
 }
@@ -138,6 +140,7 @@ impl ServerState {
             reader: Default::default(),
             calls: calls::InFlight::default(),
             heavy: calls::HeavySlots::new(settings.max_heavy_calls),
+            pixels: crate::pixels::PixelStore::new(&settings.data_root, settings.pixel_cache),
             stopping: CancellationToken::new(),
             settings,
         })

@@ -76,6 +76,8 @@ pub struct Settings {
     pub georef_compression: Compression,
     /// The most one georeference's warp buffers, and GDAL's block cache, may each take, in bytes (`GEOMAP_GEOREF_MEMORY`).
     pub georef_memory: u64,
+    /// The most the decoded scans of the pixel store may take on disk, in bytes (`GEOMAP_PIXEL_CACHE`).
+    pub pixel_cache: u64,
 }
 
 /// Default for `GEOMAP_ASSET_TIMEOUT`.
@@ -84,6 +86,8 @@ pub const DEFAULT_ASSET_TIMEOUT: Duration = Duration::from_secs(30);
 pub const DEFAULT_CONSENT_TIMEOUT: Duration = Duration::from_secs(600);
 /// Default for `GEOMAP_SHUTDOWN_GRACE`.
 pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
+/// Default for `GEOMAP_PIXEL_CACHE`: thirteen decoded 10000×10000 scans.
+pub const DEFAULT_PIXEL_CACHE: u64 = 4 << 30;
 /// Default for `GEOMAP_GEOREF_MEMORY`: room for a 10000×10000 RGB scan and its warped copy.
 pub const DEFAULT_GEOREF_MEMORY: u64 = 1 << 30;
 
@@ -178,6 +182,7 @@ struct ConfigFile {
     worker_threads: Option<FileCount>,
     georef_compression: Option<String>,
     georef_memory: Option<FileCount>,
+    pixel_cache: Option<FileCount>,
 }
 
 /// A count in the config file: a number, or text as the environment takes it (`"1GiB"`, `"150_000_000"`).
@@ -279,6 +284,7 @@ impl Settings {
         let max_heavy_calls = limit("GEOMAP_MAX_HEAVY_CALLS", file.max_heavy_calls, cores, false)? as usize;
         let worker_threads = limit("GEOMAP_WORKER_THREADS", file.worker_threads, cores, false)? as usize;
         let georef_memory = limit("GEOMAP_GEOREF_MEMORY", file.georef_memory, DEFAULT_GEOREF_MEMORY, true)?;
+        let pixel_cache = limit("GEOMAP_PIXEL_CACHE", file.pixel_cache, DEFAULT_PIXEL_CACHE, true)?;
         let georef_compression = match var("GEOMAP_GEOREF_COMPRESSION") {
             Some(value) => Some(text("GEOMAP_GEOREF_COMPRESSION", &value)?),
             None => file.georef_compression,
@@ -320,6 +326,7 @@ impl Settings {
             worker_threads,
             georef_compression,
             georef_memory,
+            pixel_cache,
         })
     }
 

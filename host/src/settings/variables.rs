@@ -69,6 +69,11 @@ pub const VARIABLES: &[Variable] = &[
         meaning: "the most one georeference's warp buffers, and GDAL's block cache, may each take (sized from the scan below that; byte suffixes allowed)",
         default: "1 GiB",
     },
+    Variable {
+        name: "GEOMAP_PIXEL_CACHE",
+        meaning: "the most the pixel store (each registered scan decoded once into tiles, under `$GEOMAP_DATA_ROOT/cache/pixels`) may take on disk; the scans used longest ago go first (byte suffixes allowed)",
+        default: "4 GiB",
+    },
 ];
 
 /// README's settings table, in Markdown.

@@ -77,6 +77,17 @@ pub enum ToolError {
     Cancelled,
 }
 
+impl From<crate::pixels::PixelError> for ToolError {
+    /// A scan that does not decode is the media's problem; a store that cannot be read or written is the operator's.
+    fn from(error: crate::pixels::PixelError) -> ToolError {
+        use crate::detect::pipeline::DetectError;
+        ToolError::Detect(match error {
+            crate::pixels::PixelError::Decode(error) => DetectError::Decode(error.0),
+            crate::pixels::PixelError::Io(error) => DetectError::Storage(error.to_string()),
+        })
+    }
+}
+
 impl ToolError {
     /// Whether the call stopped because the client cancelled it (logged as `outcome=cancelled`).
     pub fn is_cancellation(&self) -> bool {

@@ -10,7 +10,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::detect::legend::{delta_e, hex, lab};
 use crate::detect::postprocess::PixelBox;
-use crate::detect::{decode, pipeline::DetectError};
 use crate::mcp::ServerState;
 use crate::mcp::adapter::{MapGone, ToolError};
 use crate::mcp::arguments::{ArgumentError, ArgumentProblem};
@@ -161,9 +160,12 @@ pub async fn unit_at(state: Arc<ServerState>, args: UnitAtArgs) -> Result<UnitAt
             };
             return Err(wrong(field, ArgumentProblem::WrongValue, expected));
         }
-        let image = decode(&map.file, state.settings.max_image_pixels).map_err(|error| DetectError::Decode(error.0))?;
         let window = PixelBox { x0: col - SAMPLE_RADIUS, y0: row - SAMPLE_RADIUS, x1: col + SAMPLE_RADIUS + 1.0, y1: row + SAMPLE_RADIUS + 1.0 };
-        let colour = ground_colour(&image, &window).expect("the point is inside the scan");
+        let region = window.pixels(layout.width, layout.height);
+        let sample = state.pixels.window(&map.record.sha256, &map.file, state.settings.max_image_pixels, region)?;
+        let (left, top) = (region.0 as f64, region.1 as f64);
+        let local = PixelBox { x0: window.x0 - left, y0: window.y0 - top, x1: window.x1 - left, y1: window.y1 - top };
+        let colour = ground_colour(&sample, &local).expect("the point is inside the scan");
         let here = lab(colour);
         let mut ranked: Vec<UnitCandidate> = swatches
             .iter()
