@@ -192,7 +192,8 @@ fn read_window(folder: &Path, region: (u32, u32, u32, u32)) -> std::io::Result<O
             }
         }
     }
-    File::options().write(true).open(&index_path)?.set_modified(SystemTime::now())?; // used now: evicted last
+    // Used now: evicted last. A data root that cannot be written still serves what it holds.
+    let _ = File::options().write(true).open(&index_path).and_then(|index| index.set_modified(SystemTime::now()));
     Ok(Some(window))
 }
 

@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 
 /// Where `cargo build --release --target wasm32-wasip2` puts the workspace's components.
-pub fn component_folder() -> PathBuf {
+fn component_folder() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/wasm32-wasip2/release")
 }
 

@@ -60,7 +60,8 @@ pub enum DetectError {
     /// Inference failed.
     #[error("{0}")]
     Inference(String),
-    /// What was read could not be written to the data root (a full or read-only disk).
+    /// The server's own files under the data root could not be written or read back (a full or
+    /// read-only disk): a stored layout or reading, or the pixel store's tiles.
     #[error("{0}")]
     Storage(String),
     /// The caller cancelled between stages.

@@ -7,11 +7,11 @@
 //! `GEOMAP_CONSENT_TIMEOUT`; no answer by then is [`Answer::Unanswered`], and
 //! the client is told the request was cancelled.
 
+use std::time::Duration;
+
 use rmcp::model::{
     ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema, InputRequest, InputRequests, InputRequiredResult, ProtocolVersion,
 };
-use std::time::Duration;
-
 use rmcp::service::{RequestContext, ServiceError};
 use rmcp::{Peer, RoleServer};
 use serde_json::Value;

@@ -90,16 +90,16 @@ pub(super) fn describe_detect(error: &DetectError, call: &FailedCall<'_>) -> Par
             parts(ErrorCode::InternalError, format!("A model failed inside the server. {report}"), json!({ "stage": "inference" }), vec![report])
         }
         DetectError::Storage(detail) => {
-            tracing::error!(target: "detect", "trace_id={} storing a reading failed: {detail}", call.trace_id);
+            tracing::error!(target: "detect", "trace_id={} the data root failed: {detail}", call.trace_id);
             let report = format!(
-                "Report trace_id {} to the operator: the server could not write into its data root (full or not writable); the log says which file.",
+                "Report trace_id {} to the operator: the server could not write or read its files in its data root (full or not writable); the log says which.",
                 call.trace_id
             );
             Parts {
                 cause: Some(Cause::Io),
                 ..parts(
                     ErrorCode::InternalError,
-                    format!("The result could not be stored on the server's disk. {report}"),
+                    format!("The server's disk failed while it worked on the call. {report}"),
                     json!({ "stage": "storing" }),
                     vec![report],
                 )
