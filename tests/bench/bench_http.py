@@ -8,7 +8,7 @@ each client calling back to back, against three targets in alternating rounds of
   (tests/bench/peer_mcp_http.py), answering with this server's own results (goal: this build at
   least 5x its throughput at 50 clients).
 
-The load comes from host/examples/bench_mcp_clients (blocking Rust clients, one thread each), so the
+The load comes from host/server/examples/bench_mcp_clients (blocking Rust clients, one thread each), so the
 generator takes little of the two cores the server and the peer need; all share one machine.
 """
 

@@ -1,8 +1,9 @@
 """Round-trip latency over stdio with the reference Python client (a benchmark, not a test).
 
-Prints p50/p99 of 1,000 geomap_capabilities and 1,000 geomap_describe_map calls,
-and the time from spawning the server to the first tools/list answer (median of
-several starts), in both protocol eras. Run with ./dev bench.
+Prints p50/p99 of 1,000 pings, 1,000 geomap_capabilities and 1,000 geomap_describe_map
+calls, each tool's p50 as a ratio to the ping's measured in the same run (the transport's
+floor; the goal is within 1.5x), and the time from spawning the server to the first
+tools/list answer (median of several starts), in both protocol eras. Run with ./dev bench.
 """
 
 import argparse
@@ -33,6 +34,15 @@ async def timed_calls(client, tool: str, arguments: dict, count: int) -> list[fl
     return samples
 
 
+async def timed_pings(client, count: int) -> list[float]:
+    samples = []
+    for _ in range(count):
+        started = time.perf_counter()
+        await client.send_ping()
+        samples.append((time.perf_counter() - started) * 1000)
+    return samples
+
+
 async def start_to_first_list(server: Server, era: str, starts: int) -> list[float]:
     samples = []
     for _ in range(starts):
@@ -54,16 +64,21 @@ async def main(calls: int, starts: int) -> None:
                 registered = await client.call_tool("geomap_register_map", {"path": "scan.png"})
                 map_id = registered.structured_content["map_id"]
                 await timed_calls(client, "geomap_capabilities", {}, 20)  # warm-up
+                await timed_pings(client, 20)
+                pings = await timed_pings(client, calls)
                 capabilities = await timed_calls(client, "geomap_capabilities", {}, calls)
                 describe = await timed_calls(client, "geomap_describe_map", {"map_id": map_id}, calls)
             startup = await start_to_first_list(server, era, starts)
             for name, samples in [
+                (f"{calls} x ping", pings),
                 (f"{calls} x geomap_capabilities", capabilities),
                 (f"{calls} x geomap_describe_map", describe),
                 (f"start to first tools/list ({starts}x)", startup),
             ]:
                 print(f"{era:<11} {name:<34} {statistics.median(samples):>8.3f} {percentile(samples, 0.99):>8.3f}")
-            print(f"{era:<11} describe/capabilities p50 ratio      {statistics.median(describe) / statistics.median(capabilities):>8.2f}")
+            floor = statistics.median(pings)
+            for name, samples in [("geomap_capabilities", capabilities), ("geomap_describe_map", describe)]:
+                print(f"{era:<11} {name + ' p50 / ping p50':<34} {statistics.median(samples) / floor:>8.2f}")
 
 
 if __name__ == "__main__":

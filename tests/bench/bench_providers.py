@@ -1,6 +1,6 @@
 """Provider costs, side by side in one run (a benchmark, not a test). Run with ./dev bench.
 
-1. The Rust benchmark `bench_providers` (host/examples): a lookup through each first-party
+1. The Rust benchmark `bench_providers` (host/server/examples): a lookup through each first-party
    component against the same crate called natively through the SDK harness (goal: at most
    1.3x), the per-call instantiation floor, and an area query on the real earthquake file.
 2. Server start to the first tools/list, and to the first answered provider call, with a cold

@@ -1,0 +1,94 @@
+//! Registered maps and artifacts that are gone or too large to send: `artifact_not_found`, `oversize_image`.
+
+use std::path::Path;
+
+use serde_json::json;
+
+use crate::mcp::uris::MAX_RESOURCE_BLOB_BYTES;
+use geomap_model::errors::ErrorCode;
+
+use geomap_model::errors::failure::{Parts, parts};
+
+/// Why a registered map can no longer be described.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MapGone {
+    /// No map has this ID.
+    UnknownId,
+    /// The file is no longer at its registered place.
+    FileMissing,
+    /// The file's content changed since it was registered.
+    FileChanged,
+    /// Its map root is no longer allowed by the settings.
+    RootNoLongerAllowed,
+    /// No revision artifact has this map, revision and name.
+    UnknownArtifact,
+    /// No knowledge bundle has this ID (the ID is in `map_id`'s place).
+    UnknownBundle,
+    /// The map has no stored layout with legend colours yet.
+    NoLayout,
+}
+
+impl MapGone {
+    /// The `details.reason` of this case.
+    pub fn reason(self) -> &'static str {
+        match self {
+            MapGone::UnknownId => "unknown_map_id",
+            MapGone::FileMissing => "file_missing",
+            MapGone::FileChanged => "file_changed",
+            MapGone::RootNoLongerAllowed => "root_no_longer_allowed",
+            MapGone::UnknownArtifact => "unknown_artifact",
+            MapGone::UnknownBundle => "unknown_bundle",
+            MapGone::NoLayout => "no_layout",
+        }
+    }
+}
+
+/// A map, or one of its artifacts, that the registry does not know or whose file changed.
+pub(super) fn describe_map_gone(map_id: &str, reason: MapGone, registered_as: Option<&str>) -> Parts {
+    if reason == MapGone::UnknownBundle {
+        let again = "Call geomap_query_knowledge again: every call writes a new bundle and returns its bundle_id.".to_owned();
+        return parts(
+            ErrorCode::ArtifactNotFound,
+            format!("No knowledge bundle has the ID {map_id}. {again}"),
+            json!({ "bundle_id": map_id, "reason": reason.reason() }),
+            vec![again],
+        );
+    }
+    if reason == MapGone::NoLayout {
+        let first = format!("Call geomap_process_image {{\"map_id\": \"{map_id}\"}} first, then ask again.");
+        return parts(
+            ErrorCode::ArtifactNotFound,
+            format!("No layout of map {map_id} has legend swatches with colours to compare with. {first}"),
+            json!({ "map_id": map_id, "reason": reason.reason() }),
+            vec![first],
+        );
+    }
+    let again = match registered_as {
+        Some(path) => format!(
+            "Register the map again with geomap_register_map {{\"path\": \"{path}\"}} (its path relative to the first map root when that is where it was) and use the new map_id."
+        ),
+        None => "Register the map's file with geomap_register_map and use the map_id it returns.".to_owned(),
+    };
+    let what = match reason {
+        MapGone::UnknownId => "No map is registered with this ID",
+        MapGone::FileMissing => "The map's file is no longer where it was registered",
+        MapGone::FileChanged => "The map's file changed on disk since it was registered",
+        MapGone::RootNoLongerAllowed => "The map's folder is no longer an allowed map root",
+        MapGone::UnknownArtifact | MapGone::UnknownBundle | MapGone::NoLayout => {
+            "No revision file has this map, revision and name (geomap_describe_map lists them)"
+        }
+    };
+    parts(ErrorCode::ArtifactNotFound, format!("{what} (map_id {map_id}). {again}"), json!({ "map_id": map_id, "reason": reason.reason() }), vec![again])
+}
+
+/// An artifact over the size `resources/read` sends.
+pub(super) fn describe_artifact_too_large(name: &str, bytes: u64, path: &Path) -> Parts {
+    let limit = MAX_RESOURCE_BLOB_BYTES;
+    let open = format!("Open the file directly instead, in QGIS or GDAL: {}", path.display());
+    parts(
+        ErrorCode::OversizeImage,
+        format!("{name} has {bytes} bytes, more than the {limit} this server sends as an MCP resource. {open}"),
+        json!({ "limit": "resource_blob_bytes", "limit_value": limit, "actual": bytes, "unit": "bytes" }),
+        vec![open],
+    )
+}

@@ -1,0 +1,202 @@
+//! What `geomap_process_image` reads in a layout's words: each legend unit's
+//! code, description, ages and rock names, resolved through the
+//! `ics-timescale` and `cgi-lithology` providers when they are ready (a
+//! provider that is not becomes a warning).
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Map;
+
+use crate::mcp::ServerState;
+use crate::mcp::adapter::{ToolError, Warning, warning};
+use geomap_providers::{CallError, Kind, LookupRequest, ProviderError, ProviderFailure};
+use geomap_vision::detect::pipeline::LegendEntry;
+use geomap_vision::detect::postprocess::PixelBox;
+use geomap_vision::ocr::reader::Line;
+use geomap_vision::ocr::terms::{age_terms, lithology_terms};
+use geomap_vision::ocr::words::{spaced, unit_code};
+
+use super::provider_calls::plan;
+
+/// A legend entry, with the legend it belongs to.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct LegendItem {
+    /// Index into `components` of its legend.
+    pub legend: usize,
+    /// The swatch, text and colour.
+    #[serde(flatten)]
+    pub entry: LegendEntry,
+    /// The unit's code, description and ages.
+    #[serde(flatten)]
+    pub words: UnitWords,
+}
+
+/// The provider ages are resolved through.
+pub const TIMESCALE_PROVIDER: &str = "ics-timescale";
+/// The provider rock names are resolved through.
+pub const LITHOLOGY_PROVIDER: &str = "cgi-lithology";
+
+/// A legend unit's words.
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct UnitWords {
+    /// The unit's code, as read in or beside its swatch ("Qal").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+    /// Its description, as read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The ages its description names, each resolved on the ICS chart when ics-timescale is ready.
+    pub age_terms: Vec<AgeTermInfo>,
+    /// From the oldest beginning to the youngest end of its resolved ages.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub age_ma: Option<AgeSpan>,
+    /// The rock names its description uses, each resolved when cgi-lithology is ready.
+    pub lithology_terms: Vec<LithologyInfo>,
+}
+
+/// An age named in a description.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct AgeTermInfo {
+    /// As written, spelled correctly ("Lower Permian").
+    pub term: String,
+    /// Written with "(?)".
+    pub uncertain: bool,
+    /// Its ICS interval (of the term without its modifier when the chart has no such interval).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ics: Option<Resolved>,
+}
+
+/// A rock name used in a description.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct LithologyInfo {
+    /// As written, singular ("sandstone").
+    pub term: String,
+    /// Its CGI simple-lithology concept.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cgi: Option<Resolved>,
+}
+
+/// A term as a provider resolved it.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Resolved {
+    /// The concept's identifier.
+    pub id: String,
+    /// Its name.
+    pub label: String,
+    /// Its beginning, in millions of years ago (ages only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub begin_ma: Option<f64>,
+    /// Its end, in millions of years ago (ages only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub end_ma: Option<f64>,
+}
+
+/// An age range in millions of years ago.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema)]
+pub struct AgeSpan {
+    /// The oldest beginning.
+    pub begin_ma: f64,
+    /// The youngest end.
+    pub end_ma: f64,
+}
+
+/// A unit's words from its code and description (ages and rock names parsed, not yet resolved).
+pub fn unit_words(code: Option<String>, description: Option<String>) -> UnitWords {
+    let text = description.as_deref().unwrap_or_default();
+    UnitWords {
+        age_terms: age_terms(text).into_iter().map(|t| AgeTermInfo { term: t.term, uncertain: t.uncertain, ics: None }).collect(),
+        lithology_terms: lithology_terms(text).into_iter().map(|term| LithologyInfo { term, cgi: None }).collect(),
+        age_ma: None,
+        code,
+        description,
+    }
+}
+
+fn centre_inside(line: &Line, bbox: &PixelBox) -> bool {
+    let (x, y) = ((line.bbox.x0 + line.bbox.x1) / 2.0, (line.bbox.y0 + line.bbox.y1) / 2.0);
+    bbox.x0 <= x && x <= bbox.x1 && bbox.y0 <= y && y <= bbox.y1
+}
+
+/// The text of the lines whose centres lie in `bbox`, top to bottom.
+pub fn text_in(lines: &[Line], bbox: &PixelBox) -> Option<String> {
+    let inside: Vec<String> = lines.iter().filter(|line| centre_inside(line, bbox)).map(|line| spaced(&line.text)).collect();
+    (!inside.is_empty()).then(|| inside.join(" "))
+}
+
+/// The words of a detected legend entry: the code printed in its swatch, the description in its text box.
+pub fn detected_entry_words(lines: &[Line], swatch: &PixelBox, text: Option<&PixelBox>) -> UnitWords {
+    let code = lines.iter().filter(|line| centre_inside(line, swatch)).find_map(|line| unit_code(&line.text));
+    unit_words(code, text.and_then(|text| text_in(lines, text)))
+}
+
+/// Resolves every entry's ages and rock names through their providers (each distinct term once);
+/// a provider that cannot be asked, or fails, becomes a warning and its terms stay unresolved.
+pub async fn resolve_terms(state: &ServerState, items: &mut [LegendItem]) -> Result<Vec<Warning>, ToolError> {
+    let mut warnings = Vec::new();
+    let ages: Vec<String> = distinct(items.iter().flat_map(|item| item.words.age_terms.iter().map(|t| t.term.clone())));
+    let rocks: Vec<String> = distinct(items.iter().flat_map(|item| item.words.lithology_terms.iter().map(|t| t.term.clone())));
+    let resolved_ages = resolve(state, TIMESCALE_PROVIDER, &ages, &mut warnings).await?;
+    let resolved_rocks = resolve(state, LITHOLOGY_PROVIDER, &rocks, &mut warnings).await?;
+    for item in items.iter_mut() {
+        for term in &mut item.words.age_terms {
+            term.ics = resolved_ages.get(&term.term).cloned();
+        }
+        for term in &mut item.words.lithology_terms {
+            term.cgi = resolved_rocks.get(&term.term).cloned();
+        }
+        let spans: Vec<(f64, f64)> = item.words.age_terms.iter().filter_map(|t| t.ics.as_ref()).filter_map(|r| r.begin_ma.zip(r.end_ma)).collect();
+        item.words.age_ma = (!spans.is_empty())
+            .then(|| AgeSpan { begin_ma: spans.iter().map(|s| s.0).fold(f64::MIN, f64::max), end_ma: spans.iter().map(|s| s.1).fold(f64::MAX, f64::min) });
+    }
+    Ok(warnings)
+}
+
+fn distinct(terms: impl Iterator<Item = String>) -> Vec<String> {
+    let mut seen = Vec::new();
+    for term in terms {
+        if !seen.contains(&term) {
+            seen.push(term);
+        }
+    }
+    seen
+}
+
+/// Each of `terms` as `provider` resolves it (its best entry); a term with a modifier the
+/// provider does not know ("upper Miocene") is resolved without it ("Miocene").
+async fn resolve(state: &ServerState, provider: &str, terms: &[String], warnings: &mut Vec<Warning>) -> Result<BTreeMap<String, Resolved>, ToolError> {
+    let mut resolved = BTreeMap::new();
+    if terms.is_empty() {
+        return Ok(resolved);
+    }
+    let set = state.providers().await;
+    let mut plan = plan(state, set, Some(&[provider.to_owned()]), Kind::Lookup, &Map::new())?;
+    let tool = "geomap_process_image";
+    let Some(target) = plan.targets.pop() else {
+        let failure = plan.failures.into_iter().next().unwrap_or(ProviderError::NoneAvailable { kind: Kind::Lookup });
+        warnings.push(warning(&ToolError::Provider(failure), provider, tool, &state.settings));
+        return Ok(resolved);
+    };
+    for term in terms {
+        let base = term.split_once(' ').map(|(_, base)| base.to_owned());
+        for asked in std::iter::once(term.clone()).chain(base) {
+            let request = LookupRequest { term: asked, options: serde_json::json!({}), limit: 1, language: Some("en".to_owned()) };
+            match target.loaded.provider.lookup(set.runtime(), &target.assets, target.limits, &request).await {
+                Ok(entries) => {
+                    if let Some(entry) = entries.into_iter().next() {
+                        let ma = |edge: &str| entry.data[edge]["ma"].as_f64();
+                        resolved.insert(term.clone(), Resolved { begin_ma: ma("begin"), end_ma: ma("end"), id: entry.id, label: entry.label });
+                        break;
+                    }
+                }
+                Err(CallError::Provider(ProviderFailure::NotFound(_))) => {}
+                Err(error) => {
+                    warnings.push(warning(&ToolError::Provider(ProviderError::from_call(provider, error)), provider, tool, &state.settings));
+                    return Ok(resolved);
+                }
+            }
+        }
+    }
+    Ok(resolved)
+}

@@ -1,0 +1,142 @@
+//! What `geomap_lookup` and `geomap_query_knowledge` share: choosing the
+//! providers a call goes to, checking their options and assets on the host
+//! side first, and sorting answers from failures.
+//!
+//! Invariant: a provider is only called with options that fit its schema and
+//! with every asset it declared mounted; anything else is a typed
+//! [`ProviderError`] decided before it runs.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use crate::mcp::ServerState;
+use crate::mcp::adapter::{ProviderWarning, ToolError, provider_warning};
+use crate::mcp::arguments::{ArgumentError, ArgumentProblem};
+use geomap_assets::AssetState;
+use geomap_providers::{Kind, Limits, Loaded, ProviderError, ProviderSet};
+
+/// A provider a call goes to, checked and ready to run.
+pub struct Target {
+    /// Its name.
+    pub name: String,
+    /// Its version.
+    pub version: String,
+    /// The loaded component.
+    pub loaded: Arc<Loaded>,
+    /// Its limits.
+    pub limits: Limits,
+    /// Its assets: (asset id, folder), each mounted read-only.
+    pub assets: Vec<(String, PathBuf)>,
+    /// Its options (a JSON object).
+    pub options: Value,
+}
+
+/// The providers a call goes to, and the ones that cannot take it.
+pub struct Plan {
+    /// Ready to call.
+    pub targets: Vec<Target>,
+    /// Failed before running.
+    pub failures: Vec<ProviderError>,
+}
+
+/// The `limit` argument: `default` when absent, else a whole number from 1 to `max`.
+pub fn limit(asked: Option<u32>, default: u32, max: u32) -> Result<u32, ArgumentError> {
+    let limit = asked.unwrap_or(default);
+    match (1..=max).contains(&limit) {
+        true => Ok(limit),
+        false => Err(ArgumentError { field: "/limit".to_owned(), problem: ArgumentProblem::WrongValue, expected: format!("a whole number from 1 to {max}") }),
+    }
+}
+
+/// Chooses the providers for a `kind` request: those in `names`, or every
+/// enabled provider that serves `kind`. `options` maps provider names to their
+/// options; naming a provider the call does not go to is an argument error.
+pub fn plan(state: &ServerState, set: &ProviderSet, names: Option<&[String]>, kind: Kind, options: &Map<String, Value>) -> Result<Plan, ToolError> {
+    let names: Vec<String> = match names {
+        Some([]) => {
+            return Err(ArgumentError {
+                field: "/providers".to_owned(),
+                problem: ArgumentProblem::WrongValue,
+                expected: "one or more provider names, or no `providers` for every enabled provider".to_owned(),
+            }
+            .into());
+        }
+        Some(names) => names.iter().fold(Vec::new(), |mut unique, name| {
+            if !unique.contains(name) {
+                unique.push(name.clone());
+            }
+            unique
+        }),
+        None => set.serving(kind).map(|entry| entry.name.clone()).collect(),
+    };
+    for (name, value) in options {
+        if !names.contains(name) {
+            return Err(ArgumentError {
+                field: format!("/provider_options/{name}"),
+                problem: ArgumentProblem::Conflict,
+                expected: format!("options only for providers this call goes to ({})", if names.is_empty() { "none".to_owned() } else { names.join(", ") }),
+            }
+            .into());
+        }
+        if !value.is_object() {
+            return Err(ArgumentError {
+                field: format!("/provider_options/{name}"),
+                problem: ArgumentProblem::WrongValue,
+                expected: "an object of that provider's options".to_owned(),
+            }
+            .into());
+        }
+    }
+    if names.is_empty() {
+        return Ok(Plan { targets: Vec::new(), failures: vec![ProviderError::NoneAvailable { kind }] });
+    }
+    let mut plan = Plan { targets: Vec::new(), failures: Vec::new() };
+    for name in names {
+        match target(state, set, &name, kind, options.get(&name).cloned().unwrap_or_else(|| Value::Object(Map::new()))) {
+            Ok(target) => plan.targets.push(target),
+            Err(error) => plan.failures.push(error),
+        }
+    }
+    Ok(plan)
+}
+
+/// One provider, checked: it exists, is enabled and loaded, serves `kind`,
+/// takes `options`, and has its assets.
+fn target(state: &ServerState, set: &ProviderSet, name: &str, kind: Kind, options: Value) -> Result<Target, ProviderError> {
+    let (entry, loaded) = set.resolve(name, kind)?;
+    loaded.check_options(name, &options)?;
+    let descriptor = loaded.provider.descriptor();
+    let (mounted, missing) = asset_folders(state, &descriptor.assets);
+    if !missing.is_empty() {
+        return Err(ProviderError::MissingAssets { name: name.to_owned(), assets: missing });
+    }
+    Ok(Target { name: name.to_owned(), version: descriptor.version.clone(), loaded, limits: entry.limits, assets: mounted, options })
+}
+
+/// The folders of the assets `ids` that can be used now (installed, or the
+/// operator's own), and the ids of those that cannot.
+pub fn asset_folders(state: &ServerState, ids: &[String]) -> (Vec<(String, PathBuf)>, Vec<String>) {
+    let mut usable = Vec::new();
+    let mut missing = Vec::new();
+    for id in ids {
+        match state.catalog.get(id).map(|asset| geomap_assets::status(asset, &state.settings.data_root)) {
+            Some(status) if matches!(status.state, AssetState::Installed | AssetState::Custom) => usable.push((id.clone(), status.path)),
+            _ => missing.push(id.clone()),
+        }
+    }
+    (usable, missing)
+}
+
+/// The answers, or — when no provider answered — the most actionable failure.
+/// Failures beside answers become warnings.
+pub fn settle<T>(state: &ServerState, kind: Kind, answers: Vec<T>, mut failures: Vec<ProviderError>) -> Result<(Vec<T>, Vec<ProviderWarning>), ToolError> {
+    if answers.is_empty() {
+        failures.sort_by_key(ProviderError::actionability);
+        let first = failures.into_iter().next().unwrap_or(ProviderError::NoneAvailable { kind });
+        return Err(first.into());
+    }
+    let warnings = failures.iter().map(|error| provider_warning(error, kind.tool(), &state.settings)).collect();
+    Ok((answers, warnings))
+}

@@ -1,0 +1,167 @@
+//! `geomap_read_text`: the words of a region of the scan (or of a component of
+//! a stored layout), read with PP-OCRv4 in full-resolution tiles and stored as
+//! a `geomap-text/v1` document.
+
+use std::sync::Arc;
+use std::time::{Instant, SystemTime};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use tokio_util::sync::CancellationToken;
+
+use crate::mcp::ServerState;
+use crate::mcp::adapter::{MapGone, ToolError};
+use crate::mcp::arguments::{ArgumentError, ArgumentProblem};
+use crate::mcp::progress::{ProgressSink, ProgressUpdate};
+use crate::mcp::uris::layout_uri;
+use geomap_model::trace;
+use geomap_store::media::MediaError;
+use geomap_vision::detect::decode;
+use geomap_vision::detect::pipeline::{DetectError, millis};
+use geomap_vision::detect::postprocess::PixelBox;
+use geomap_vision::ocr::reader::Line;
+
+use super::open_registered;
+
+/// The schema tag of stored readings.
+pub const TEXT_SCHEMA: &str = "geomap-text/v1";
+
+/// Arguments of `geomap_read_text`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReadTextArgs {
+    /// A map_id returned by geomap_register_map.
+    pub map_id: String,
+    /// The part of the scan to read, in its pixels (default: the whole scan).
+    pub region: Option<PixelBox>,
+    /// Read a component of this stored layout instead (with `component`).
+    pub layout_id: Option<String>,
+    /// The index of that component in the layout's `components`.
+    pub component: Option<usize>,
+    /// The score floor for lines, 0–1 (default 0.5).
+    pub min_score: Option<f64>,
+}
+
+/// Milliseconds per stage.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct TextTimings {
+    /// Loading the models.
+    pub load_ms: f64,
+    /// Decoding the scan.
+    pub decode_ms: f64,
+    /// Finding text in every tile.
+    pub detect_ms: f64,
+    /// Recognising the lines.
+    pub recognise_ms: f64,
+}
+
+/// The result of `geomap_read_text`, stored as `text.json`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct TextReading {
+    /// `geomap-text/v1`.
+    pub schema: String,
+    /// The map.
+    pub map_id: String,
+    /// This reading's ID; every call writes a new one.
+    pub text_id: String,
+    /// The stored reading as an MCP resource.
+    pub resource_uri: String,
+    /// When it was made (RFC 3339, UTC).
+    pub created_at: String,
+    /// The region read, in the scan's pixels.
+    pub region: PixelBox,
+    /// Tiles read (1024 pixels a side, overlapping by 128).
+    pub tiles: usize,
+    /// The lines, top to bottom.
+    pub lines: Vec<Line>,
+    /// Time per stage.
+    pub timings: TextTimings,
+    /// The files stored with it.
+    pub files: Vec<String>,
+}
+
+/// `geomap_read_text`: loads the reader (or says what it lacks), decodes the scan and reads the region tile by tile.
+pub async fn read_text(
+    state: Arc<ServerState>,
+    args: ReadTextArgs,
+    progress: Option<ProgressSink>,
+    cancel: CancellationToken,
+) -> Result<TextReading, ToolError> {
+    let min_score = args.min_score.unwrap_or(0.5);
+    let wrong = |field: &str, expected: &str| ArgumentError { field: field.to_owned(), problem: ArgumentProblem::WrongValue, expected: expected.to_owned() };
+    if !(0.0..=1.0).contains(&min_score) {
+        return Err(wrong("/min_score", "a score from 0 to 1").into());
+    }
+    let conflict = |field: &str, expected: &str| ArgumentError { field: field.to_owned(), problem: ArgumentProblem::Conflict, expected: expected.to_owned() };
+    match (&args.region, &args.layout_id, &args.component) {
+        (Some(_), Some(_), _) | (Some(_), _, Some(_)) => return Err(conflict("/region", "either region or layout_id with component, not both").into()),
+        (None, Some(_), None) => return Err(conflict("/component", "component (an index into the layout's components) with layout_id").into()),
+        (None, None, Some(_)) => return Err(conflict("/layout_id", "layout_id with component").into()),
+        _ => {}
+    }
+    let (updates, received) = tokio::sync::mpsc::unbounded_channel();
+    let forwarding = progress.map(|sink| tokio::spawn(sink.forward(received)));
+    let outcome = trace::spawn_blocking(move || {
+        let map = open_registered(&state, &args.map_id)?;
+        if !map.record.media_type.has_pixels() {
+            return Err(MediaError::NoPixels { action: "read" }.into());
+        }
+        let (width, height) = (map.record.width as f64, map.record.height as f64);
+        let region = match (args.region, &args.layout_id, args.component) {
+            (Some(region), ..) => region,
+            (None, Some(layout_id), Some(index)) => component_box(&state, &map.record.map_id, layout_id, index)?,
+            _ => PixelBox { x0: 0.0, y0: 0.0, x1: width, y1: height },
+        };
+        if !region.is_inside(width, height) {
+            return Err(wrong("/region", &format!("a box with 0 <= x0 < x1 <= {width} and 0 <= y0 < y1 <= {height} (the scan's pixels)")).into());
+        }
+        let started = Instant::now();
+        let reader = super::text_reader(&state)?;
+        let load_ms = millis(started);
+        let started = Instant::now();
+        let image = decode(&map.file, state.settings.max_image_pixels).map_err(|error| DetectError::Decode(error.0))?;
+        let decode_ms = millis(started);
+        let mut total = 1;
+        let reading = geomap_vision::ocr::read(&reader, &image, region.pixels(image.width, image.height), min_score, |done, tiles| {
+            total = tiles as u64 + 1;
+            let message = if done < tiles { format!("finding text in tile {} of {tiles}", done + 1) } else { "reading the text boxes".to_owned() };
+            let _ = updates.send(ProgressUpdate { done: done as u64, total, message });
+            if cancel.is_cancelled() { Err(DetectError::Cancelled) } else { Ok(()) }
+        })?;
+        let map_id = map.record.map_id.clone();
+        let text_id = format!("txt_{}", geomap_model::random_hex(10));
+        let reading = TextReading {
+            schema: TEXT_SCHEMA.to_owned(),
+            resource_uri: layout_uri(&map_id, &text_id, "text.json"),
+            map_id,
+            text_id,
+            created_at: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
+            region,
+            tiles: reading.tiles,
+            lines: reading.lines,
+            timings: TextTimings { load_ms, decode_ms, detect_ms: reading.detect_ms, recognise_ms: reading.recognise_ms },
+            files: vec!["text.json".to_owned()],
+        };
+        let document = serde_json::to_string_pretty(&reading).expect("readings serialize");
+        super::process_image::store_document(&state, &reading.map_id, &reading.text_id, &reading.created_at, "text.json", &document)?;
+        let _ = updates.send(ProgressUpdate { done: total, total, message: "done".to_owned() });
+        Ok(reading)
+    })
+    .await;
+    if let Some(forwarding) = forwarding {
+        let _ = forwarding.await; // every progress notification goes out before the result
+    }
+    outcome
+}
+
+/// The box of component `index` of stored layout `layout_id`.
+fn component_box(state: &ServerState, map_id: &str, layout_id: &str, index: usize) -> Result<PixelBox, ToolError> {
+    let unknown = || ToolError::MapNotFound { map_id: map_id.to_owned(), reason: MapGone::UnknownArtifact, registered_as: None };
+    let document: serde_json::Value = serde_json::from_str(&state.registry.layout(map_id, layout_id)?.ok_or_else(unknown)?).map_err(|_| unknown())?;
+    let bbox = document["components"].get(index).map(|component| component["bbox"].clone()).ok_or_else(|| ArgumentError {
+        field: "/component".to_owned(),
+        problem: ArgumentProblem::WrongValue,
+        expected: format!("an index below {} (the layout's components)", document["components"].as_array().map_or(0, Vec::len)),
+    })?;
+    serde_json::from_value(bbox).map_err(|_| unknown())
+}

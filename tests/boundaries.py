@@ -1,0 +1,138 @@
+"""The host's boundaries, checked from the code itself (`./dev test` runs this first).
+
+1. Crates: each host crate depends only on the host crates ARCHITECTURE.md allows it
+   (read from `cargo metadata`), no crate depends on the server crate, no domain crate
+   reaches rmcp, and the assets command reaches neither GDAL, wasmtime nor rmcp
+   (normal dependencies, followed transitively).
+2. Modules: inside each host crate, no cycle between source files. A file's references are
+   its `crate::…` paths and `super::<sibling>::…` paths, each resolved to the deepest module
+   file that exists; a reference to one of the file's own ancestors (the facade it belongs
+   to) is the module tree, not a dependency.
+
+Prints what it checked; exits 1 naming every broken rule.
+"""
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+SERVER = "stratigraphic-amenity"
+# What each host crate may depend on among the host crates (ARCHITECTURE.md, "Crates").
+ALLOWED = {
+    "geomap-model": set(),
+    "geomap-store": {"geomap-model"},
+    "geomap-georef": {"geomap-model"},
+    "geomap-assets": {"geomap-model"},
+    "geomap-providers": {"geomap-model"},
+    "geomap-vision": {"geomap-model", "geomap-assets"},
+    SERVER: {"geomap-model", "geomap-store", "geomap-georef", "geomap-vision", "geomap-providers", "geomap-assets"},
+}
+# Packages a crate must not reach through its normal dependencies.
+FORBIDDEN = {name: {"rmcp"} for name in ALLOWED if name != SERVER}
+FORBIDDEN["geomap-assets"] = {"rmcp", "gdal", "gdal-sys", "wasmtime", "wasmtime-wasi", "ort"}
+
+
+def crate_problems(metadata):
+    packages = {package["id"]: package for package in metadata["packages"]}
+    nodes = {node["id"]: node for node in metadata["resolve"]["nodes"]}
+    by_name = {packages[member]["name"]: member for member in metadata["workspace_members"]}
+    problems = []
+    for name in sorted(set(by_name) - set(ALLOWED)):
+        if packages[by_name[name]]["manifest_path"].split("/")[-3] == "host":
+            problems.append(f"{name} is a host crate ARCHITECTURE.md and tests/boundaries.py do not list")
+
+    def normal_deps(package_id):
+        return [dep["pkg"] for dep in nodes[package_id]["deps"] if any(kind["kind"] is None for kind in dep["dep_kinds"])]
+
+    for name, allowed in ALLOWED.items():
+        if name not in by_name:
+            problems.append(f"{name} is not a workspace member")
+            continue
+        direct = {packages[dep]["name"] for dep in normal_deps(by_name[name])}
+        for dep in sorted(direct & set(ALLOWED) - allowed):
+            problems.append(f"{name} depends on {dep}, which it may not")
+        reached, stack = set(), [by_name[name]]
+        while stack:
+            for dep in normal_deps(stack.pop()):
+                if dep not in reached:
+                    reached.add(dep)
+                    stack.append(dep)
+        for forbidden in sorted({packages[dep]["name"] for dep in reached} & FORBIDDEN.get(name, set())):
+            problems.append(f"{name} reaches {forbidden}, which it may not")
+        print(f"crate {name}: depends on {', '.join(sorted(direct & set(ALLOWED))) or 'no host crate'}; {len(reached)} packages in all")
+    return problems, {name: Path(packages[by_name[name]]["manifest_path"]).parent / "src" for name in ALLOWED if name in by_name}
+
+
+def module_of(source_root, path):
+    """`a/b.rs` and `a/b/mod.rs` are module ("a", "b"); lib.rs and main.rs are the root."""
+    parts = list(path.relative_to(source_root).with_suffix("").parts)
+    if parts[-1] in ("mod", "lib", "main"):
+        parts.pop()
+    return tuple(parts)
+
+
+def strip_comments(text):
+    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+    return "\n".join(line.split("//")[0] for line in text.split("\n"))
+
+
+def module_cycles(crate, source_root):
+    files = {module_of(source_root, path): path for path in source_root.rglob("*.rs")}
+    graph = {}
+    for module, path in files.items():
+        text = strip_comments(path.read_text())
+        targets = set()
+        for reference in re.findall(r"\bcrate((?:::\w+)+)", text):
+            targets.add(tuple(reference.strip(":").split("::")))
+        parent = module[:-1]
+        for reference in re.findall(r"\bsuper((?:::\w+)+)", text):
+            names = reference.strip(":").split("::")
+            targets.add(parent + tuple(names))
+        for group in re.findall(r"\bcrate::\{([^}]*)\}", text):
+            for name in re.findall(r"\b(\w+)\b", group):
+                targets.add((name,))
+        edges = set()
+        for target in targets:
+            while target and target not in files:
+                target = target[:-1]
+            if target and target != module and module[: len(target)] != target:
+                edges.add(target)
+        graph[module] = edges
+    cycles, state = [], {}
+
+    def visit(module, stack):
+        state[module] = "open"
+        stack.append(module)
+        for target in sorted(graph[module]):
+            if state.get(target) == "open":
+                cycles.append(stack[stack.index(target) :] + [target])
+            elif target not in state:
+                visit(target, stack)
+        stack.pop()
+        state[module] = "done"
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module, [])
+    name = lambda module: "::".join(module) or "crate"
+    print(f"modules of {crate}: {len(files)} files, {sum(len(edges) for edges in graph.values())} references between them")
+    return [f"{crate}: module cycle {' -> '.join(name(module) for module in cycle)}" for cycle in cycles]
+
+
+def main():
+    workspace = Path(__file__).resolve().parent.parent
+    output = subprocess.run(
+        ["cargo", "metadata", "--format-version", "1", "--locked"], cwd=workspace, check=True, capture_output=True, text=True
+    ).stdout
+    problems, roots = crate_problems(json.loads(output))
+    for crate, source_root in roots.items():
+        problems += module_cycles(crate, source_root)
+    for problem in problems:
+        print(f"BOUNDARY: {problem}", file=sys.stderr)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
