@@ -471,6 +471,32 @@ async def test_an_artifact_too_large_for_a_resource_points_at_its_file(server):
     assert tif["path"] in envelope["recovery_hints"][0]
 
 
+async def test_an_artifact_the_disk_cannot_read_is_the_operators_and_a_deleted_one_is_not_found(server):
+    import os
+    import shutil
+
+    from mcp.shared.exceptions import MCPError
+
+    pillow_image(server.map_root / "scan.png", 50, 40, "PNG")
+    async with server.connect() as client:
+        map_id = await registered(client)
+        revision = (await georeference(client, map_id=map_id, crs="EPSG:4267", bounds=GOOD_BOUNDS)).structured_content
+        [tif] = revision["artifacts"]
+        os.remove(tif["path"])
+        os.mkdir(tif["path"])  # still there, but reading it fails (EISDIR): not the agent's to fix
+        with pytest.raises(MCPError) as unreadable:
+            await client.read_resource(tif["resource_uri"])
+        shutil.rmtree(tif["path"])
+        with pytest.raises(MCPError) as deleted:
+            await client.read_resource(tif["resource_uri"])
+    assert unreadable.value.error.code == -32603
+    envelope = unreadable.value.error.data
+    assert (envelope["code"], envelope["cause"], envelope["details"]) == ("internal_error", "io", {"stage": "reading"}), envelope
+    assert any(f"trace_id={envelope['trace_id']} the data root failed while reading" in line for line in server.log()), server.log()
+    assert deleted.value.error.data["code"] == "artifact_not_found"
+    assert deleted.value.error.data["details"]["reason"] == "unknown_artifact"
+
+
 async def test_gdal_messages_are_logged_under_the_calls_trace_id(tmp_path):
     server = Server(tmp_path, {"GEOMAP_LOG": "info,gdal=debug"})
     pillow_image(server.map_root / "scan.png", 50, 40, "PNG")

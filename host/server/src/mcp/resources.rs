@@ -191,6 +191,30 @@ impl GeomapServer {
     }
 }
 
+/// The bytes of a file the registry recorded, named `name` in messages. Its size is checked on the
+/// open file before anything is read (over `MAX_RESOURCE_BLOB_BYTES`: `ArtifactTooLarge`); a file
+/// that is gone is `unknown`, any other failure to read it the operator's (`Storage`).
+fn read_recorded(path: std::path::PathBuf, name: &str, unknown: impl Fn() -> ToolError) -> Result<Vec<u8>, ToolError> {
+    use std::io::Read;
+    let shown = path.display().to_string();
+    let failed = |error: std::io::Error| ToolError::Storage { stage: "reading", detail: format!("{shown}: {error}") };
+    let file = match std::fs::File::open(&path) {
+        Ok(file) => file,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Err(unknown()),
+        Err(error) => return Err(failed(error)),
+    };
+    let bytes = file.metadata().map_err(failed)?.len();
+    if bytes > MAX_RESOURCE_BLOB_BYTES {
+        return Err(ToolError::ArtifactTooLarge { name: name.to_owned(), bytes, path });
+    }
+    let mut contents = Vec::with_capacity(bytes as usize);
+    file.take(MAX_RESOURCE_BLOB_BYTES + 1).read_to_end(&mut contents).map_err(failed)?;
+    match contents.len() as u64 {
+        grown if grown > MAX_RESOURCE_BLOB_BYTES => Err(ToolError::ArtifactTooLarge { name: name.to_owned(), bytes: grown, path }),
+        _ => Ok(contents),
+    }
+}
+
 /// The bytes and media type of a file stored with a layout; only names the
 /// layout's recorded document lists are served.
 pub async fn read_layout_file(state: Arc<ServerState>, map_id: String, layout_id: String, name: String) -> Result<(Vec<u8>, &'static str), ToolError> {
@@ -204,11 +228,7 @@ pub async fn read_layout_file(state: Arc<ServerState>, map_id: String, layout_id
         }
         let media_type = if name.ends_with(".json") { "application/json" } else { "image/png" };
         let path = layout_dir(&state, &map_id, &layout_id).join(&name);
-        let bytes = std::fs::read(&path).map_err(|_| unknown())?;
-        if bytes.len() as u64 > MAX_RESOURCE_BLOB_BYTES {
-            return Err(ToolError::ArtifactTooLarge { name, bytes: bytes.len() as u64, path });
-        }
-        Ok((bytes, media_type))
+        Ok((read_recorded(path, &name, unknown)?, media_type))
     })
     .await
 }
@@ -220,11 +240,7 @@ pub async fn read_artifact(state: Arc<ServerState>, map_id: String, revision_id:
         let unknown = || ToolError::MapNotFound { map_id: map_id.clone(), reason: MapGone::UnknownArtifact, registered_as: None };
         let artifact = state.registry.artifact(&map_id, &revision_id, &name)?.ok_or_else(unknown)?;
         let path = revision_dir(&state, &map_id, &revision_id).join(&artifact.name);
-        if artifact.bytes > MAX_RESOURCE_BLOB_BYTES {
-            return Err(ToolError::ArtifactTooLarge { name: artifact.name.clone(), bytes: artifact.bytes, path });
-        }
-        let bytes = std::fs::read(path).map_err(|_| unknown())?;
-        Ok((bytes, artifact.media_type.clone()))
+        Ok((read_recorded(path, &artifact.name, unknown)?, artifact.media_type.clone()))
     })
     .await
 }

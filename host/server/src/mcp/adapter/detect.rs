@@ -4,7 +4,7 @@
 
 use serde_json::json;
 
-use geomap_model::errors::{Cause, ErrorCode};
+use geomap_model::errors::ErrorCode;
 use geomap_vision::detect::pipeline::{DetectError, Missing};
 
 use geomap_model::errors::failure::{FailedCall, Parts, parts};
@@ -89,22 +89,7 @@ pub(super) fn describe_detect(error: &DetectError, call: &FailedCall<'_>) -> Par
             let report = format!("Report trace_id {} to the operator: the server logged what failed.", call.trace_id);
             parts(ErrorCode::InternalError, format!("A model failed inside the server. {report}"), json!({ "stage": "inference" }), vec![report])
         }
-        DetectError::Storage(detail) => {
-            tracing::error!(target: "detect", "trace_id={} the data root failed: {detail}", call.trace_id);
-            let report = format!(
-                "Report trace_id {} to the operator: the server could not write or read its files in its data root (full or not writable); the log says which.",
-                call.trace_id
-            );
-            Parts {
-                cause: Some(Cause::Io),
-                ..parts(
-                    ErrorCode::InternalError,
-                    format!("The server's disk failed while it worked on the call. {report}"),
-                    json!({ "stage": "storing" }),
-                    vec![report],
-                )
-            }
-        }
+        DetectError::Storage(detail) => super::maps::describe_storage("storing", detail, call),
         DetectError::Cancelled => geomap_model::errors::failure::cancelled(call),
     }
 }

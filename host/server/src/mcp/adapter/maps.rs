@@ -5,9 +5,9 @@ use std::path::Path;
 use serde_json::json;
 
 use crate::mcp::uris::MAX_RESOURCE_BLOB_BYTES;
-use geomap_model::errors::ErrorCode;
+use geomap_model::errors::{Cause, ErrorCode};
 
-use geomap_model::errors::failure::{Parts, parts};
+use geomap_model::errors::failure::{FailedCall, Parts, parts};
 
 /// Why a registered map can no longer be described.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,4 +91,18 @@ pub(super) fn describe_artifact_too_large(name: &str, bytes: u64, path: &Path) -
         json!({ "limit": "resource_blob_bytes", "limit_value": limit, "actual": bytes, "unit": "bytes" }),
         vec![open],
     )
+}
+
+/// The data root failed under a call while `stage` (`storing`, `reading`): the operator's to fix
+/// (full, not writable, damaged), cause `io`; `detail` goes to the log only.
+pub(super) fn describe_storage(stage: &str, detail: &str, call: &FailedCall<'_>) -> Parts {
+    tracing::error!("trace_id={} the data root failed while {stage}: {detail}", call.trace_id);
+    let report = format!(
+        "Report trace_id {} to the operator: the server could not write or read its files in its data root (full or not writable); the log says which.",
+        call.trace_id
+    );
+    Parts {
+        cause: Some(Cause::Io),
+        ..parts(ErrorCode::InternalError, format!("The server's disk failed while it worked on the call. {report}"), json!({ "stage": stage }), vec![report])
+    }
 }

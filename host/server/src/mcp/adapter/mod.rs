@@ -58,6 +58,9 @@ pub enum ToolError {
     /// A registered map is gone or unknown.
     #[error("map {map_id} is not available ({reason:?})")]
     MapNotFound { map_id: String, reason: MapGone, registered_as: Option<String> },
+    /// A file the server stored could not be read or written (not its absence: that is `MapNotFound`).
+    #[error("{stage}: {detail}")]
+    Storage { stage: &'static str, detail: String },
     /// An artifact is too large to send as an MCP resource.
     #[error("artifact {name} has {bytes} bytes")]
     ArtifactTooLarge { name: String, bytes: u64, path: std::path::PathBuf },
@@ -198,6 +201,7 @@ fn describe(error: &ToolError, call: &FailedCall<'_>) -> Parts {
         ToolError::Asset(error) => geomap_assets::failure::describe(error, call),
         ToolError::MapNotFound { map_id, reason, registered_as } => maps::describe_map_gone(map_id, *reason, registered_as.as_deref()),
         ToolError::ArtifactTooLarge { name, bytes, path } => maps::describe_artifact_too_large(name, *bytes, path),
+        ToolError::Storage { stage, detail } => maps::describe_storage(stage, detail, call),
         ToolError::Provider(error) => providers::describe_provider(error, call),
         ToolError::Detect(error) => detect::describe_detect(error, call),
         ToolError::GeorefRequired { map_id } => providers::describe_georef_required(map_id),
