@@ -1,15 +1,19 @@
 """Round-trip latency over stdio with the reference Python client (a benchmark, not a test).
 
-Prints p50/p99 of 1,000 pings, 1,000 geomap_capabilities and 1,000 geomap_describe_map
-calls, each tool's p50 as a ratio to the ping's measured in the same run (the transport's
-floor; the goal is within 1.5x), and the time from spawning the server to the first
-tools/list answer (median of several starts), in both protocol eras. Run with ./dev bench.
+Prints p50/p99 of 1,000 geomap_capabilities and 1,000 geomap_describe_map calls through the
+official Python client, in both protocol eras, with the p50 of 1,000 pings (2025-11-25 only:
+the 2026-07-28 era has no ping) and each tool's p50 as a ratio to it; then the same three
+through `bench_mcp_clients`, the blocking Rust client, whose own cost is small enough to show
+the server's (the goal: each tool within 1.5x of ping); and the time from spawning the server
+to the first tools/list answer (median of several starts). Run with ./dev bench.
 """
 
 import argparse
 import asyncio
+import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -64,13 +68,14 @@ async def main(calls: int, starts: int) -> None:
                 registered = await client.call_tool("geomap_register_map", {"path": "scan.png"})
                 map_id = registered.structured_content["map_id"]
                 await timed_calls(client, "geomap_capabilities", {}, 20)  # warm-up
-                await timed_pings(client, 20)
-                pings = await timed_pings(client, calls)
+                if era == "legacy":
+                    await timed_pings(client, 20)
+                    pings = await timed_pings(client, calls)
                 capabilities = await timed_calls(client, "geomap_capabilities", {}, calls)
                 describe = await timed_calls(client, "geomap_describe_map", {"map_id": map_id}, calls)
             startup = await start_to_first_list(server, era, starts)
             for name, samples in [
-                (f"{calls} x ping", pings),
+                *([(f"{calls} x ping", pings)] if era == "legacy" else []),
                 (f"{calls} x geomap_capabilities", capabilities),
                 (f"{calls} x geomap_describe_map", describe),
                 (f"start to first tools/list ({starts}x)", startup),
@@ -79,6 +84,28 @@ async def main(calls: int, starts: int) -> None:
             floor = statistics.median(pings)
             for name, samples in [("geomap_capabilities", capabilities), ("geomap_describe_map", describe)]:
                 print(f"{era:<11} {name + ' p50 / ping p50':<34} {statistics.median(samples) / floor:>8.2f}")
+            if era != "legacy":
+                print(f"{'':<11} (this era has no ping: its ratios divide by the 2025-11-25 ping above)")
+        rust_driver(server, map_id)
+
+
+def rust_driver(server: Server, map_id: str) -> None:
+    """p50/p99 of ping and the two tools through bench_mcp_clients (2025-06-18 over stdio), and the ratios."""
+    binary = os.environ.get("GEOMAP_TEST_BINARY", "target/release/stratigraphic-amenity")
+    generator = Path(binary).with_name("examples") / "bench_mcp_clients"
+    if not generator.exists():
+        print(f"(no {generator}: build it with cargo build --release --example bench_mcp_clients)")
+        return
+    env = {**os.environ, **server.env}
+    measured = {}
+    for tool, arguments in [("ping", {}), ("geomap_capabilities", {}), ("geomap_describe_map", {"map_id": map_id})]:
+        command = [str(generator), "--stdio", binary, "--tool", tool, "--arguments", json.dumps(arguments), "--seconds", "5", "--warmup", "1"]
+        measured[tool] = json.loads(subprocess.run(command, env=env, check=True, capture_output=True, text=True).stdout)
+        assert measured[tool]["failed"] == 0, measured[tool]
+    for tool, report in measured.items():
+        print(f"{'rust':<11} {str(report['calls']) + ' x ' + tool:<34} {report['p50_ms']:>8.3f} {report['p99_ms']:>8.3f}")
+    for tool in ("geomap_capabilities", "geomap_describe_map"):
+        print(f"{'rust':<11} {tool + ' p50 / ping p50':<34} {measured[tool]['p50_ms'] / measured['ping']['p50_ms']:>8.2f}")
 
 
 if __name__ == "__main__":

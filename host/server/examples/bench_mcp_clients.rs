@@ -4,6 +4,8 @@
 //! stdio (one server process per client, as MCP hosts run stdio servers). Every client connects and
 //! initializes first; then all start together, and the calls that end within `--seconds` after a
 //! `--warmup` are counted. A call counts as failed unless its answer is a result with `isError` false.
+//! `--tool ping` sends MCP's `ping` instead of a tool call: the transport's round trip, the floor
+//! the latency benchmark divides by.
 //!
 //! Written in Rust with blocking sockets so that the generator spends little of the machine's CPU
 //! beside the server it measures. Prints one JSON line: calls, calls per second, failures, p50/p99 ms.
@@ -305,7 +307,10 @@ fn main() {
                 let mut calls = Vec::new();
                 let mut id = 1;
                 while Instant::now() < until {
-                    let request = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": options.tool, "arguments": options.arguments}});
+                    let request = match options.tool.as_str() {
+                        "ping" => json!({"jsonrpc": "2.0", "id": id, "method": "ping"}),
+                        tool => json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": options.arguments}}),
+                    };
                     let sent = Instant::now();
                     let answer = client.exchange(&request, Some(id))?.expect("a request is answered");
                     let ok = answer.get("result").is_some() && answer.pointer("/result/isError") != Some(&Value::Bool(true));

@@ -45,6 +45,11 @@ impl ToolSpec {
         matches!(self.name, ToolName::Georeference | ToolName::ProcessImage | ToolName::ReadText | ToolName::UnitAt)
     }
 
+    /// Whether the call may change what the server reports: it is not annotated read-only.
+    pub fn may_write(&self) -> bool {
+        self.tool.annotations.as_ref().is_none_or(|annotations| annotations.read_only_hint != Some(true))
+    }
+
     /// Whether repeating the call unchanged is safe (from its annotations).
     pub fn idempotent(&self) -> bool {
         self.tool.annotations.as_ref().is_some_and(ToolAnnotations::is_idempotent)

@@ -112,6 +112,10 @@ pub struct ServerState {
     pub pixels: geomap_vision::pixels::PixelStore,
     /// Cancelled when a stopping server's grace period is over: calls still running end as cancelled.
     pub stopping: CancellationToken,
+    /// Calls that may have written something, counted as each ends (what cached answers are checked against).
+    pub changes: std::sync::atomic::AtomicU64,
+    /// The last answer of `geomap_capabilities`, reused while nothing it depends on changed.
+    pub answers: tools::capabilities::Answers,
 }
 
 impl ServerState {
@@ -143,6 +147,8 @@ impl ServerState {
             heavy: calls::HeavySlots::new(settings.max_heavy_calls),
             pixels: geomap_vision::pixels::PixelStore::new(&settings.data_root, settings.pixel_cache),
             stopping: CancellationToken::new(),
+            changes: Default::default(),
+            answers: Default::default(),
             settings,
         })
     }
@@ -249,7 +255,7 @@ impl GeomapServer {
         let output = match name {
             ToolName::Capabilities => {
                 let _: capabilities::CapabilitiesArgs = arguments::parse(arguments)?;
-                Ok(ToolOutput::new(&capabilities::capabilities(state).await, Vec::new()))
+                Ok(ToolOutput { structured: (*capabilities::capabilities(state).await).clone(), links: Vec::new() })
             }
             ToolName::RegisterMap => {
                 let report = register_map::register_map(state, arguments::parse(arguments)?).await?;
@@ -362,6 +368,9 @@ impl GeomapServer {
                 (error_result::error_result(&envelope).into(), envelope.code.as_str(), Some(report))
             }
         };
+        if spec.may_write() {
+            self.state.changes.fetch_add(1, std::sync::atomic::Ordering::Release);
+        }
         crate::log::log_tool_call(spec.name.as_str(), label, started.elapsed(), &trace_id, session.as_deref(), detail.as_deref());
         Ok(result)
     }

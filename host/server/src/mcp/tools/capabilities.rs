@@ -1,9 +1,12 @@
 //! `geomap_capabilities`: what the server can do right now.
 
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use geomap_assets::{AssetKind, AssetState};
 use geomap_georef::Readiness;
@@ -241,10 +244,60 @@ pub struct CapabilitiesResult {
     pub warnings: Vec<String>,
 }
 
-/// `geomap_capabilities`: counts, never lists that grow with the archive.
-pub async fn capabilities(state: Arc<ServerState>) -> CapabilitiesResult {
+/// How long an answer stands for changes made outside this server's own calls that its inputs do
+/// not show (an operator's own asset copy edited, the data root's permissions changed).
+const FRESH_FOR: Duration = Duration::from_secs(1);
+
+/// The last answer of `geomap_capabilities`, kept until what it was computed from changes.
+///
+/// Invariant: an answer is reused only while its [`Inputs`] are unchanged and it is younger than
+/// [`FRESH_FOR`]: every call of this server that may write bumps `ServerState::changes`, the assets
+/// command's installs move the assets folder's modification time, and every registry commit (from
+/// any process) moves its files' times and sizes.
+#[derive(Debug, Default)]
+pub struct Answers(Mutex<Option<Answered>>);
+
+#[derive(Debug)]
+struct Answered {
+    inputs: Inputs,
+    at: Instant,
+    answer: Arc<Value>,
+}
+
+/// What an answer depends on that can change while the server runs, read cheaply (three `stat`s).
+#[derive(Debug, PartialEq)]
+struct Inputs {
+    changes: u64,
+    assets: Option<SystemTime>,
+    registry: [Option<(SystemTime, u64)>; 2],
+}
+
+impl Inputs {
+    fn now(state: &ServerState) -> Inputs {
+        let data_root = &state.settings.data_root;
+        let stamp = |path: &std::path::Path| std::fs::metadata(path).ok().and_then(|metadata| Some((metadata.modified().ok()?, metadata.len())));
+        let database = data_root.join(geomap_store::registry::DATABASE_FILE);
+        Inputs {
+            changes: state.changes.load(Ordering::Acquire),
+            assets: stamp(&data_root.join(geomap_model::data_root::ASSETS_DIR)).map(|(modified, _)| modified),
+            registry: [stamp(&database), stamp(&database.with_extension("sqlite-wal"))],
+        }
+    }
+}
+
+/// `geomap_capabilities`: counts, never lists that grow with the archive. Computed again only when
+/// its inputs moved (see [`Answers`]); the stat of its inputs runs on the async thread (three
+/// metadata reads), the computation on the blocking pool.
+pub async fn capabilities(state: Arc<ServerState>) -> Arc<Value> {
     state.providers().await;
-    trace::spawn_blocking(move || capabilities_now(&state)).await
+    let inputs = Inputs::now(&state);
+    if let Some(kept) = state.answers.0.lock().expect("never poisoned").as_ref().filter(|kept| kept.inputs == inputs && kept.at.elapsed() < FRESH_FOR) {
+        return Arc::clone(&kept.answer);
+    }
+    let computing = Arc::clone(&state);
+    let answer = trace::spawn_blocking(move || Arc::new(serde_json::to_value(capabilities_now(&computing)).expect("capabilities serialize"))).await;
+    *state.answers.0.lock().expect("never poisoned") = Some(Answered { inputs, at: Instant::now(), answer: Arc::clone(&answer) });
+    answer
 }
 
 /// Every provider the server found, as it stands now (assets are read from the disk).
