@@ -1,7 +1,9 @@
 """geomap_unit_at on a 10000×8000 scan through the official client: the first call (which decodes the
 scan once into the pixel store) beside 200 calls at random points after it (goal: p50 <= 5 ms, p99 <=
 20 ms, resident memory flat across the 200), and a ping through the same client in the same run as the
-transport's floor. The layout comes from geomap_process_image on the scan (the drawn map of
+transport's floor; then geomap_read_text on a 500x500 region of a second copy of the scan: its first
+call (which decodes that copy whole into the pixel store) beside 20 calls after it, with the time each
+spent getting its pixels. The layout comes from geomap_process_image on the scan (the drawn map of
 tests/test_layout_words.py pasted into a 10000×8000 sheet), with the runtime and OCR models the tests
 cache. A benchmark, not a test: run with ./dev bench.
 """
@@ -24,6 +26,7 @@ from test_layout_words import PAPER, draw_map  # noqa: E402
 
 BIG = (10_000, 8_000)
 CALLS = 200
+TEXT_CALLS = 20
 
 
 def rss_mib(pid: int) -> float:
@@ -73,6 +76,21 @@ async def measure(base: Path) -> None:
                 await client.send_ping()
                 pings.append((time.perf_counter() - started) * 1e3)
             after = rss_mib(pid)
+            region = {"x0": 0, "y0": 0, "x1": 500, "y1": 500}
+            sheet.putpixel((BIG[0] - 1, BIG[1] - 1), (0, 0, 0))  # other bytes, so another scan to the pixel store
+            sheet.save(server.map_root / "copy.png")
+            copy_id = (await client.call_tool("geomap_register_map", {"path": "copy.png"})).structured_content["map_id"]
+            started = time.perf_counter()
+            first_text = await client.call_tool("geomap_read_text", {"map_id": copy_id, "region": region})
+            first_text_ms = (time.perf_counter() - started) * 1e3
+            assert first_text.is_error is False, first_text
+            texts, window_ms = [], []
+            for _ in range(TEXT_CALLS):
+                started = time.perf_counter()
+                answer = await client.call_tool("geomap_read_text", {"map_id": copy_id, "region": region})
+                texts.append((time.perf_counter() - started) * 1e3)
+                assert answer.is_error is False, answer
+                window_ms.append(answer.structured_content["timings"]["decode_ms"])
         p50, p99 = statistics.median(unit_at), percentile(unit_at, 0.99)
         print(
             f"geomap_unit_at: first call {first_ms:.0f} ms (decodes the scan into the pixel store); "
@@ -80,6 +98,12 @@ async def measure(base: Path) -> None:
             f"ping p50 {statistics.median(pings):.2f} ms; unit_at/ping {p50 / statistics.median(pings):.1f}x"
         )
         print(f"server RSS before the {CALLS} calls {before:.0f} MiB, after {after:.0f} MiB (goal: flat)")
+        first_decode = first_text.structured_content["timings"]["decode_ms"]
+        print(
+            f"geomap_read_text on a 500x500 region: first call {first_text_ms:.0f} ms, of which {first_decode:.0f} ms decode the "
+            f"whole scan into the pixel store; then {TEXT_CALLS} calls p50 {statistics.median(texts):.0f} ms, of which "
+            f"{statistics.median(window_ms):.1f} ms read the region's pixels ({first_decode / statistics.median(window_ms):.0f}x less than the whole-scan decode)"
+        )
     finally:
         mirror.close()
 

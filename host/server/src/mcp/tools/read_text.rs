@@ -16,7 +16,6 @@ use crate::mcp::progress::{ProgressSink, ProgressUpdate};
 use crate::mcp::uris::layout_uri;
 use geomap_model::trace;
 use geomap_store::media::MediaError;
-use geomap_vision::detect::decode;
 use geomap_vision::detect::pipeline::{DetectError, millis};
 use geomap_vision::detect::postprocess::PixelBox;
 use geomap_vision::ocr::reader::Line;
@@ -47,7 +46,7 @@ pub struct ReadTextArgs {
 pub struct TextTimings {
     /// Loading the models.
     pub load_ms: f64,
-    /// Decoding the scan.
+    /// Taking the region's pixels from the pixel store (the scan's first read decodes it into tiles).
     pub decode_ms: f64,
     /// Finding text in every tile.
     pub detect_ms: f64,
@@ -80,7 +79,8 @@ pub struct TextReading {
     pub files: Vec<String>,
 }
 
-/// `geomap_read_text`: loads the reader (or says what it lacks), decodes the scan and reads the region tile by tile.
+/// `geomap_read_text`: loads the reader (or says what it lacks), takes the region's pixels from the
+/// pixel store (the scan's first read decodes it into tiles) and reads it tile by tile.
 pub async fn read_text(
     state: Arc<ServerState>,
     args: ReadTextArgs,
@@ -119,15 +119,21 @@ pub async fn read_text(
         let reader = super::text_reader(&state)?;
         let load_ms = millis(started);
         let started = Instant::now();
-        let image = decode(&map.file, state.settings.max_image_pixels).map_err(|error| DetectError::Decode(error.0))?;
+        let window = region.pixels(map.record.width as u32, map.record.height as u32);
+        let image = state.pixels.window(&map.record.sha256, &map.file, state.settings.max_image_pixels, window)?;
         let decode_ms = millis(started);
         let mut total = 1;
-        let reading = geomap_vision::ocr::read(&reader, &image, region.pixels(image.width, image.height), min_score, |done, tiles| {
+        let mut reading = geomap_vision::ocr::read(&reader, &image, (0, 0, image.width, image.height), min_score, |done, tiles| {
             total = tiles as u64 + 1;
             let message = if done < tiles { format!("finding text in tile {} of {tiles}", done + 1) } else { "reading the text boxes".to_owned() };
             let _ = updates.send(ProgressUpdate { done: done as u64, total, message });
             if cancel.is_cancelled() { Err(DetectError::Cancelled) } else { Ok(()) }
         })?;
+        let (left, top) = (f64::from(window.0), f64::from(window.1));
+        for line in &mut reading.lines {
+            let PixelBox { x0, y0, x1, y1 } = line.bbox;
+            line.bbox = PixelBox { x0: x0 + left, y0: y0 + top, x1: x1 + left, y1: y1 + top }; // back to the scan's pixels
+        }
         let map_id = map.record.map_id.clone();
         let text_id = format!("txt_{}", geomap_model::random_hex(10));
         let reading = TextReading {
