@@ -80,7 +80,7 @@ def compile_cache(tmp_path_factory) -> Path:
 
 def provider_site(tmp_path: Path, compile_cache: Path | None, *, assets: bool = True, extra: tuple[str, ...] = (), env: dict | None = None) -> Server:
     """A server with the first-party providers, fixture assets (unless `assets` is false), and
-    `extra` test components ("hostile", "wrong-world") in a provider root, the hostile one on a 1 s deadline."""
+    `extra` test components ("hostile", "busy", "wrong-world") in a provider root, the hostile one on a 1 s deadline."""
     config = ['[provider_limits.hostile-provider]\ndeadline = "1s"\nmemory = "64MiB"\noutput = "1MiB"\n']
     if assets:
         config += [f'[assets.{asset}]\npath = "{folder}"\n' for asset, folder in fixture_assets(tmp_path).items()]
@@ -89,6 +89,8 @@ def provider_site(tmp_path: Path, compile_cache: Path | None, *, assets: bool = 
     root.mkdir(exist_ok=True)
     if "hostile" in extra:
         shutil.copy(WASM / "hostile_provider.wasm", root / "hostile_provider.wasm")
+    if "busy" in extra:
+        shutil.copy(WASM / "busy_provider.wasm", root / "busy_provider.wasm")
     if "wrong-world" in extra:
         shutil.copy(WASM / "wrong_world_provider.wasm", root / "wrong-world.wasm")
     server = Server(tmp_path, {"GEOMAP_CONFIG": str(tmp_path / "geomap.toml"), "GEOMAP_PROVIDER_ROOTS": str(root), **(env or {})})
@@ -245,6 +247,23 @@ async def test_hostile_providers_are_stopped_within_their_deadline_and_the_serve
         assert len(child_servers()) == 1
     crash_line = next(line for line in server.log() if "provider hostile-provider failed (trap)" in line)
     assert "panics on purpose" in crash_line, "the operator's log has the provider's own panic message"
+
+
+async def test_the_providers_of_one_lookup_run_at_once(tmp_path, compile_cache, era):
+    """Two providers that each compute for 700 ms without yielding answer one lookup in about 700 ms,
+    not 1400: each runs on a thread of its own. (Each stops at 700 ms of wall time, so even one free
+    core gives the same answer: only running them one after the other doubles it.)"""
+    server = provider_site(tmp_path, compile_cache, extra=("hostile", "busy"))
+    both = ["busy-provider", "hostile-provider"]
+    async with server.connect(era) as client:
+        warm = await client.call_tool("geomap_lookup", {"term": "busy:0", "providers": both})  # compiled and instantiated once
+        started = time.monotonic()
+        busy = await client.call_tool("geomap_lookup", {"term": "busy:700", "providers": both})
+        elapsed = time.monotonic() - started
+    assert sorted(by_provider(warm)) == both
+    answers = by_provider(busy)
+    assert [answers[name]["entries"][0]["summary"] for name in both] == ["busy 700 ms", "busy 700 ms"]
+    assert elapsed < 1.3, f"{elapsed:.2f} s: the two providers' 700 ms of work ran one after the other"
 
 
 async def test_one_failing_provider_is_a_warning_when_another_answers(tmp_path, compile_cache, era):

@@ -55,6 +55,14 @@ impl Provider for Hostile {
             "socket" => Ok(probe("socket", std::net::TcpStream::connect("127.0.0.1:9").map(|_| "connected".to_owned()).map_err(|e| e.to_string()))),
             "env" => Ok(probe("env", std::env::var("HOME").or_else(|_| std::env::var("PATH")).map_err(|e| e.to_string()))),
             "healthy" => Ok(vec![Entry::new("ok", "ok", "all is well")]),
+            busy if busy.starts_with("busy:") => {
+                let millis = busy["busy:".len()..].parse().map_err(|_| ProviderError::NotFound(vec!["busy:<milliseconds>".to_owned()]))?;
+                let started = std::time::Instant::now();
+                while started.elapsed() < std::time::Duration::from_millis(millis) {
+                    std::hint::spin_loop(); // computes, never yields to the host
+                }
+                Ok(vec![Entry::new("done", "done", &format!("busy {millis} ms"))])
+            }
             other => Err(ProviderError::NotFound(vec![format!("no behaviour called {other}")])),
         }
     }

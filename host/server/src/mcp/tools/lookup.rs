@@ -12,7 +12,7 @@ use crate::mcp::adapter::{ProviderWarning, ToolError};
 use crate::mcp::arguments::{ArgumentError, ArgumentProblem};
 use geomap_providers::{CallError, Kind, LookupRequest, ProviderError, ProviderFailure};
 
-use super::provider_calls::{limit, plan, settle};
+use super::provider_calls::{all_at_once, limit, plan, settle};
 
 /// Most entries a provider returns when `limit` is not given.
 pub const DEFAULT_LIMIT: u32 = 5;
@@ -81,11 +81,15 @@ pub async fn lookup(state: Arc<ServerState>, args: LookupArgs) -> Result<LookupR
     let limit = limit(args.limit, DEFAULT_LIMIT, MAX_LIMIT)?;
     let set = state.providers().await;
     let plan = plan(&state, set, args.providers.as_deref(), Kind::Lookup, &args.provider_options.unwrap_or_default())?;
-    let calls = plan.targets.iter().map(|target| {
-        let request = LookupRequest { term: args.term.clone(), options: target.options.clone(), limit, language: args.language.clone() };
-        async move { target.loaded.provider.lookup(set.runtime(), &target.assets, target.limits, &request).await }
-    });
-    let outcomes = futures::future::join_all(calls).await;
+    let calls: Vec<_> = plan
+        .targets
+        .iter()
+        .map(|target| {
+            let request = LookupRequest { term: args.term.clone(), options: target.options.clone(), limit, language: args.language.clone() };
+            async move { target.loaded.provider.lookup(set.runtime(), &target.assets, target.limits, &request).await }
+        })
+        .collect();
+    let outcomes = all_at_once(calls).await;
     let mut answers = Vec::new();
     let mut failures = plan.failures;
     for (target, outcome) in plan.targets.iter().zip(outcomes) {

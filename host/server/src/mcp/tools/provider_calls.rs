@@ -2,20 +2,44 @@
 //! providers a call goes to, checking their options and assets on the host
 //! side first, and sorting answers from failures.
 //!
-//! Invariant: a provider is only called with options that fit its schema and
+//! Invariants: a provider is only called with options that fit its schema and
 //! with every asset it declared mounted; anything else is a typed
-//! [`ProviderError`] decided before it runs.
+//! [`ProviderError`] decided before it runs. The providers of one call run at
+//! once, each on a thread of its own ([`all_at_once`]).
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use geomap_model::trace;
+
 use crate::mcp::ServerState;
 use crate::mcp::adapter::{ProviderWarning, ToolError, provider_warning};
 use crate::mcp::arguments::{ArgumentError, ArgumentProblem};
 use geomap_assets::AssetState;
 use geomap_providers::{Kind, Limits, Loaded, ProviderError, ProviderSet};
+
+/// Runs `calls` (one per provider) at once and returns their outcomes in order. A guest runs
+/// synchronously inside its future (its blocking WASI calls block the thread it runs on), so the
+/// calls of one task would run one after another: from two on, each gets a thread of its own, in the
+/// call's trace scope, while this worker steps aside from the async runtime (`block_in_place`).
+pub async fn all_at_once<F>(calls: Vec<F>) -> Vec<F::Output>
+where
+    F: Future + Send,
+    F::Output: Send,
+{
+    if calls.len() < 2 {
+        return futures::future::join_all(calls).await;
+    }
+    let runtime = tokio::runtime::Handle::current();
+    tokio::task::block_in_place(|| {
+        std::thread::scope(|scope| {
+            let threads: Vec<_> = calls.into_iter().map(|call| scope.spawn(trace::within_call(|| runtime.block_on(call)))).collect();
+            threads.into_iter().map(|thread| trace::rejoin(thread.join())).collect()
+        })
+    })
+}
 
 /// A provider a call goes to, checked and ready to run.
 pub struct Target {

@@ -16,7 +16,7 @@ use crate::mcp::uris::bundle_uri;
 use geomap_model::trace;
 use geomap_providers::{Kind, KnowledgeRequest, ProviderError};
 
-use super::provider_calls::{limit, plan, settle};
+use super::provider_calls::{all_at_once, limit, plan, settle};
 
 /// Most items a provider returns when `limit` is not given.
 pub const DEFAULT_LIMIT: u32 = 10;
@@ -159,12 +159,15 @@ pub async fn query_knowledge(state: Arc<ServerState>, args: QueryKnowledgeArgs) 
             _ => targets.push(target),
         }
     }
-    let calls = targets.iter().map(|target| {
-        let request =
-            KnowledgeRequest { area: area.map(|a| [a.west, a.south, a.east, a.north]), topics: topics.clone(), options: target.options.clone(), limit };
-        async move { target.loaded.provider.query(set.runtime(), &target.assets, target.limits, &request).await }
-    });
-    let outcomes = futures::future::join_all(calls).await;
+    let calls: Vec<_> = targets
+        .iter()
+        .map(|target| {
+            let request =
+                KnowledgeRequest { area: area.map(|a| [a.west, a.south, a.east, a.north]), topics: topics.clone(), options: target.options.clone(), limit };
+            async move { target.loaded.provider.query(set.runtime(), &target.assets, target.limits, &request).await }
+        })
+        .collect();
+    let outcomes = all_at_once(calls).await;
     let mut answers = Vec::new();
     for (target, outcome) in targets.iter().zip(outcomes) {
         match outcome {
