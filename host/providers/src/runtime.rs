@@ -142,6 +142,9 @@ pub enum RuntimeFailure {
     Trap,
     /// It returned more than the output limit.
     OutputTooLarge,
+    /// The host could not mount one of its asset folders (gone since it was checked, or unreadable):
+    /// the provider never ran.
+    Mount,
 }
 
 impl RuntimeFailure {
@@ -152,6 +155,7 @@ impl RuntimeFailure {
             RuntimeFailure::MemoryLimit => "memory_limit",
             RuntimeFailure::Trap => "trap",
             RuntimeFailure::OutputTooLarge => "output_too_large",
+            RuntimeFailure::Mount => "mount",
         }
     }
 }
@@ -455,7 +459,7 @@ impl LoadedProvider {
         wasi.stderr(stderr.clone()).allow_blocking_current_thread(true);
         for (id, folder) in assets {
             wasi.preopened_dir(folder, format!("/assets/{id}"), FsPerms::ReadOnly)
-                .map_err(|error| CallError::Runtime { failure: RuntimeFailure::Trap, detail: format!("asset {id} cannot be mounted: {error}") })?;
+                .map_err(|error| CallError::Runtime { failure: RuntimeFailure::Mount, detail: format!("asset {id} cannot be mounted: {error}") })?;
         }
         let exceeded = Arc::new(AtomicBool::new(false));
         let sandbox =
@@ -560,6 +564,9 @@ mod tests {
 
         let unmounted = provider.lookup(&runtime, &[], Limits::default(), &request("granite", json!({}))).await;
         assert_eq!(unmounted, Err(CallError::Provider(ProviderFailure::MissingAsset("k2-rock-knowledge".to_owned()))));
+        let gone = [("k2-rock-knowledge".to_owned(), fixtures.path().join("removed since it was checked"))];
+        let unmountable = provider.lookup(&runtime, &gone, Limits::default(), &request("granite", json!({}))).await;
+        assert!(matches!(unmountable, Err(CallError::Runtime { failure: RuntimeFailure::Mount, .. })), "the host's failure, not the guest's: {unmountable:?}");
         let bad_options = provider.lookup(&runtime, &assets, Limits::default(), &request("granite", json!({ "colour": 1 }))).await;
         assert!(matches!(bad_options, Err(CallError::Provider(ProviderFailure::InvalidOptions { ref field, .. })) if field == "/colour"), "{bad_options:?}");
         let unknown = provider.lookup(&runtime, &assets, Limits::default(), &request("grainte", json!({}))).await;

@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 
 use geomap_model::errors::{Cause, ErrorCode};
-use geomap_providers::{Kind, ProviderError};
+use geomap_providers::{Kind, ProviderError, RuntimeFailure};
 
 use geomap_model::errors::failure::{FailedCall, Parts, parts};
 
@@ -88,11 +88,12 @@ pub(super) fn describe_provider(error: &ProviderError, call: &FailedCall<'_>) ->
         ProviderError::Runtime { name, failure, detail } => {
             let detail = detail.split_whitespace().collect::<Vec<_>>().join(" "); // one log line, however the guest wrote it
             tracing::warn!(target: "providers", "trace_id={} provider {name} failed ({}): {detail}", call.trace_id, failure.as_str());
-            let what = match failure.as_str() {
-                "timeout" => "ran past its deadline and was stopped",
-                "memory_limit" => "tried to use more memory than its limit and was stopped",
-                "output_too_large" => "returned more than its output limit",
-                _ => "crashed (it trapped)",
+            let what = match failure {
+                RuntimeFailure::Timeout => "ran past its deadline and was stopped",
+                RuntimeFailure::MemoryLimit => "tried to use more memory than its limit and was stopped",
+                RuntimeFailure::OutputTooLarge => "returned more than its output limit",
+                RuntimeFailure::Trap => "crashed (it trapped)",
+                RuntimeFailure::Mount => "could not be given its knowledge assets (the server could not open an asset folder), so it never ran",
             };
             unknown(
                 "runtime_failure",
