@@ -3,11 +3,16 @@
 //! installed runtime asset), never from `ORT_DYLIB_PATH` or the system's
 //! library path; each model runs from a small session pool.
 //!
-//! Invariant: nothing here touches `ort` before [`load_runtime`] succeeded, so
-//! `ort`'s own fallback search for a library can never run.
+//! Invariants: nothing here touches `ort` before [`load_runtime`] succeeded, so
+//! `ort`'s own fallback search for a library can never run. Every session runs
+//! only while it holds one of the process's worker permits per thread it uses
+//! (`GEOMAP_WORKER_THREADS`, shared by every call), so concurrent calls never
+//! put more model threads to work than the operator allowed, and a pool never
+//! holds more sessions than could run at once.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Condvar, Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 use ort::session::Session;
 
@@ -73,11 +78,15 @@ pub fn load_runtime(library: &Path) -> Result<&'static ort::environment::Environ
 
 /// A model and a pool of its sessions: `Session::run` needs exclusive access,
 /// so a session is taken only while it runs and another is made when all are busy.
+/// Bounded: a session runs only with its worker permits, so no more exist than
+/// could run at once; a session beyond the first that sat unused for
+/// [`IDLE_SESSION`] is dropped the next time the pool is used.
 pub struct SessionPool {
     path: PathBuf,
     threads: usize,
     environment: &'static ort::environment::Environment,
-    idle: Mutex<Vec<Session>>,
+    /// Sessions not running, each with when it last finished.
+    idle: Mutex<Vec<(Session, Instant)>>,
 }
 
 impl std::fmt::Debug for SessionPool {
@@ -86,10 +95,61 @@ impl std::fmt::Debug for SessionPool {
     }
 }
 
-/// The cores this process may use.
-pub fn cores() -> usize {
-    std::thread::available_parallelism().map_or(1, usize::from)
+/// The threads model work may use at once, across every call: permits taken per thread a session runs.
+struct Workers {
+    total: usize,
+    free: Mutex<usize>,
+    freed: Condvar,
 }
+
+static WORKERS: OnceLock<Workers> = OnceLock::new();
+
+fn workers() -> &'static Workers {
+    WORKERS.get_or_init(|| {
+        let total = std::thread::available_parallelism().map_or(1, usize::from);
+        Workers { total, free: Mutex::new(total), freed: Condvar::new() }
+    })
+}
+
+/// Sets how many threads model work may use at once (`GEOMAP_WORKER_THREADS`), before any model
+/// loads; without it, every core. Returns false (and changes nothing) when it was already set or used.
+pub fn set_worker_threads(threads: usize) -> bool {
+    let threads = threads.max(1);
+    WORKERS.set(Workers { total: threads, free: Mutex::new(threads), freed: Condvar::new() }).is_ok()
+}
+
+/// The threads model work may use at once.
+pub fn cores() -> usize {
+    workers().total
+}
+
+/// Worker permits held while a session runs; given back when dropped.
+struct Permits(usize);
+
+impl Permits {
+    /// Waits until `wanted` permits (at most all of them) are free at once, and takes them.
+    fn take(wanted: usize) -> Permits {
+        let workers = workers();
+        let wanted = wanted.clamp(1, workers.total);
+        let mut free = workers.free.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        while *free < wanted {
+            free = workers.freed.wait(free).unwrap_or_else(|poisoned| poisoned.into_inner());
+        }
+        *free -= wanted;
+        Permits(wanted)
+    }
+}
+
+impl Drop for Permits {
+    fn drop(&mut self) {
+        let workers = workers();
+        *workers.free.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) += self.0;
+        workers.freed.notify_all();
+    }
+}
+
+/// How long a pool keeps a session nobody used beyond its first.
+const IDLE_SESSION: Duration = Duration::from_secs(300);
 
 fn session(environment: &ort::environment::Environment, path: &Path, threads: usize) -> Result<Session, OnnxError> {
     Session::builder(environment)
@@ -102,18 +162,28 @@ impl SessionPool {
     /// Loads the model at `path` (one session, kept in the pool); each session runs on `threads` threads.
     pub fn load(environment: &'static ort::environment::Environment, path: &Path, threads: usize) -> Result<SessionPool, OnnxError> {
         let first = session(environment, path, threads)?;
-        Ok(SessionPool { path: path.to_owned(), threads, environment, idle: Mutex::new(vec![first]) })
+        Ok(SessionPool { path: path.to_owned(), threads, environment, idle: Mutex::new(vec![(first, Instant::now())]) })
     }
 
     /// Runs `work` with a session of its own, which goes back to the pool afterwards.
+    /// Waits for the session's worker permits first.
     pub fn with<T>(&self, work: impl FnOnce(&mut Session) -> Result<T, OnnxError>) -> Result<T, OnnxError> {
-        let idle = self.idle.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).pop();
+        let _permits = Permits::take(self.threads);
+        let idle = {
+            let mut idle = self.idle.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            let mut kept = 0;
+            idle.retain(|(_, finished)| {
+                kept += 1;
+                kept == 1 || finished.elapsed() < IDLE_SESSION
+            });
+            idle.pop()
+        };
         let mut session = match idle {
-            Some(session) => session,
+            Some((session, _)) => session,
             None => session(self.environment, &self.path, self.threads)?,
         };
         let outcome = work(&mut session);
-        self.idle.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(session);
+        self.idle.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push((session, Instant::now()));
         outcome
     }
 }
@@ -126,6 +196,22 @@ pub fn declared_shape(outlet: Option<&ort::value::Outlet>) -> Option<Vec<i64>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn worker_permits_are_shared_and_a_wait_ends_when_they_are_given_back() {
+        let all = Permits::take(usize::MAX);
+        assert_eq!(all.0, cores(), "a request for more than there are takes them all");
+        let (sender, received) = std::sync::mpsc::channel();
+        let waiter = std::thread::spawn(move || {
+            let one = Permits::take(1);
+            sender.send(one.0).unwrap();
+        });
+        assert!(received.recv_timeout(Duration::from_millis(200)).is_err(), "no permit is free while all are held");
+        drop(all);
+        assert_eq!(received.recv_timeout(Duration::from_secs(5)), Ok(1), "the waiter runs once they are given back");
+        waiter.join().unwrap();
+        assert_eq!(*workers().free.lock().unwrap(), cores(), "every permit is back");
+    }
 
     #[test]
     fn missing_libraries_are_read_from_the_loader_message() {

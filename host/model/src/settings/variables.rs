@@ -58,7 +58,11 @@ pub const VARIABLES: &[Variable] = &[
         default: "number of cores",
     },
     Variable { name: "GEOMAP_SHUTDOWN_GRACE", meaning: "how long calls in flight may finish after SIGTERM or SIGINT", default: "`30s`" },
-    Variable { name: "GEOMAP_WORKER_THREADS", meaning: "threads one georeference warps, compresses and builds overviews on", default: "number of cores" },
+    Variable {
+        name: "GEOMAP_WORKER_THREADS",
+        meaning: "threads one georeference warps, compresses and builds overviews on; also the threads detection and OCR models may use at once, shared by all calls",
+        default: "number of cores",
+    },
     Variable {
         name: "GEOMAP_GEOREF_COMPRESSION",
         meaning: "georeferenced images: `deflate` (with predictor, lossless), `jpeg` or `webp` (quality 90: files about a tenth the size, lossy)",

@@ -122,6 +122,8 @@ impl ServerState {
     /// Opens the data root, registry and map roots (creating the default map root).
     pub fn start(settings: Settings) -> Result<ServerState, StartupError> {
         let catalog = Catalog::for_settings(&settings)?;
+        // Model threads share the operator's budget across calls (a second server state in one process keeps the first's).
+        geomap_vision::onnx::set_worker_threads(settings.worker_threads);
         let registry = Registry::open(&settings.data_root)?;
         let removed = geomap_store::sweep::sweep(&settings.data_root, &registry.artifact_ids()?);
         if !removed.is_empty() {
