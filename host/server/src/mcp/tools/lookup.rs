@@ -89,7 +89,7 @@ pub async fn lookup(state: Arc<ServerState>, args: LookupArgs) -> Result<LookupR
             async move { target.loaded.provider.lookup(set.runtime(), &target.assets, target.limits, &request).await }
         })
         .collect();
-    let outcomes = all_at_once(calls).await;
+    let outcomes = all_at_once(calls);
     let mut answers = Vec::new();
     let mut failures = plan.failures;
     for (target, outcome) in plan.targets.iter().zip(outcomes) {

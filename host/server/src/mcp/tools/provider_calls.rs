@@ -20,17 +20,18 @@ use crate::mcp::arguments::{ArgumentError, ArgumentProblem};
 use geomap_assets::AssetState;
 use geomap_providers::{Kind, Limits, Loaded, ProviderError, ProviderSet};
 
-/// Runs `calls` (one per provider) at once and returns their outcomes in order. A guest runs
-/// synchronously inside its future (its blocking WASI calls block the thread it runs on), so the
-/// calls of one task would run one after another: from two on, each gets a thread of its own, in the
-/// call's trace scope, while this worker steps aside from the async runtime (`block_in_place`).
-pub async fn all_at_once<F>(calls: Vec<F>) -> Vec<F::Output>
+/// Runs `calls` (one per provider) at once, off the async runtime's threads, and returns their
+/// outcomes in order. A guest computes synchronously inside its future (and its blocking WASI calls
+/// block the thread it runs on), so the calls of one task would run one after another and hold an
+/// async worker: this worker steps aside from the runtime (`block_in_place`), and from two calls on
+/// each gets a thread of its own, in the call's trace scope.
+pub fn all_at_once<F>(mut calls: Vec<F>) -> Vec<F::Output>
 where
     F: Future + Send,
     F::Output: Send,
 {
     if calls.len() < 2 {
-        return futures::future::join_all(calls).await;
+        return calls.pop().map(off_the_runtime).into_iter().collect();
     }
     let runtime = tokio::runtime::Handle::current();
     tokio::task::block_in_place(|| {
@@ -39,6 +40,13 @@ where
             threads.into_iter().map(|thread| trace::rejoin(thread.join())).collect()
         })
     })
+}
+
+/// Runs one provider call on this thread, with this async worker stepped aside from the runtime
+/// (`block_in_place`), so a guest's computing never holds an async worker.
+pub fn off_the_runtime<F: Future>(call: F) -> F::Output {
+    let runtime = tokio::runtime::Handle::current();
+    tokio::task::block_in_place(|| runtime.block_on(call))
 }
 
 /// A provider a call goes to, checked and ready to run.

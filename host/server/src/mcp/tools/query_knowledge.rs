@@ -167,7 +167,7 @@ pub async fn query_knowledge(state: Arc<ServerState>, args: QueryKnowledgeArgs) 
             async move { target.loaded.provider.query(set.runtime(), &target.assets, target.limits, &request).await }
         })
         .collect();
-    let outcomes = all_at_once(calls).await;
+    let outcomes = all_at_once(calls);
     let mut answers = Vec::new();
     for (target, outcome) in targets.iter().zip(outcomes) {
         match outcome {
