@@ -220,10 +220,7 @@ fn read_recorded(path: std::path::PathBuf, name: &str, unknown: impl Fn() -> Too
 pub async fn read_layout_file(state: Arc<ServerState>, map_id: String, layout_id: String, name: String) -> Result<(Vec<u8>, &'static str), ToolError> {
     trace::spawn_blocking(move || {
         let unknown = || ToolError::MapNotFound { map_id: map_id.clone(), reason: MapGone::UnknownArtifact, registered_as: None };
-        let document = state.registry.layout(&map_id, &layout_id)?.ok_or_else(unknown)?;
-        let listed: serde_json::Value = serde_json::from_str(&document).map_err(|_| unknown())?;
-        let recorded = listed["files"].as_array().is_some_and(|files| files.iter().any(|file| file.as_str() == Some(name.as_str())));
-        if !recorded {
+        if !super::tools::stored::files(&state, &map_id, &layout_id)?.contains(&name) {
             return Err(unknown());
         }
         let media_type = if name.ends_with(".json") { "application/json" } else { "image/png" };

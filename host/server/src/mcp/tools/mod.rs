@@ -18,6 +18,7 @@ pub mod provider_calls;
 pub mod query_knowledge;
 pub mod read_text;
 pub mod register_map;
+pub mod stored;
 pub mod unit_at;
 
 use schemars::JsonSchema;

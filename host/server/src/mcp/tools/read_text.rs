@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 use crate::mcp::ServerState;
-use crate::mcp::adapter::{MapGone, ToolError};
+use crate::mcp::adapter::ToolError;
 use crate::mcp::arguments::{ArgumentError, ArgumentProblem};
 use crate::mcp::progress::{ProgressSink, ProgressUpdate};
 use crate::mcp::uris::layout_uri;
@@ -162,12 +162,12 @@ pub async fn read_text(
 
 /// The box of component `index` of stored layout `layout_id`.
 fn component_box(state: &ServerState, map_id: &str, layout_id: &str, index: usize) -> Result<PixelBox, ToolError> {
-    let unknown = || ToolError::MapNotFound { map_id: map_id.to_owned(), reason: MapGone::UnknownArtifact, registered_as: None };
-    let document: serde_json::Value = serde_json::from_str(&state.registry.layout(map_id, layout_id)?.ok_or_else(unknown)?).map_err(|_| unknown())?;
-    let bbox = document["components"].get(index).map(|component| component["bbox"].clone()).ok_or_else(|| ArgumentError {
+    let layout = super::stored::layout(state, map_id, layout_id)?;
+    let count = layout.components.len();
+    let component = layout.components.into_iter().nth(index).ok_or_else(|| ArgumentError {
         field: "/component".to_owned(),
         problem: ArgumentProblem::WrongValue,
-        expected: format!("an index below {} (the layout's components)", document["components"].as_array().map_or(0, Vec::len)),
+        expected: format!("an index below {count} (the layout's components)"),
     })?;
-    serde_json::from_value(bbox).map_err(|_| unknown())
+    Ok(component.bbox)
 }

@@ -19,6 +19,7 @@ use geomap_vision::ocr::words::ground_colour;
 
 use super::layout_words::{AgeSpan, AgeTermInfo, LithologyInfo};
 use super::open_registered;
+use super::stored::{self, StoredEntry};
 
 /// Beyond this ΔE from every swatch, the colour matches no unit (about where two printed map colours read as different).
 pub const NO_MATCH_DELTA_E: f64 = 15.0;
@@ -92,25 +93,6 @@ pub struct UnitAt {
 }
 
 /// The parts of a stored layout this tool reads.
-#[derive(Deserialize)]
-struct StoredLayout {
-    width: u32,
-    height: u32,
-    legend_entries: Vec<StoredEntry>,
-}
-
-#[derive(Deserialize)]
-struct StoredEntry {
-    colour_hex: Option<String>,
-    code: Option<String>,
-    description: Option<String>,
-    #[serde(default)]
-    age_terms: Vec<AgeTermInfo>,
-    age_ma: Option<AgeSpan>,
-    #[serde(default)]
-    lithology_terms: Vec<LithologyInfo>,
-}
-
 fn wrong(field: &str, problem: ArgumentProblem, expected: String) -> ToolError {
     ArgumentError { field: field.to_owned(), problem, expected }.into()
 }
@@ -129,12 +111,10 @@ pub async fn unit_at(state: Arc<ServerState>, args: UnitAtArgs) -> Result<UnitAt
             return Err(MediaError::NoPixels { action: "sample" }.into());
         }
         let map_id = map.record.map_id.clone();
-        let (layout_id, document) = match &args.layout_id {
-            Some(id) => (id.clone(), state.registry.layout(&map_id, id)?.ok_or(ToolError::MapNotFound { map_id: map_id.clone(), reason: MapGone::UnknownArtifact, registered_as: None })?),
-            None => state.registry.newest_layout(&map_id)?.ok_or(ToolError::MapNotFound { map_id: map_id.clone(), reason: MapGone::NoLayout, registered_as: None })?,
+        let (layout_id, layout) = match &args.layout_id {
+            Some(id) => (id.clone(), stored::layout(&state, &map_id, id)?),
+            None => stored::newest_layout(&state, &map_id)?,
         };
-        let layout: StoredLayout =
-            serde_json::from_str(&document).map_err(|_| ToolError::MapNotFound { map_id: map_id.clone(), reason: MapGone::UnknownArtifact, registered_as: None })?;
         let swatches: Vec<(usize, &StoredEntry, (u8, u8, u8))> = layout
             .legend_entries
             .iter()
