@@ -122,6 +122,9 @@ async def test_a_drawn_map_is_read_from_its_words_and_colours(tmp_path, mirror, 
         outside = await client.call_tool("geomap_unit_at", {"map_id": map_id, "col": 2100, "row": 10})
         assert (await client.call_tool("geomap_georeference", {"map_id": map_id, "crs": "EPSG:4326", "bounds": BOUNDS})).is_error is False
         placed = await client.call_tool("geomap_unit_at", {"map_id": map_id, "lon": lon, "lat": lat})
+        layout_id = result.structured_content["layout_id"]
+        legend_text = await client.call_tool("geomap_read_text", {"map_id": map_id, "layout_id": layout_id, "component": 2})
+        past_the_end = await client.call_tool("geomap_read_text", {"map_id": map_id, "layout_id": layout_id, "component": 3})
         # The scan was decoded once into the pixel store; a damaged tile is built again, never trusted.
         [decoded] = list((server.data_root / "cache" / "pixels").iterdir())
         (decoded / "0-0.rgb").write_bytes(b"damaged")
@@ -160,6 +163,15 @@ async def test_a_drawn_map_is_read_from_its_words_and_colours(tmp_path, mirror, 
     assert result.is_error is False, result
     layout = result.structured_content
     assert (layout["method"], layout["source"]) == ("text", "detectors")
+    # geomap_read_text reads one component of the stored layout: the legend's words, in the scan's pixels.
+    assert legend_text.is_error is False, legend_text
+    reading = legend_text.structured_content
+    assert reading["region"] == layout["components"][2]["bbox"]
+    read = {line["text"] for line in reading["lines"]}
+    assert len({code for code, _, _ in UNITS} & read) >= len(UNITS) - 1, read  # the raw reading: a two-letter code may come back a letter off
+    assert all(reading["region"]["x0"] <= line["bbox"]["x0"] and line["bbox"]["y1"] <= reading["region"]["y1"] for line in reading["lines"])
+    beyond = assert_envelope(past_the_end, "invalid_arguments", server)
+    assert (beyond["details"]["field"], beyond["details"]["expected"]) == ("/component", "an index below 3 (the layout's components)")
     [warning] = layout["warnings"]
     assert warning["code"] == "missing_extra" and warning["about"] == "peace-component-weights"
     assert "words and colours" in warning["message"] and "peace-legend-weights" in warning["message"]
