@@ -206,6 +206,41 @@ pub struct Registry {
     pool: database::Pool,
 }
 
+/// What the tools store under a map's `layouts/` folder, each kind in a table of its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Document {
+    /// A `geomap-layout/v1` document (`lay_` IDs), written by geomap_process_image.
+    Layout,
+    /// A `geomap-text/v1` document (`txt_` IDs), written by geomap_read_text.
+    Reading,
+}
+
+impl Document {
+    /// Its table and ID column.
+    fn table(self) -> (&'static str, &'static str) {
+        match self {
+            Document::Layout => ("layouts", "layout_id"),
+            Document::Reading => ("readings", "reading_id"),
+        }
+    }
+
+    /// What recording one is called in errors.
+    fn recording(self) -> &'static str {
+        match self {
+            Document::Layout => "record a layout in",
+            Document::Reading => "record a text reading in",
+        }
+    }
+
+    /// What reading one is called in errors.
+    fn reading(self) -> &'static str {
+        match self {
+            Document::Layout => "read a layout from",
+            Document::Reading => "read a text reading from",
+        }
+    }
+}
+
 impl Registry {
     /// Opens the registry in `data_root` (creating the folder and the
     /// database), refusing a damaged file, and imports a `registry.json` left
@@ -328,50 +363,55 @@ impl Registry {
         })
     }
 
-    /// Every revision and layout ID recorded: what the artifact folders may hold (see [`crate::sweep`]).
+    /// Every revision, layout and reading ID recorded: what the artifact folders may hold (see [`crate::sweep`]).
     pub fn artifact_ids(&self) -> Result<std::collections::HashSet<String>, RegistryError> {
         self.pool.run("list the artifacts of", |connection| {
-            let mut query = connection.prepare_cached("SELECT revision_id FROM revisions UNION ALL SELECT layout_id FROM layouts")?;
+            let mut query = connection
+                .prepare_cached("SELECT revision_id FROM revisions UNION ALL SELECT layout_id FROM layouts UNION ALL SELECT reading_id FROM readings")?;
             let ids = query.query_map([], |row| row.get::<_, String>(0))?.collect::<Result<_, _>>()?;
             Ok(ids)
         })
     }
 
-    /// Records the layout `layout_id` of map `map_id` (`document`: geomap-layout/v1 JSON);
-    /// `false` when no such map exists.
-    pub fn add_layout(&self, layout_id: &str, map_id: &str, created_at: &str, document: &str) -> Result<bool, RegistryError> {
-        self.pool.run("record a layout in", |connection| {
+    /// Records document `id` of kind `kind` for map `map_id` (`document`: its JSON); `false` when no
+    /// such map exists.
+    pub fn add_document(&self, kind: Document, id: &str, map_id: &str, created_at: &str, document: &str) -> Result<bool, RegistryError> {
+        self.pool.run(kind.recording(), |connection| {
             let transaction = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
             let Some(map) = transaction.prepare_cached("SELECT id FROM maps WHERE map_id = ?1")?.query_row([map_id], |row| row.get::<_, i64>(0)).optional()?
             else {
                 return Ok(false);
             };
+            let (table, id_column) = kind.table();
             transaction
-                .prepare_cached("INSERT INTO layouts (layout_id, map, created_at, document) VALUES (?1, ?2, ?3, ?4)")?
-                .execute(params![layout_id, map, created_at, document])?;
+                .prepare_cached(&format!("INSERT INTO {table} ({id_column}, map, created_at, document) VALUES (?1, ?2, ?3, ?4)"))?
+                .execute(params![id, map, created_at, document])?;
             transaction.commit()?;
             Ok(true)
         })
     }
 
-    /// The layout `layout_id` of map `map_id`, as the JSON text it was recorded with.
-    pub fn layout(&self, map_id: &str, layout_id: &str) -> Result<Option<String>, RegistryError> {
-        self.pool.run("read a layout from", |connection| {
+    /// Document `id` of kind `kind` of map `map_id`, as the JSON text it was recorded with.
+    pub fn document(&self, kind: Document, map_id: &str, id: &str) -> Result<Option<String>, RegistryError> {
+        let (table, id_column) = kind.table();
+        self.pool.run(kind.reading(), |connection| {
             connection
-                .prepare_cached("SELECT layouts.document FROM layouts JOIN maps ON layouts.map = maps.id WHERE maps.map_id = ?1 AND layouts.layout_id = ?2")?
-                .query_row([map_id, layout_id], |row| row.get(0))
+                .prepare_cached(&format!(
+                    "SELECT {table}.document FROM {table} JOIN maps ON {table}.map = maps.id WHERE maps.map_id = ?1 AND {table}.{id_column} = ?2"
+                ))?
+                .query_row([map_id, id], |row| row.get(0))
                 .optional()
         })
     }
 
-    /// The newest layout of map `map_id` (made by geomap_process_image, not a text reading), as its ID
-    /// and the JSON text it was recorded with.
+    /// The newest layout of map `map_id` (made by geomap_process_image), as its ID and the JSON text
+    /// it was recorded with.
     pub fn newest_layout(&self, map_id: &str) -> Result<Option<(String, String)>, RegistryError> {
-        self.pool.run("read a layout from", |connection| {
+        self.pool.run(Document::Layout.reading(), |connection| {
             connection
                 .prepare_cached(
                     "SELECT layouts.layout_id, layouts.document FROM layouts JOIN maps ON layouts.map = maps.id \
-                     WHERE maps.map_id = ?1 AND layouts.layout_id LIKE 'lay\\_%' ESCAPE '\\' ORDER BY layouts.id DESC LIMIT 1",
+                     WHERE maps.map_id = ?1 ORDER BY layouts.id DESC LIMIT 1",
                 )?
                 .query_row([map_id], |row| Ok((row.get(0)?, row.get(1)?)))
                 .optional()
@@ -895,6 +935,36 @@ pub(crate) mod tests {
     }
 
     /// A map record with no revisions, for tests.
+    #[test]
+    fn layouts_and_readings_are_kept_apart_and_a_schema_3_registry_moves_its_readings() {
+        let dir = tempfile::tempdir().unwrap();
+        let registry = Registry::open(dir.path()).unwrap();
+        registry.register(&record("map_a")).unwrap();
+        assert!(registry.add_document(Document::Layout, "lay_1", "map_a", "2026-01-01T00:00:00Z", r#"{"n":1}"#).unwrap());
+        assert!(registry.add_document(Document::Reading, "txt_1", "map_a", "2026-01-01T00:00:01Z", r#"{"n":2}"#).unwrap());
+        assert!(!registry.add_document(Document::Reading, "txt_2", "map_unknown", "2026-01-01T00:00:02Z", "{}").unwrap(), "no such map");
+        let newest = registry.newest_layout("map_a").unwrap();
+        assert_eq!(newest, Some(("lay_1".to_owned(), r#"{"n":1}"#.to_owned())), "a newer reading is not a layout");
+        assert_eq!(registry.document(Document::Reading, "map_a", "txt_1").unwrap().as_deref(), Some(r#"{"n":2}"#));
+        assert_eq!(registry.document(Document::Layout, "map_a", "txt_1").unwrap(), None);
+        assert_eq!(registry.artifact_ids().unwrap(), ["lay_1", "txt_1"].map(str::to_owned).into());
+        drop(registry);
+
+        // Back to schema 3, where readings were rows of `layouts`: opening migrates them out again.
+        let connection = rusqlite::Connection::open(dir.path().join(DATABASE_FILE)).unwrap();
+        connection
+            .execute_batch(
+                "INSERT INTO layouts (layout_id, map, created_at, document) SELECT reading_id, map, created_at, document FROM readings;
+                 DROP TABLE readings; PRAGMA user_version = 3;",
+            )
+            .unwrap();
+        drop(connection);
+        let registry = Registry::open(dir.path()).unwrap();
+        assert_eq!(registry.document(Document::Reading, "map_a", "txt_1").unwrap().as_deref(), Some(r#"{"n":2}"#));
+        assert_eq!(registry.document(Document::Layout, "map_a", "txt_1").unwrap(), None, "moved, not copied");
+        assert_eq!(registry.newest_layout("map_a").unwrap().map(|(id, _)| id).as_deref(), Some("lay_1"));
+    }
+
     pub(crate) fn record(id: &str) -> MapRecord {
         MapRecord {
             map_id: id.into(),

@@ -13,13 +13,14 @@ use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 use crate::mcp::ServerState;
-use crate::mcp::adapter::{MapGone, ToolError, Warning, warning};
+use crate::mcp::adapter::{ToolError, Warning, warning};
 use crate::mcp::arguments::{ArgumentError, ArgumentProblem};
 use crate::mcp::progress::{ProgressSink, ProgressUpdate};
 use crate::mcp::uris::{layout_dir, layout_uri};
 use geomap_model::trace;
 use geomap_store::media;
 use geomap_store::media::bundle::{self, MapBundle};
+use geomap_store::registry::Document;
 use geomap_vision::detect::legend::{colour_name, hex};
 use geomap_vision::detect::pipeline::{
     COMPONENT_ASSET, DetectError, Detectors, LEGEND_ASSET, LegendEntry, Missing, ModelInfo, REQUIREMENTS, current_files, millis, score,
@@ -510,24 +511,7 @@ fn new_layout(map_id: &str, method: Method, width: u32, height: u32) -> Layout {
 /// Writes `layout.json` into its folder (which holds the layout's other files) and records the layout.
 fn store(state: &ServerState, layout: &Layout) -> Result<(), ToolError> {
     let document = serde_json::to_string_pretty(layout).expect("layouts serialize");
-    store_document(state, &layout.map_id, &layout.layout_id, &layout.created_at, "layout.json", &document)
-}
-
-/// Writes a stored reading of the scan (a layout, or text) as `name` in its folder under the
-/// map's artifacts and records it in the registry's `layouts` table; on failure the folder is removed.
-pub(super) fn store_document(state: &ServerState, map_id: &str, id: &str, created_at: &str, name: &str, document: &str) -> Result<(), ToolError> {
-    let dir = layout_dir(state, map_id, id);
-    let written = geomap_store::sweep::mark_writing(&dir).and_then(|()| std::fs::write(dir.join(name), document));
-    if let Err(error) = written {
-        let _ = std::fs::remove_dir_all(&dir);
-        return Err(DetectError::Storage(format!("cannot store {name}: {error}")).into());
-    }
-    if !state.registry.add_layout(id, map_id, created_at, document)? {
-        let _ = std::fs::remove_dir_all(&dir);
-        return Err(ToolError::MapNotFound { map_id: map_id.to_owned(), reason: MapGone::UnknownId, registered_as: None });
-    }
-    geomap_store::sweep::unmark(&dir);
-    Ok(())
+    super::stored::store(state, Document::Layout, &layout.map_id, &layout.layout_id, &layout.created_at, "layout.json", &document)
 }
 
 /// The layout a map bundle gives, stored like a detected one.

@@ -16,6 +16,7 @@ use crate::mcp::progress::{ProgressSink, ProgressUpdate};
 use crate::mcp::uris::layout_uri;
 use geomap_model::trace;
 use geomap_store::media::MediaError;
+use geomap_store::registry::Document;
 use geomap_vision::detect::pipeline::{DetectError, millis};
 use geomap_vision::detect::postprocess::PixelBox;
 use geomap_vision::ocr::reader::Line;
@@ -149,7 +150,7 @@ pub async fn read_text(
             files: vec!["text.json".to_owned()],
         };
         let document = serde_json::to_string_pretty(&reading).expect("readings serialize");
-        super::process_image::store_document(&state, &reading.map_id, &reading.text_id, &reading.created_at, "text.json", &document)?;
+        super::stored::store(&state, Document::Reading, &reading.map_id, &reading.text_id, &reading.created_at, "text.json", &document)?;
         let _ = updates.send(ProgressUpdate { done: total, total, message: "done".to_owned() });
         Ok(reading)
     })

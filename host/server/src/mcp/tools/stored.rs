@@ -1,8 +1,11 @@
-//! The documents the tools store in the registry's `layouts` table, read back
-//! typed: a layout (`geomap-layout/v1`, written by `geomap_process_image`) and
-//! a reading (`geomap-text/v1`, written by `geomap_read_text`).
+//! The documents the tools store, each in its folder under the map's artifacts
+//! and in its registry table, and read back typed: a layout (`geomap-layout/v1`,
+//! written by `geomap_process_image`) and a reading (`geomap-text/v1`, written
+//! by `geomap_read_text`).
 //!
-//! Invariants: the one place that parses a stored document; each reader takes
+//! Invariants: [`store`] writes the folder (marked as being written until the
+//! registry records it) before the row, and removes it when either fails; the
+//! one place that parses a stored document; each reader takes
 //! only the fields its callers use (the documents may grow); a document that
 //! is absent or does not parse is `artifact_not_found` (`unknown_artifact`), a
 //! map with no layout yet is `no_layout`.
@@ -12,7 +15,10 @@ use serde::Deserialize;
 use super::layout_words::{AgeSpan, AgeTermInfo, LithologyInfo};
 use crate::mcp::ServerState;
 use crate::mcp::adapter::{MapGone, ToolError};
+use crate::mcp::uris::layout_dir;
 use geomap_model::layout::PixelBox;
+use geomap_store::registry::Document;
+use geomap_vision::detect::pipeline::DetectError;
 
 /// A stored layout, as `geomap_unit_at` and `geomap_read_text` read it.
 #[derive(Debug, Deserialize)]
@@ -70,9 +76,26 @@ fn parse<T: for<'a> Deserialize<'a>>(map_id: &str, document: &str) -> Result<T, 
     serde_json::from_str(document).map_err(|_| unknown(map_id))
 }
 
+/// Writes `document` as `name` in the folder of `id` under the map's artifacts and records it in
+/// the registry as a `kind`; on failure the folder is removed.
+pub fn store(state: &ServerState, kind: Document, map_id: &str, id: &str, created_at: &str, name: &str, document: &str) -> Result<(), ToolError> {
+    let dir = layout_dir(state, map_id, id);
+    let written = geomap_store::sweep::mark_writing(&dir).and_then(|()| std::fs::write(dir.join(name), document));
+    if let Err(error) = written {
+        let _ = std::fs::remove_dir_all(&dir);
+        return Err(DetectError::Storage(format!("cannot store {name}: {error}")).into());
+    }
+    if !state.registry.add_document(kind, id, map_id, created_at, document)? {
+        let _ = std::fs::remove_dir_all(&dir);
+        return Err(ToolError::MapNotFound { map_id: map_id.to_owned(), reason: MapGone::UnknownId, registered_as: None });
+    }
+    geomap_store::sweep::unmark(&dir);
+    Ok(())
+}
+
 /// Layout `layout_id` of map `map_id`.
 pub fn layout(state: &ServerState, map_id: &str, layout_id: &str) -> Result<StoredLayout, ToolError> {
-    parse(map_id, &state.registry.layout(map_id, layout_id)?.ok_or_else(|| unknown(map_id))?)
+    parse(map_id, &state.registry.document(Document::Layout, map_id, layout_id)?.ok_or_else(|| unknown(map_id))?)
 }
 
 /// The newest layout of map `map_id`, with its ID (`no_layout` before `geomap_process_image`).
@@ -82,7 +105,11 @@ pub fn newest_layout(state: &ServerState, map_id: &str) -> Result<(String, Store
     Ok((layout_id, parse(map_id, &document)?))
 }
 
-/// The files stored with layout or reading `id` of map `map_id`.
+/// The files stored with layout or reading `id` of map `map_id` (one URI route serves both).
 pub fn files(state: &ServerState, map_id: &str, id: &str) -> Result<Vec<String>, ToolError> {
-    Ok(parse::<StoredFiles>(map_id, &state.registry.layout(map_id, id)?.ok_or_else(|| unknown(map_id))?)?.files)
+    let document = match state.registry.document(Document::Layout, map_id, id)? {
+        Some(document) => document,
+        None => state.registry.document(Document::Reading, map_id, id)?.ok_or_else(|| unknown(map_id))?,
+    };
+    Ok(parse::<StoredFiles>(map_id, &document)?.files)
 }
