@@ -209,16 +209,18 @@ enum Dispatched {
 /// A successful tool's structured result and the resources it links.
 struct ToolOutput {
     structured: Value,
+    /// The text block, when it was made beforehand (a kept answer); otherwise `structured`, pretty-printed.
+    text: Option<String>,
     links: Vec<Resource>,
 }
 
 impl ToolOutput {
     fn new(result: &impl Serialize, links: Vec<Resource>) -> ToolOutput {
-        ToolOutput { structured: serde_json::to_value(result).expect("tool results always serialize"), links }
+        ToolOutput { structured: serde_json::to_value(result).expect("tool results always serialize"), text: None, links }
     }
 
     fn into_result(self) -> CallToolResult {
-        let text = serde_json::to_string_pretty(&self.structured).expect("JSON values always serialize");
+        let text = self.text.unwrap_or_else(|| serde_json::to_string_pretty(&self.structured).expect("JSON values always serialize"));
         let mut content = vec![ContentBlock::text(text)];
         content.extend(self.links.into_iter().map(ContentBlock::resource_link));
         let mut result = CallToolResult::success(content);
@@ -257,7 +259,8 @@ impl GeomapServer {
         let output = match name {
             ToolName::Capabilities => {
                 let _: capabilities::CapabilitiesArgs = arguments::parse(arguments)?;
-                Ok(ToolOutput { structured: (*capabilities::capabilities(state).await).clone(), links: Vec::new() })
+                let answer = capabilities::capabilities(state).await;
+                Ok(ToolOutput { structured: answer.structured.clone(), text: Some(answer.text.clone()), links: Vec::new() })
             }
             ToolName::RegisterMap => {
                 let report = register_map::register_map(state, arguments::parse(arguments)?).await?;

@@ -261,7 +261,16 @@ pub struct Answers(Mutex<Option<Answered>>);
 struct Answered {
     inputs: Inputs,
     at: Instant,
-    answer: Arc<Value>,
+    answer: Arc<Answer>,
+}
+
+/// An answer as the call returns it: the structured content and its text block.
+#[derive(Debug)]
+pub struct Answer {
+    /// The result as JSON.
+    pub structured: Value,
+    /// The same, pretty-printed.
+    pub text: String,
 }
 
 /// What an answer depends on that can change while the server runs, read cheaply (three `stat`s).
@@ -288,14 +297,19 @@ impl Inputs {
 /// `geomap_capabilities`: counts, never lists that grow with the archive. Computed again only when
 /// its inputs moved (see [`Answers`]); the stat of its inputs runs on the async thread (three
 /// metadata reads), the computation on the blocking pool.
-pub async fn capabilities(state: Arc<ServerState>) -> Arc<Value> {
+pub async fn capabilities(state: Arc<ServerState>) -> Arc<Answer> {
     state.providers().await;
     let inputs = Inputs::now(&state);
     if let Some(kept) = state.answers.0.lock().expect("never poisoned").as_ref().filter(|kept| kept.inputs == inputs && kept.at.elapsed() < FRESH_FOR) {
         return Arc::clone(&kept.answer);
     }
     let computing = Arc::clone(&state);
-    let answer = trace::spawn_blocking(move || Arc::new(serde_json::to_value(capabilities_now(&computing)).expect("capabilities serialize"))).await;
+    let answer = trace::spawn_blocking(move || {
+        let structured = serde_json::to_value(capabilities_now(&computing)).expect("capabilities serialize");
+        let text = serde_json::to_string_pretty(&structured).expect("JSON values always serialize");
+        Arc::new(Answer { structured, text })
+    })
+    .await;
     *state.answers.0.lock().expect("never poisoned") = Some(Answered { inputs, at: Instant::now(), answer: Arc::clone(&answer) });
     answer
 }
