@@ -85,7 +85,12 @@ pub fn limit(asked: Option<u32>, default: u32, max: u32) -> Result<u32, Argument
 /// Chooses the providers for a `kind` request: those in `names`, or every
 /// enabled provider that serves `kind`. `options` maps provider names to their
 /// options; naming a provider the call does not go to is an argument error.
+/// Asset states are read from the disk, so the async worker steps aside while it plans.
 pub fn plan(state: &ServerState, set: &ProviderSet, names: Option<&[String]>, kind: Kind, options: &Map<String, Value>) -> Result<Plan, ToolError> {
+    tokio::task::block_in_place(|| choose(state, set, names, kind, options))
+}
+
+fn choose(state: &ServerState, set: &ProviderSet, names: Option<&[String]>, kind: Kind, options: &Map<String, Value>) -> Result<Plan, ToolError> {
     let names: Vec<String> = match names {
         Some([]) => {
             return Err(ArgumentError {
