@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 pub use catalog::{AssetKind, Catalog, CatalogAsset, CatalogFile, OverrideError};
 pub use install::{Installer, Outcome, Progress, file_sha256};
 
-pub use geomap_model::data_root::ASSETS_DIR;
+use geomap_model::data_root::ASSETS_DIR;
 
 /// The manifest inside an installed asset's folder.
 pub const MANIFEST_FILE: &str = ".asset.json";

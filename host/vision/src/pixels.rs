@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::detect::{DecodeError, Rgb, decode};
 
-pub use geomap_model::data_root::PIXELS_DIR;
+use geomap_model::data_root::PIXELS_DIR;
 /// A tile's side in pixels (the last column and row of tiles may be narrower).
 pub const TILE: u32 = 512;
 /// The index inside a scan's folder, written last.

@@ -41,9 +41,10 @@ use geomap_providers::ProviderSet;
 use geomap_store::registry::{Registry, RegistryError};
 use geomap_store::roots::MapRoots;
 
-use adapter::{FailedCall, ToolError};
+use adapter::ToolError;
 use arguments::{ArgumentError, ArgumentProblem};
 use consent::ConsentChannel;
+use geomap_model::errors::failure::FailedCall;
 use inventory::{Inventory, ToolName, ToolSpec};
 use progress::ProgressSink;
 use resources::{artifact_resource, map_resource};

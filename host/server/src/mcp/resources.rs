@@ -14,13 +14,14 @@ use geomap_model::trace::{self, TraceId};
 use geomap_store::media::MediaType;
 use geomap_store::registry::{ListPosition, Listed};
 
-use super::adapter::{self, FailedCall, MapGone, ToolError};
+use super::adapter::{self, MapGone, ToolError};
 use super::arguments::{ArgumentError, ArgumentProblem};
 use super::tools::MapReport;
 use super::tools::describe_map::describe_map;
 use super::tools::query_knowledge::read_bundle;
 use super::uris::{BUNDLE_URI_PREFIX, MAP_URI_PREFIX, MAX_RESOURCE_BLOB_BYTES, artifact_uri, bundle_uri, layout_dir, map_uri, revision_dir};
 use super::{GeomapServer, ServerState, error_result};
+use geomap_model::errors::failure::FailedCall;
 
 /// How many resources one `resources/list` page holds.
 pub const RESOURCES_PER_PAGE: usize = 200;

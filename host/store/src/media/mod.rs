@@ -162,8 +162,6 @@ pub fn read_bundle(file: &mut File) -> Result<bundle::MapBundle, MediaError> {
     Ok(bundle::parse(&text)?)
 }
 
-pub use geomap_model::content_sha256;
-
 fn read_up_to(file: &mut File, buffer: &mut [u8]) -> io::Result<usize> {
     let mut filled = 0;
     while filled < buffer.len() {
@@ -275,7 +273,7 @@ mod tests {
 
     #[test]
     fn sha256_covers_the_whole_file() {
-        let digest = content_sha256(&mut file_with(b"abc")).unwrap();
+        let digest = geomap_model::content_sha256(&mut file_with(b"abc")).unwrap();
         assert_eq!(digest, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
     }
 }

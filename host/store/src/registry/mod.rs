@@ -755,8 +755,6 @@ fn shell_quote(path: &Path) -> String {
     if text.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+=,:@%".contains(c)) { text } else { format!("'{}'", text.replace('\'', "'\\''")) }
 }
 
-pub use geomap_model::modified_ns;
-
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;

@@ -1,7 +1,8 @@
 //! Reading a legend: each colour swatch paired with the text box on its row,
 //! and its colour as hex and as the nearest of PEACE's 25 named colours.
 
-use super::postprocess::{Detection, PixelBox};
+use super::postprocess::Detection;
+use geomap_model::layout::PixelBox;
 
 /// PEACE's named colours (`utils/vision.py`, `rgb_to_color_name`).
 pub const NAMED_COLOURS: [((u8, u8, u8), &str); 25] = [

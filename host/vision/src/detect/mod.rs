@@ -19,9 +19,9 @@ pub mod postprocess;
 use fast_image_resize::images::{Image, ImageRef};
 use fast_image_resize::{FilterType, PixelType, ResizeAlg, ResizeOptions, Resizer};
 
+use geomap_model::layout::PixelBox;
 use postprocess::{Letterbox, PAD_GREY};
 
-pub use geomap_model::layout::COMPONENT_CLASSES;
 /// Component classes a map has at most one of (PEACE's one-box rule).
 pub const ONE_BOX_CLASSES: [usize; 4] = [0, 1, 2, 3];
 /// The legend detector's classes.
@@ -138,7 +138,7 @@ impl Rgb {
     /// by bilinear interpolation. A text line's box is read as found: rounding it outward to whole
     /// pixels adds up to two rows of margin, and on type 8 pixels high the recogniser then misreads
     /// (the USGS scan's "cation. These units are labeled" became "aionhits a w pibldldtdi").
-    pub fn resized_box(&self, bbox: &postprocess::PixelBox, width: u32, height: u32) -> Rgb {
+    pub fn resized_box(&self, bbox: &PixelBox, width: u32, height: u32) -> Rgb {
         let (x0, y0) = (bbox.x0.clamp(0.0, self.width as f64 - 1.0), bbox.y0.clamp(0.0, self.height as f64 - 1.0));
         let (x1, y1) = (bbox.x1.clamp(x0 + 1.0, self.width as f64), bbox.y1.clamp(y0 + 1.0, self.height as f64));
         self.resample((x0, y0, x1 - x0, y1 - y0), width, height, Resampling::Interpolated)
@@ -158,7 +158,7 @@ impl Rgb {
     }
 
     /// Draws the outline of `bbox` in `colour`, `thickness` pixels wide, inside the image.
-    pub fn outline(&mut self, bbox: &postprocess::PixelBox, colour: [u8; 3], thickness: u32) {
+    pub fn outline(&mut self, bbox: &PixelBox, colour: [u8; 3], thickness: u32) {
         let (x0, y0, x1, y1) = bbox.pixels(self.width, self.height);
         for y in y0..y1 {
             for x in x0..x1 {
@@ -195,7 +195,6 @@ impl Rgb {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use postprocess::PixelBox;
 
     #[test]
     fn letterboxing_puts_the_image_in_the_middle_of_grey() {

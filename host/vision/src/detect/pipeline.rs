@@ -9,10 +9,12 @@ use serde::Serialize;
 
 use super::legend::{self, colour_name, hex};
 use super::model::Model;
-use super::postprocess::{Detection, PixelBox, postprocess};
-use super::{COMPONENT_CLASSES, LEGEND_CLASSES, ONE_BOX_CLASSES, Rgb};
+use super::postprocess::{Detection, postprocess};
+use super::{LEGEND_CLASSES, ONE_BOX_CLASSES, Rgb};
 use crate::onnx::{self, OnnxError};
 use geomap_assets::{AssetState, Catalog};
+use geomap_model::layout::COMPONENT_CLASSES;
+use geomap_model::layout::PixelBox;
 
 /// The asset holding the ONNX Runtime library.
 pub const RUNTIME_ASSET: &str = "peace-yolov10-runtime";

@@ -13,9 +13,9 @@ use ort::value::Tensor;
 
 use super::ctc::Alphabet;
 use super::db::{DbSettings, text_boxes};
-use crate::detect::postprocess::PixelBox;
 use crate::detect::{Resampling, Rgb};
 use crate::onnx::{OnnxError, SessionPool};
+use geomap_model::layout::PixelBox;
 
 /// The detector's tile side (a multiple of 32, as the network needs).
 pub const TILE: u32 = 1024;

@@ -10,8 +10,8 @@
 
 use crate::detect::Rgb;
 use crate::detect::legend::{delta_e, lab, median_colour};
-use crate::detect::postprocess::PixelBox;
 use crate::ocr::reader::Line;
+use geomap_model::layout::PixelBox;
 
 /// Headings that open a legend, written without spaces.
 const HEADINGS: [&str; 6] = ["EXPLANATION", "LISTOFMAPUNITS", "DESCRIPTIONOFMAPUNITS", "CORRELATIONOFMAPUNITS", "LEGEND", "图例"];

@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 
 use geomap_assets::AssetError;
 use geomap_georef::GeorefError;
-use geomap_model::errors::failure::{self, Parts, cancelled, parts};
+use geomap_model::errors::failure::{self, FailedCall, Parts, cancelled, parts};
 use geomap_model::errors::{Cause, Envelope, ErrorCode};
 use geomap_model::settings::Settings;
 use geomap_model::trace::TraceId;
@@ -31,7 +31,6 @@ use geomap_store::roots::RootsError;
 
 use super::arguments::ArgumentError;
 
-pub use geomap_model::errors::failure::FailedCall;
 pub use maps::MapGone;
 
 /// Every way a tool call can fail, as the MCP edge sees it.

@@ -11,9 +11,9 @@ use serde_json::Map;
 
 use crate::mcp::ServerState;
 use crate::mcp::adapter::{ToolError, Warning, warning};
+use geomap_model::layout::PixelBox;
 use geomap_providers::{CallError, Kind, LookupRequest, ProviderError, ProviderFailure};
 use geomap_vision::detect::pipeline::LegendEntry;
-use geomap_vision::detect::postprocess::PixelBox;
 use geomap_vision::ocr::reader::Line;
 use geomap_vision::ocr::terms::{age_terms, lithology_terms};
 use geomap_vision::ocr::words::{spaced, unit_code};

@@ -25,8 +25,9 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use geomap_georef::Revision;
+use geomap_model::modified_ns;
 use geomap_store::media::{self, MediaType};
-use geomap_store::registry::{MapRecord, modified_ns};
+use geomap_store::registry::MapRecord;
 use geomap_store::roots::RootsError;
 
 use super::ServerState;
@@ -146,7 +147,7 @@ fn open_registered(state: &ServerState, map_id: &str) -> Result<RegisteredMap, T
     if metadata.len() != record.bytes {
         return Err(gone(MapGone::FileChanged, Some(&record)));
     }
-    if modified_ns(&metadata) != record.modified_ns && media::content_sha256(&mut file).map_err(media::MediaError::Io)? != record.sha256 {
+    if modified_ns(&metadata) != record.modified_ns && geomap_model::content_sha256(&mut file).map_err(media::MediaError::Io)? != record.sha256 {
         return Err(gone(MapGone::FileChanged, Some(&record)));
     }
     Ok(RegisteredMap { record, root_index, file })

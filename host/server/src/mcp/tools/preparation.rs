@@ -220,7 +220,8 @@ pub async fn prepare(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mcp::adapter::{FailedCall, envelope_for};
+    use crate::mcp::adapter::envelope_for;
+    use geomap_model::errors::failure::FailedCall;
     use geomap_model::settings::Settings;
     use geomap_model::trace::TraceId;
 

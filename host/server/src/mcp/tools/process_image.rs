@@ -17,6 +17,8 @@ use crate::mcp::adapter::{ToolError, Warning, warning};
 use crate::mcp::arguments::{ArgumentError, ArgumentProblem};
 use crate::mcp::progress::{ProgressSink, ProgressUpdate};
 use crate::mcp::uris::{layout_dir, layout_uri};
+use geomap_model::layout::COMPONENT_CLASSES;
+use geomap_model::layout::PixelBox;
 use geomap_model::trace;
 use geomap_store::media;
 use geomap_store::media::bundle::{self, MapBundle};
@@ -25,8 +27,8 @@ use geomap_vision::detect::legend::{colour_name, hex};
 use geomap_vision::detect::pipeline::{
     COMPONENT_ASSET, DetectError, Detectors, LEGEND_ASSET, LegendEntry, Missing, ModelInfo, REQUIREMENTS, current_files, millis, score,
 };
-use geomap_vision::detect::postprocess::{DEFAULT_MIN_SCORE, PixelBox};
-use geomap_vision::detect::{COMPONENT_CLASSES, Resampling, Rgb, decode, label};
+use geomap_vision::detect::postprocess::DEFAULT_MIN_SCORE;
+use geomap_vision::detect::{Resampling, Rgb, decode, label};
 use geomap_vision::ocr::OCR_ASSET;
 use geomap_vision::ocr::reader::{Line, Reader};
 use geomap_vision::ocr::words::{WordsLayout, read_layout};

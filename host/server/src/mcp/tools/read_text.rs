@@ -14,11 +14,11 @@ use crate::mcp::adapter::ToolError;
 use crate::mcp::arguments::{ArgumentError, ArgumentProblem};
 use crate::mcp::progress::{ProgressSink, ProgressUpdate};
 use crate::mcp::uris::layout_uri;
+use geomap_model::layout::PixelBox;
 use geomap_model::trace;
 use geomap_store::media::MediaError;
 use geomap_store::registry::Document;
 use geomap_vision::detect::pipeline::{DetectError, millis};
-use geomap_vision::detect::postprocess::PixelBox;
 use geomap_vision::ocr::reader::Line;
 
 use super::open_registered;

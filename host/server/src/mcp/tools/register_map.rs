@@ -9,10 +9,11 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
 use geomap_georef::{GeorefError, Revision};
+use geomap_model::modified_ns;
 use geomap_model::trace;
 use geomap_store::media::bundle::{BundleError, MapBundle};
 use geomap_store::media::{self, MediaError, MediaLimits};
-use geomap_store::registry::{MapRecord, modified_ns};
+use geomap_store::registry::MapRecord;
 
 use super::georeference::GeoreferenceArgs;
 use super::{MapReport, report};
@@ -34,7 +35,7 @@ pub async fn register_map(state: Arc<ServerState>, args: RegisterMapArgs) -> Res
         let limits = MediaLimits { max_bytes: state.settings.max_image_bytes, max_pixels: state.settings.max_image_pixels };
         let header = media::inspect(&mut opened.file, limits)?;
         let bundle_revision = header.bundle.as_ref().map(bundle_revision).transpose()?.flatten();
-        let sha256 = media::content_sha256(&mut opened.file).map_err(media::MediaError::Io)?;
+        let sha256 = geomap_model::content_sha256(&mut opened.file).map_err(media::MediaError::Io)?;
         let metadata = opened.file.metadata().map_err(media::MediaError::Io)?;
         let map_id = map_id_for(&opened.root, &opened.relative_path, &sha256);
         let candidate = MapRecord {

@@ -11,10 +11,10 @@ use serde::{Deserialize, Serialize};
 use crate::mcp::ServerState;
 use crate::mcp::adapter::{MapGone, ToolError};
 use crate::mcp::arguments::{ArgumentError, ArgumentProblem};
+use geomap_model::layout::PixelBox;
 use geomap_model::trace;
 use geomap_store::media::MediaError;
 use geomap_vision::detect::legend::{delta_e, hex, lab};
-use geomap_vision::detect::postprocess::PixelBox;
 use geomap_vision::ocr::words::ground_colour;
 
 use super::layout_words::{AgeSpan, AgeTermInfo, LithologyInfo};
