@@ -353,7 +353,7 @@ impl ProviderSet {
     }
 
     /// The runtime the providers run in.
-    pub fn runtime(&self) -> &Runtime {
+    pub fn runtime(&self) -> &Arc<Runtime> {
         &self.runtime
     }
 

@@ -18,7 +18,7 @@ use geomap_vision::ocr::reader::Line;
 use geomap_vision::ocr::terms::{age_terms, lithology_terms};
 use geomap_vision::ocr::words::{spaced, unit_code};
 
-use super::provider_calls::{off_the_runtime, plan};
+use super::provider_calls::{all_at_once, plan};
 
 /// A legend entry, with the legend it belongs to.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -182,7 +182,7 @@ async fn resolve(state: &ServerState, provider: &str, terms: &[String], warnings
         let base = term.split_once(' ').map(|(_, base)| base.to_owned());
         for asked in std::iter::once(term.clone()).chain(base) {
             let request = LookupRequest { term: asked, options: serde_json::json!({}), limit: 1, language: Some("en".to_owned()) };
-            match off_the_runtime(target.loaded.provider.lookup(set.runtime(), &target.assets, target.limits, &request)) {
+            match all_at_once(vec![target.lookup(set, request)]).await.remove(0) {
                 Ok(entries) => {
                     if let Some(entry) = entries.into_iter().next() {
                         let ma = |edge: &str| entry.data[edge]["ma"].as_f64();

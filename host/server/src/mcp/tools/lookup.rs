@@ -86,10 +86,10 @@ pub async fn lookup(state: Arc<ServerState>, args: LookupArgs) -> Result<LookupR
         .iter()
         .map(|target| {
             let request = LookupRequest { term: args.term.clone(), options: target.options.clone(), limit, language: args.language.clone() };
-            async move { target.loaded.provider.lookup(set.runtime(), &target.assets, target.limits, &request).await }
+            target.lookup(set, request)
         })
         .collect();
-    let outcomes = all_at_once(calls);
+    let outcomes = all_at_once(calls).await;
     let mut answers = Vec::new();
     let mut failures = plan.failures;
     for (target, outcome) in plan.targets.iter().zip(outcomes) {

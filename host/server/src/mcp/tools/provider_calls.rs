@@ -18,35 +18,24 @@ use crate::mcp::ServerState;
 use crate::mcp::adapter::{ProviderWarning, ToolError, provider_warning};
 use crate::mcp::arguments::{ArgumentError, ArgumentProblem};
 use geomap_assets::AssetState;
-use geomap_providers::{Kind, Limits, Loaded, ProviderError, ProviderSet};
+use geomap_providers::{CallError, Entry, Kind, Knowledge, KnowledgeRequest, Limits, Loaded, LookupRequest, ProviderError, ProviderSet};
 
-/// Runs `calls` (one per provider) at once, off the async runtime's threads, and returns their
-/// outcomes in order. A guest computes synchronously inside its future (and its blocking WASI calls
-/// block the thread it runs on), so the calls of one task would run one after another and hold an
-/// async worker: this worker steps aside from the runtime (`block_in_place`), and from two calls on
-/// each gets a thread of its own, in the call's trace scope.
-pub fn all_at_once<F>(mut calls: Vec<F>) -> Vec<F::Output>
+/// Runs `calls` (one per provider) at once and returns their outcomes in order. A guest computes
+/// synchronously inside its future (and its blocking WASI calls block the thread it runs on), so on
+/// an async worker the calls of one task would run one after another and hold that worker: each
+/// runs on a thread of the blocking pool (which keeps and reuses its threads), in the call's trace
+/// scope, while the call awaits them.
+pub async fn all_at_once<F>(calls: Vec<F>) -> Vec<F::Output>
 where
-    F: Future + Send,
-    F::Output: Send,
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
 {
-    if calls.len() < 2 {
-        return calls.pop().map(off_the_runtime).into_iter().collect();
-    }
     let runtime = tokio::runtime::Handle::current();
-    tokio::task::block_in_place(|| {
-        std::thread::scope(|scope| {
-            let threads: Vec<_> = calls.into_iter().map(|call| scope.spawn(trace::within_call(|| runtime.block_on(call)))).collect();
-            threads.into_iter().map(|thread| trace::rejoin(thread.join())).collect()
-        })
-    })
-}
-
-/// Runs one provider call on this thread, with this async worker stepped aside from the runtime
-/// (`block_in_place`), so a guest's computing never holds an async worker.
-pub fn off_the_runtime<F: Future>(call: F) -> F::Output {
-    let runtime = tokio::runtime::Handle::current();
-    tokio::task::block_in_place(|| runtime.block_on(call))
+    futures::future::join_all(calls.into_iter().map(|call| {
+        let runtime = runtime.clone();
+        trace::spawn_blocking(move || runtime.block_on(call))
+    }))
+    .await
 }
 
 /// A provider a call goes to, checked and ready to run.
@@ -63,6 +52,20 @@ pub struct Target {
     pub assets: Vec<(String, PathBuf)>,
     /// Its options (a JSON object).
     pub options: Value,
+}
+
+impl Target {
+    /// `request` to this provider, as a future that owns what it needs (for [`all_at_once`]).
+    pub fn lookup(&self, set: &ProviderSet, request: LookupRequest) -> impl Future<Output = Result<Vec<Entry>, CallError>> + Send + 'static {
+        let (loaded, runtime, assets, limits) = (Arc::clone(&self.loaded), Arc::clone(set.runtime()), self.assets.clone(), self.limits);
+        async move { loaded.provider.lookup(&runtime, &assets, limits, &request).await }
+    }
+
+    /// `request` to this provider, as a future that owns what it needs (for [`all_at_once`]).
+    pub fn query(&self, set: &ProviderSet, request: KnowledgeRequest) -> impl Future<Output = Result<Knowledge, CallError>> + Send + 'static {
+        let (loaded, runtime, assets, limits) = (Arc::clone(&self.loaded), Arc::clone(set.runtime()), self.assets.clone(), self.limits);
+        async move { loaded.provider.query(&runtime, &assets, limits, &request).await }
+    }
 }
 
 /// The providers a call goes to, and the ones that cannot take it.

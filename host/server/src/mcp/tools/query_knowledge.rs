@@ -164,10 +164,10 @@ pub async fn query_knowledge(state: Arc<ServerState>, args: QueryKnowledgeArgs) 
         .map(|target| {
             let request =
                 KnowledgeRequest { area: area.map(|a| [a.west, a.south, a.east, a.north]), topics: topics.clone(), options: target.options.clone(), limit };
-            async move { target.loaded.provider.query(set.runtime(), &target.assets, target.limits, &request).await }
+            target.query(set, request)
         })
         .collect();
-    let outcomes = all_at_once(calls);
+    let outcomes = all_at_once(calls).await;
     let mut answers = Vec::new();
     for (target, outcome) in targets.iter().zip(outcomes) {
         match outcome {
