@@ -4,7 +4,8 @@ Prints p50/p99 of 1,000 geomap_capabilities and 1,000 geomap_describe_map calls 
 official Python client, in both protocol eras, with the p50 of 1,000 pings (2025-11-25 only:
 the 2026-07-28 era has no ping) and each tool's p50 as a ratio to it; then the same three
 through `bench_mcp_clients`, the blocking Rust client, whose own cost is small enough to show
-the server's (the goal: each tool within 1.5x of ping); and the time from spawning the server
+the server's (the goal: each tool within 1.5x of ping), beside tools/list, whose per-byte cost
+gives each tool a floor that also pays for its answer's size; and the time from spawning the server
 to the first tools/list answer (median of several starts). Run with ./dev bench.
 """
 
@@ -90,7 +91,9 @@ async def main(calls: int, starts: int) -> None:
 
 
 def rust_driver(server: Server, map_id: str) -> None:
-    """p50/p99 of ping and the two tools through bench_mcp_clients (2025-06-18 over stdio), and the ratios."""
+    """p50/p99 of ping, tools/list and the two tools through bench_mcp_clients (2025-06-18 over stdio),
+    and the ratios: to ping, and to a floor that also pays for the answer's size (ping plus the
+    per-byte cost of tools/list, a 130 kB answer the server keeps ready)."""
     binary = os.environ.get("GEOMAP_TEST_BINARY", "target/release/stratigraphic-amenity")
     generator = Path(binary).with_name("examples") / "bench_mcp_clients"
     if not generator.exists():
@@ -98,14 +101,20 @@ def rust_driver(server: Server, map_id: str) -> None:
         return
     env = {**os.environ, **server.env}
     measured = {}
-    for tool, arguments in [("ping", {}), ("geomap_capabilities", {}), ("geomap_describe_map", {"map_id": map_id})]:
+    for tool, arguments in [("ping", {}), ("tools/list", {}), ("geomap_capabilities", {}), ("geomap_describe_map", {"map_id": map_id})]:
         command = [str(generator), "--stdio", binary, "--tool", tool, "--arguments", json.dumps(arguments), "--seconds", "5", "--warmup", "1"]
         measured[tool] = json.loads(subprocess.run(command, env=env, check=True, capture_output=True, text=True).stdout)
         assert measured[tool]["failed"] == 0, measured[tool]
     for tool, report in measured.items():
-        print(f"{'rust':<11} {str(report['calls']) + ' x ' + tool:<34} {report['p50_ms']:>8.3f} {report['p99_ms']:>8.3f}")
+        label = f"{report['calls']} x {tool} ({report['answer_bytes'] / 1000:.1f} kB)"
+        print(f"{'rust':<11} {label:<34} {report['p50_ms']:>8.3f} {report['p99_ms']:>8.3f}")
+    ping, listing = measured["ping"], measured["tools/list"]
+    per_byte = (listing["p50_ms"] - ping["p50_ms"]) / (listing["answer_bytes"] - ping["answer_bytes"])
     for tool in ("geomap_capabilities", "geomap_describe_map"):
-        print(f"{'rust':<11} {tool + ' p50 / ping p50':<34} {measured[tool]['p50_ms'] / measured['ping']['p50_ms']:>8.2f}")
+        report = measured[tool]
+        floor = ping["p50_ms"] + per_byte * (report["answer_bytes"] - ping["answer_bytes"])
+        print(f"{'rust':<11} {tool + ' p50 / ping p50':<34} {report['p50_ms'] / ping['p50_ms']:>8.2f}")
+        print(f"{'rust':<11} {tool + ' p50 / size floor':<34} {report['p50_ms'] / floor:>8.2f}")
 
 
 if __name__ == "__main__":

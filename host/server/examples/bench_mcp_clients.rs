@@ -5,10 +5,11 @@
 //! initializes first; then all start together, and the calls that end within `--seconds` after a
 //! `--warmup` are counted. A call counts as failed unless its answer is a result with `isError` false.
 //! `--tool ping` sends MCP's `ping` instead of a tool call: the transport's round trip, the floor
-//! the latency benchmark divides by.
+//! the latency benchmark divides by; `--tool tools/list` sends that request, a large answer the
+//! server keeps ready (the floor for a tool whose answer is as large).
 //!
 //! Written in Rust with blocking sockets so that the generator spends little of the machine's CPU
-//! beside the server it measures. Prints one JSON line: calls, calls per second, failures, p50/p99 ms.
+//! beside the server it measures. Prints one JSON line: calls, calls per second, failures, p50/p99 ms, and the size of one answer.
 //!
 //! Usage: bench_mcp_clients (--http URL [--token TOKEN] | --stdio BINARY) --tool NAME
 //!        [--arguments JSON] [--clients N] [--seconds S] [--warmup S]
@@ -296,7 +297,7 @@ fn main() {
     let workers: Vec<_> = (0..options.clients)
         .map(|_| {
             let (options, start) = (Arc::clone(&options), Arc::clone(&start));
-            std::thread::spawn(move || -> Result<Vec<Call>, String> {
+            std::thread::spawn(move || -> Result<(Vec<Call>, usize), String> {
                 let connected = connect(&options.target);
                 let began = {
                     start.wait(); // everyone connected (or failed to), then go
@@ -305,29 +306,33 @@ fn main() {
                 let mut client = connected?;
                 let until = began + Duration::from_secs_f64(options.warmup + options.seconds);
                 let mut calls = Vec::new();
-                let mut id = 1;
+                let (mut id, mut answer_bytes) = (1, 0);
                 while Instant::now() < until {
                     let request = match options.tool.as_str() {
-                        "ping" => json!({"jsonrpc": "2.0", "id": id, "method": "ping"}),
+                        method @ ("ping" | "tools/list") => json!({"jsonrpc": "2.0", "id": id, "method": method}),
                         tool => json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": options.arguments}}),
                     };
                     let sent = Instant::now();
                     let answer = client.exchange(&request, Some(id))?.expect("a request is answered");
+                    if answer_bytes == 0 {
+                        answer_bytes = answer.to_string().len(); // as compact JSON: the size the server sends, near enough
+                    }
                     let ok = answer.get("result").is_some() && answer.pointer("/result/isError") != Some(&Value::Bool(true));
                     calls.push(Call { ended: Instant::now(), millis: sent.elapsed().as_secs_f64() * 1000.0, ok });
                     id += 1;
                 }
-                Ok(calls)
+                Ok((calls, answer_bytes))
             })
         })
         .collect();
     start.wait();
     let began = Instant::now();
     let (window_start, window_end) = (began + Duration::from_secs_f64(options.warmup), began + Duration::from_secs_f64(options.warmup + options.seconds));
-    let (mut millis, mut failed, mut errors) = (Vec::new(), 0usize, Vec::new());
+    let (mut millis, mut failed, mut errors, mut answer_bytes) = (Vec::new(), 0usize, Vec::new(), 0);
     for worker in workers {
         match worker.join().expect("a client thread panicked") {
-            Ok(calls) => {
+            Ok((calls, bytes)) => {
+                answer_bytes = answer_bytes.max(bytes);
                 for call in calls.into_iter().filter(|call| call.ended >= window_start && call.ended <= window_end) {
                     failed += usize::from(!call.ok);
                     millis.push(call.millis);
@@ -345,6 +350,7 @@ fn main() {
         "client_errors": errors,
         "p50_ms": percentile(&millis, 0.5),
         "p99_ms": percentile(&millis, 0.99),
+        "answer_bytes": answer_bytes,
     });
     println!("{report}");
 }

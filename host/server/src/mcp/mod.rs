@@ -210,7 +210,7 @@ enum Dispatched {
 /// A successful tool's structured result and the resources it links.
 struct ToolOutput {
     structured: Value,
-    /// The text block, when it was made beforehand (a kept answer); otherwise `structured`, pretty-printed.
+    /// The text block, when it was made beforehand (a kept answer); otherwise `structured` as compact JSON.
     text: Option<String>,
     links: Vec<Resource>,
 }
@@ -221,7 +221,7 @@ impl ToolOutput {
     }
 
     fn into_result(self) -> CallToolResult {
-        let text = self.text.unwrap_or_else(|| serde_json::to_string_pretty(&self.structured).expect("JSON values always serialize"));
+        let text = self.text.unwrap_or_else(|| serde_json::to_string(&self.structured).expect("JSON values always serialize"));
         let mut content = vec![ContentBlock::text(text)];
         content.extend(self.links.into_iter().map(ContentBlock::resource_link));
         let mut result = CallToolResult::success(content);

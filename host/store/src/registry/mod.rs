@@ -307,9 +307,9 @@ impl Registry {
         })
     }
 
-    /// The map registered as `map_id`, with its revisions.
+    /// The map registered as `map_id`, with its revisions, read from one snapshot.
     pub fn map(&self, map_id: &str) -> Result<Option<MapRecord>, RegistryError> {
-        self.pool.run("read a map from", |connection| map_by_id(connection, map_id))
+        self.pool.run("read a map from", |connection| map_by_id(&*connection.transaction()?, map_id))
     }
 
     /// Appends `revision` to the map `map_id`; `false` when no such map exists.

@@ -269,7 +269,7 @@ struct Answered {
 pub struct Answer {
     /// The result as JSON.
     pub structured: Value,
-    /// The same, pretty-printed.
+    /// The same as compact JSON (whitespace costs an agent tokens and the transport bytes).
     pub text: String,
 }
 
@@ -306,7 +306,7 @@ pub async fn capabilities(state: Arc<ServerState>) -> Arc<Answer> {
     let computing = Arc::clone(&state);
     let answer = trace::spawn_blocking(move || {
         let structured = serde_json::to_value(capabilities_now(&computing)).expect("capabilities serialize");
-        let text = serde_json::to_string_pretty(&structured).expect("JSON values always serialize");
+        let text = serde_json::to_string(&structured).expect("JSON values always serialize");
         Arc::new(Answer { structured, text })
     })
     .await;
