@@ -203,6 +203,7 @@ async def test_every_unknown_provider_reason_is_told_apart_without_hints(tmp_pat
         ("geomap_query_knowledge", {"providers": ["usgs-seismicity"]}, "cannot_serve"),
         ("geomap_query_knowledge", {"area": {"west": 0, "south": 0, "east": 1, "north": 1}, "provider_options": {"usgs-seismicity": {"min_magnitude": "big"}}}, "invalid_options"),
         ("geomap_lookup", {"term": "Jurassic", "providers": ["ics-timescale"], "provider_options": {"ics-timescale": {"rank": "Century"}}}, "invalid_options"),
+        ("geomap_lookup", {"term": "Jurassic", "providers": ["ics-timescale"], "provider_options": {"ics-timescale": {"etc": "x"}}}, "invalid_options"),
         ("geomap_lookup", {"term": "Jurassic", "providers": ["wrong-world"]}, "incompatible"),
         ("geomap_lookup", {"term": "panic", "providers": ["hostile-provider"]}, "runtime_failure"),
     ]
@@ -215,13 +216,15 @@ async def test_every_unknown_provider_reason_is_told_apart_without_hints(tmp_pat
             envelopes.append(envelope)
         healthy = await client.call_tool("geomap_lookup", {"term": "Jurassic", "providers": ["ics-timescale"]})
     assert healthy.is_error is False, "the server is fine after every failure"
-    not_found, not_enabled, cannot_serve, needs_area, bad_option, bad_enum, incompatible, crashed = envelopes
+    not_found, not_enabled, cannot_serve, needs_area, bad_option, bad_enum, path_like, incompatible, crashed = envelopes
     assert not_found["details"]["suggestions"][0] == "ics-timescale" and "ics-timescale" in not_found["message"]
     assert "GEOMAP_PROVIDERS" in not_enabled["message"] and "not enabled" in not_enabled["message"]
     assert "geomap_query_knowledge" in cannot_serve["message"]
     assert "needs an area" in needs_area["message"]
     assert bad_option["details"]["field"] == "/provider_options/usgs-seismicity/min_magnitude"
     assert bad_enum["details"]["field"] == "/provider_options/ics-timescale/rank"
+    assert path_like["details"]["option"] == "/etc", "a JSON pointer that looks like a path is not scrubbed"
+    assert path_like["details"]["field"] == "/provider_options/ics-timescale/etc"
     assert "@0.2.0" in incompatible["message"] and "operator" in incompatible["message"]
     assert crashed["details"]["failure"] == "trap" and crashed["trace_id"] in crashed["message"]
     assert not any(str(tmp_path) in json.dumps(envelope) for envelope in envelopes), "no server path leaves"

@@ -5,13 +5,16 @@ use serde_json::{Map, Value};
 
 use crate::settings::Settings;
 
+/// The keys of `details` that hold JSON pointers (into the call's arguments, or into a provider's
+/// options), never filesystem paths: `/path` or `/cache/dir` is a pointer there, and stays as it is.
+const POINTER_KEYS: [&str; 2] = ["field", "option"];
+
 /// Replaces every server path in string values of `details` with a placeholder:
 /// map roots become `<map_root_N>`, the data root `<data_root>`, any other
-/// absolute path `<path>`. `field` is exempt: it is a JSON pointer into the
-/// call's arguments, never a filesystem path.
+/// absolute path `<path>`. The [`POINTER_KEYS`] are exempt.
 pub fn scrub_details(details: &mut Map<String, Value>, settings: &Settings) {
     for (key, value) in details.iter_mut() {
-        if key != "field" {
+        if !POINTER_KEYS.contains(&key.as_str()) {
             scrub_value(value, settings);
         }
     }
@@ -86,5 +89,22 @@ mod tests {
         assert_eq!(scrub_text("at (/home/u/x.rs:3) and '/etc/passwd'", &s), "at (<path>) and '<path>'");
         assert_eq!(scrub_text("a/b relative stays", &s), "a/b relative stays");
         assert_eq!(scrub_text("load from `/opt/x/lib.so`: libm.so: missing", &s), "load from `<path>`: libm.so: missing");
+    }
+
+    #[test]
+    fn json_pointers_in_details_survive_scrubbing_however_much_they_look_like_paths() {
+        let s = crate::testing::settings_with_two_roots();
+        let serde_json::Value::Object(mut details) = serde_json::json!({
+            "field": "/provider_options/fault-glossary/cache/dir",
+            "option": "/data/maps/sub",
+            "provider": "fault-glossary",
+            "problem": "cannot read /data/maps/sub/a.png",
+        }) else {
+            unreachable!()
+        };
+        scrub_details(&mut details, &s);
+        assert_eq!(details["field"], "/provider_options/fault-glossary/cache/dir");
+        assert_eq!(details["option"], "/data/maps/sub", "a pointer that spells a map root is still a pointer");
+        assert_eq!(details["problem"], "cannot read <map_root_1>/sub/a.png");
     }
 }
