@@ -227,17 +227,39 @@ def test_an_interrupted_install_leaves_nothing(site):
 
 @pytest.mark.parametrize(
     "args, message",
-    [(["no-such-asset"], 'no approved asset is called "no-such-asset" (known: ics-chart, '), ([], "say what to do"), (["--all", "ics-chart"], "not both")],
+    [(["no-such-asset"], 'no asset is called "no-such-asset" (known: ics-chart, '), ([], "say what to do"), (["--all", "ics-chart"], "not both")],
 )
 def test_bad_arguments_exit_2_naming_the_problem(site, args, message):
     done = site.run(*args)
     assert done.returncode == 2 and message in done.stderr, done.stderr
 
 
-def test_an_override_naming_no_approved_asset_is_a_bad_setting(site):
-    site.write_config('[assets.nope]\npath = "/x"\n')
+def test_a_declaration_of_an_unknown_asset_that_says_neither_path_nor_sources_is_a_bad_setting_saying_what_to_write(site):
+    site.write_config('[assets.nope]\nlicence = "CC0"\n')
     done = site.run("--list")
-    assert done.returncode == 2 and "[assets.nope]" in done.stderr and "known: ics-chart" in done.stderr
+    assert done.returncode == 2 and "[assets.nope]" in done.stderr, done.stderr
+    assert 'path = "/folder"' in done.stderr and '[assets.nope.sources."<file>"]' in done.stderr
+
+
+def test_an_asset_the_operator_declares_installs_like_an_approved_one_and_a_tampered_file_is_refused(site):
+    glossary = b'[{"term": "thrust fault", "definition": "a reverse fault of low dip"}]'
+    site.serve("fault-glossary-data", "glossary.json", glossary)
+    site.write_config('\n[assets.fault-glossary-data]\nlicence = "CC0 1.0"\n')
+    listed = {asset["id"]: asset for asset in json.loads(site.run("--list", "--json").stdout)["assets"]}
+    assert listed["fault-glossary-data"]["origin"] == "operator" and listed["ics-chart"]["origin"] == "approved"
+    assert "(declared in the config file)" in site.run("--status").stdout
+    assert site.status()["fault-glossary-data"]["state"] == "missing"
+    done = site.run("fault-glossary-data", "--json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (site.asset_dir("fault-glossary-data") / "glossary.json").read_bytes() == glossary
+    assert site.status()["fault-glossary-data"]["state"] == "installed"
+
+    site.mirror.files["fault-glossary-data-glossary.json"] = glossary.replace(b"low", b"high")  # same size, other bytes
+    (site.asset_dir("fault-glossary-data") / "glossary.json").unlink()
+    tampered = site.run("fault-glossary-data", "--json")
+    failed = json.loads(tampered.stdout)["failed"][0]
+    assert tampered.returncode == 1 and (failed["code"], failed["reason"]) == ("install_failed", "checksum_mismatch"), failed
+    assert site.leftovers() == []
 
 
 def test_a_read_only_data_root_is_read_only_and_keeps_the_earlier_copy(mirror):

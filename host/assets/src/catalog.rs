@@ -1,8 +1,11 @@
-//! The catalog of approved assets (`catalog.toml`, compiled in) and the
-//! operator's overrides from the config file.
+//! The catalog of approved assets (`catalog.toml`, compiled in), the
+//! operator's overrides from the config file, and the assets the operator
+//! declares there for providers of their own.
 //!
-//! Invariant: every file has a size and a sha256; an override replaces a
-//! file's source and pins together, never one without the other.
+//! Invariants: every file has a size and a sha256; an override replaces a
+//! file's source and pins together, never one without the other. A declared
+//! asset's id and file names are plain names (they become folder and file
+//! names under the data root), and it never takes an approved asset's id.
 
 use std::path::PathBuf;
 
@@ -84,7 +87,18 @@ impl CatalogFile {
     }
 }
 
-/// One approved asset.
+/// Who vouches for an asset's files.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AssetOrigin {
+    /// In the catalog compiled into this server.
+    #[default]
+    Approved,
+    /// Declared by the operator in the config file (`[assets.<id>]`), for a provider of their own.
+    Operator,
+}
+
+/// One asset: approved, or declared by the operator.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CatalogAsset {
@@ -106,6 +120,9 @@ pub struct CatalogAsset {
     /// The operator's own copy (config `[assets.<id>] path`): never installed over.
     #[serde(skip)]
     pub custom_path: Option<PathBuf>,
+    /// Approved, or declared by the operator.
+    #[serde(skip)]
+    pub origin: AssetOrigin,
 }
 
 impl CatalogAsset {
@@ -155,17 +172,21 @@ impl Catalog {
         Catalog { assets: parsed.asset }
     }
 
-    /// The catalog with the overrides of `settings` applied.
+    /// The catalog with the overrides of `settings` applied and the assets it declares added
+    /// (after the approved ones, in id order).
     pub fn for_settings(settings: &Settings) -> Result<Catalog, OverrideError> {
         let mut catalog = Catalog::approved();
         for (id, change) in &settings.assets {
-            let known = catalog.ids().join(", ");
-            let asset = catalog
-                .assets
-                .iter_mut()
-                .find(|asset| &asset.id == id)
-                .ok_or_else(|| OverrideError { asset: id.clone(), problem: format!("no approved asset has this id (known: {known})") })?;
-            apply(asset, change)?;
+            match catalog.assets.iter_mut().find(|asset| &asset.id == id) {
+                Some(asset) => {
+                    if change.title.is_some() || change.licence.is_some() || change.attribution.is_some() {
+                        let problem = "title, licence and attribution of an approved asset are the catalog's; only path and sources may change".to_owned();
+                        return Err(OverrideError { asset: id.clone(), problem });
+                    }
+                    apply(asset, change)?;
+                }
+                None => catalog.assets.push(declared(id, change)?),
+            }
         }
         Ok(catalog)
     }
@@ -189,6 +210,53 @@ impl Catalog {
     pub fn of_kind(&self, kind: AssetKind) -> impl Iterator<Item = &CatalogAsset> {
         self.assets.iter().filter(move |asset| asset.kind == kind)
     }
+}
+
+/// What the config file must say to declare asset `id`, for hints (with placeholders to fill in).
+pub fn declaration_lines(id: &str, file: &str) -> [String; 2] {
+    [
+        format!("[assets.{id}]\npath = \"/absolute/folder/holding/{file}\""),
+        format!("[assets.{id}.sources.\"{file}\"]\nurl = \"https://…/{file}\"\nsize = <bytes>\nsha256 = \"<64 lowercase hex>\""),
+    ]
+}
+
+/// Whether `name` can be an asset id or a file name under the data root: 1–64 of `a-z A-Z 0-9 . _ -`,
+/// not starting with a dot (no separators, no `..`, nothing hidden).
+fn plain_name(name: &str) -> bool {
+    (1..=64).contains(&name.len()) && !name.starts_with('.') && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
+}
+
+/// The asset `[assets.<id>]` declares: the operator's folder (`path`), or files to install (`sources`).
+fn declared(id: &str, change: &AssetOverride) -> Result<CatalogAsset, OverrideError> {
+    let problem = |problem: String| OverrideError { asset: id.to_owned(), problem };
+    if !plain_name(id) {
+        return Err(problem("an asset id is 1 to 64 letters, digits, '.', '_' or '-', not starting with '.'".to_owned()));
+    }
+    if change.path.is_none() && change.sources.is_empty() {
+        return Err(problem(format!(
+            "no approved asset has this id, so the operator declares it: give path = \"/folder\" (their own copy) or its files under [assets.{id}.sources.\"<file>\"] (url, size, sha256)"
+        )));
+    }
+    let mut files = Vec::new();
+    for name in change.sources.keys() {
+        if !plain_name(name) {
+            return Err(problem(format!("sources.{name:?}: a file name is 1 to 64 letters, digits, '.', '_' or '-', not starting with '.'")));
+        }
+        files.push(CatalogFile { name: name.clone(), size: 0, sha256: String::new(), url: String::new(), member: None, archive_size: None, archive_sha256: None });
+    }
+    let mut asset = CatalogAsset {
+        id: id.to_owned(),
+        title: change.title.clone().unwrap_or_else(|| format!("{id} (declared by the operator)")),
+        kind: AssetKind::Knowledge,
+        version: "declared in the config file".to_owned(),
+        licence: change.licence.clone().unwrap_or_else(|| "not stated (declared by the operator)".to_owned()),
+        attribution: change.attribution.clone().unwrap_or_default(),
+        files,
+        custom_path: None,
+        origin: AssetOrigin::Operator,
+    };
+    apply(&mut asset, change)?;
+    Ok(asset)
 }
 
 fn apply(asset: &mut CatalogAsset, change: &AssetOverride) -> Result<(), OverrideError> {
@@ -262,5 +330,51 @@ mod tests {
         }
         assert_eq!(catalog.get("k2-rock-knowledge").unwrap().size(), 66174 + 28182 + 1488669);
         assert_eq!(catalog.get("ppocr-v4").unwrap().download_size(), 14915192, "three members of one wheel download it once");
+    }
+    fn declaring(id: &str, change: AssetOverride) -> Result<Catalog, OverrideError> {
+        let mut settings = geomap_model::testing::settings_with_two_roots();
+        settings.assets.insert(id.to_owned(), change);
+        Catalog::for_settings(&settings)
+    }
+
+    fn pinned_source(size: u64) -> geomap_model::settings::SourceOverride {
+        geomap_model::settings::SourceOverride {
+            url: "http://127.0.0.1:9/glossary.json".to_owned(),
+            size,
+            sha256: "ab".repeat(32),
+            member: None,
+            archive_size: None,
+            archive_sha256: None,
+        }
+    }
+
+    #[test]
+    fn an_operator_declares_an_asset_the_catalog_lacks_as_files_to_install_or_as_their_own_folder() {
+        let sources = [("glossary.json".to_owned(), pinned_source(1234))].into();
+        let change = AssetOverride { sources, licence: Some("CC0".to_owned()), ..AssetOverride::default() };
+        let catalog = declaring("fault-glossary-data", change).unwrap();
+        let declared = catalog.get("fault-glossary-data").expect("declared assets join the catalog");
+        assert_eq!((declared.origin, declared.kind, declared.licence.as_str()), (AssetOrigin::Operator, AssetKind::Knowledge, "CC0"));
+        assert_eq!((declared.size(), declared.has_source(), declared.files[0].pinned()), (1234, true, true));
+        assert_eq!(catalog.get("ics-chart").unwrap().origin, AssetOrigin::Approved);
+        assert_eq!(catalog.ids().last(), Some(&"fault-glossary-data"), "after the approved ones");
+
+        let own = declaring("fault-glossary-data", AssetOverride { path: Some("/srv/geo/glossary".into()), ..AssetOverride::default() }).unwrap();
+        let own = own.get("fault-glossary-data").unwrap();
+        assert_eq!((own.custom_path.as_deref(), own.files.len()), (Some(std::path::Path::new("/srv/geo/glossary")), 0));
+    }
+
+    #[test]
+    fn a_declaration_that_says_too_little_or_names_what_is_not_a_plain_name_is_refused_with_what_to_write() {
+        let nothing = declaring("fault-glossary-data", AssetOverride::default()).unwrap_err();
+        assert!(nothing.problem.contains("path = ") && nothing.problem.contains("[assets.fault-glossary-data.sources."), "{nothing}");
+        let escape = declaring("../outside", AssetOverride { path: Some("/srv".into()), ..AssetOverride::default() }).unwrap_err();
+        assert!(escape.problem.contains("an asset id is"), "{escape}");
+        let nested = AssetOverride { sources: [("sub/glossary.json".to_owned(), pinned_source(1))].into(), ..AssetOverride::default() };
+        assert!(declaring("fault-glossary-data", nested).unwrap_err().problem.contains("a file name is"));
+        let relative = declaring("fault-glossary-data", AssetOverride { path: Some("glossary".into()), ..AssetOverride::default() }).unwrap_err();
+        assert!(relative.problem.contains("absolute"), "{relative}");
+        let retitled = declaring("ics-chart", AssetOverride { title: Some("mine".to_owned()), ..AssetOverride::default() }).unwrap_err();
+        assert!(retitled.problem.contains("are the catalog's"), "{retitled}");
     }
 }

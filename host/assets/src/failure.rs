@@ -23,9 +23,12 @@ pub fn describe(error: &AssetError, call: &FailedCall<'_>) -> Parts {
             let expected = format!("asset ids from: {}", known.join(", "));
             parts(
                 ErrorCode::InvalidArguments,
-                format!("No approved asset is called {id:?}. Call {} again with {expected}.", call.tool),
+                format!("No asset is called {id:?}. Call {} again with {expected}.", call.tool),
                 json!({ "field": "/assets", "problem": "wrong_value", "expected": expected, "asset": id }),
-                vec![format!("Use one of: {} (geomap_capabilities lists them with their sizes).", known.join(", "))],
+                vec![
+                    format!("Use one of: {} (geomap_capabilities lists them with their sizes).", known.join(", ")),
+                    format!("If a provider of the operator's own reads {id}, the operator declares it in the config file (GEOMAP_CONFIG) under [assets.{id}], then restarts the server."),
+                ],
             )
         }
         AssetError::Unmanaged { id, .. } => {

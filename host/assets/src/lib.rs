@@ -1,9 +1,11 @@
-//! Approved assets: the pinned catalog, what is installed under
-//! `$GEOMAP_DATA_ROOT/assets/<id>/`, and the installer.
+//! Assets: the pinned catalog of approved ones and those the operator declares
+//! in the config file, what is installed under `$GEOMAP_DATA_ROOT/assets/<id>/`,
+//! and the installer.
 //!
 //! Invariants:
-//! - Only catalog files, pinned by size and sha256, are ever installed; a
-//!   download that does not match is never moved into place.
+//! - Only catalog files (approved, or declared by the operator), pinned by size
+//!   and sha256, are ever installed; a download that does not match is never
+//!   moved into place.
 //! - An asset appears whole or not at all: it is built in a temporary folder
 //!   inside `assets/` and swapped into place with one `rename` (an earlier good
 //!   copy stays until then). Every asset folder holds a manifest
@@ -22,7 +24,7 @@ use std::path::{Path, PathBuf};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub use catalog::{AssetKind, Catalog, CatalogAsset, CatalogFile, OverrideError};
+pub use catalog::{AssetKind, AssetOrigin, Catalog, CatalogAsset, CatalogFile, OverrideError, declaration_lines};
 pub use install::{Installer, Outcome, Progress, file_sha256};
 
 use geomap_model::data_root::ASSETS_DIR;
@@ -115,8 +117,8 @@ impl FailureReason {
 /// Asset failures.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum AssetError {
-    /// No approved asset has this ID.
-    #[error("no approved asset is called {id:?} (known: {})", known.join(", "))]
+    /// No asset has this ID, approved or declared in the config file.
+    #[error("no asset is called {id:?} (known: {}); an asset a provider of the operator's own reads is declared in the config file (GEOMAP_CONFIG) under [assets.{id}]", known.join(", "))]
     Unknown { id: String, known: Vec<String> },
     /// The asset is the operator's own copy; the installer never touches it.
     #[error("asset {id} is the operator's own copy at {}; it is never installed over", path.display())]

@@ -4,7 +4,7 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use geomap_assets::{AssetError, AssetState, Catalog, CatalogAsset, Installer, Outcome};
+use geomap_assets::{AssetError, AssetOrigin, AssetState, Catalog, CatalogAsset, Installer, Outcome};
 use geomap_model::errors::failure::{self, FailedCall};
 use geomap_model::settings::Settings;
 use geomap_model::trace::TraceId;
@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 const HELP: &str = "\
 stratigraphic-amenity-assets — install the approved assets (knowledge bases, runtimes, detector weights)
+and those the operator declares in the config file for providers of their own
 
 USAGE:
     stratigraphic-amenity-assets --list                 the catalog: ids, sizes, licences
@@ -31,6 +32,15 @@ OPTIONS:
 Files are pinned by size and sha256 and land in DIR/assets/<id>/, whole or not at all.
 Settings come from the environment and GEOMAP_CONFIG as for the server
 (GEOMAP_ASSET_TIMEOUT: how long a download may receive nothing, default 30s).
+An asset the catalog does not have is declared in the GEOMAP_CONFIG file, as the
+operator's own folder or as files to install, each pinned:
+    [assets.my-data]
+    path = \"/srv/geo/my-data\"
+or
+    [assets.my-data.sources.\"data.json\"]
+    url = \"https://example.org/data.json\"
+    size = 18342
+    sha256 = \"<64 lowercase hex>\"
 
 EXIT CODES:
     0  everything asked for is installed (or was already)
@@ -151,10 +161,18 @@ fn megabytes(bytes: u64) -> String {
 
 fn describe(asset: &CatalogAsset) -> Value {
     json!({
-        "id": asset.id, "title": asset.title, "kind": asset.kind, "version": asset.version, "bytes": asset.size(),
+        "id": asset.id, "title": asset.title, "kind": asset.kind, "origin": asset.origin, "version": asset.version, "bytes": asset.size(),
         "licence": asset.licence, "attribution": asset.attribution,
         "files": asset.files.iter().map(|file| json!({ "name": file.name, "bytes": file.size, "sha256": file.sha256, "url": file.url })).collect::<Vec<_>>(),
     })
+}
+
+/// ` (declared in the config file)` after an asset the operator declared; nothing after an approved one.
+fn declared_mark(asset: &CatalogAsset) -> &'static str {
+    match asset.origin {
+        AssetOrigin::Approved => "",
+        AssetOrigin::Operator => " (declared in the config file)",
+    }
 }
 
 fn list(catalog: &Catalog, as_json: bool) -> ExitCode {
@@ -164,7 +182,7 @@ fn list(catalog: &Catalog, as_json: bool) -> ExitCode {
     }
     for asset in catalog.assets() {
         let size = if asset.has_source() { megabytes(asset.size()) } else { "no source".to_owned() };
-        println!("{:<24} {:<16} {:>9}  {}  [{}]", asset.id, format!("{:?}", asset.kind).to_lowercase(), size, asset.title, asset.licence);
+        println!("{:<24} {:<16} {:>9}  {}  [{}]{}", asset.id, format!("{:?}", asset.kind).to_lowercase(), size, asset.title, asset.licence, declared_mark(asset));
     }
     ExitCode::SUCCESS
 }
@@ -186,7 +204,7 @@ fn status(catalog: &Catalog, installer: &Installer, as_json: bool) -> ExitCode {
         } else {
             let state = format!("{:?}", found.state).to_lowercase();
             let problem = found.problem.map(|problem| format!(" ({problem}; install it again)")).unwrap_or_default();
-            println!("{:<24} {state:<10} {}{problem}", asset.id, found.path.display());
+            println!("{:<24} {state:<10} {}{problem}{}", asset.id, found.path.display(), declared_mark(asset));
             if matches!(found.state, AssetState::Installed | AssetState::Custom) {
                 println!("{:<24} {}: {}", "", asset.licence, asset.attribution);
             }

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::time::SystemTime;
 
 use geomap_assets::{AssetState, Catalog};
-use geomap_model::settings::{Settings, variables};
+use geomap_model::settings::{Settings, SettingsError, variables};
 use geomap_model::trace;
 use geomap_providers::{LoadFailure, LoadState, Origin, ProviderSet};
 use geomap_store::registry::{self, CorruptProblem, Registry, RegistryDocument, RegistryError};
@@ -88,7 +88,7 @@ fn main() -> ExitCode {
             println!("{SERVER_NAME} {SERVER_VERSION}");
             return ExitCode::SUCCESS;
         }
-        Command::CheckProvider(file) => return check_provider(&file),
+        Command::CheckProvider(file) => return check_provider(&file, Settings::from_process_env()),
         Command::Serve { .. } | Command::Check | Command::Export(_) | Command::Import(_) | Command::Providers => {}
     }
     let settings = match (Settings::from_process_env(), &command) {
@@ -255,24 +255,10 @@ fn list_providers(settings: &Settings) -> ExitCode {
             LoadState::Loaded(loaded) => {
                 let d = loaded.provider.descriptor();
                 let kinds: Vec<&str> = [(d.lookup, "lookup"), (d.knowledge, "knowledge")].into_iter().filter(|(on, _)| *on).map(|(_, kind)| kind).collect();
-                let missing: Vec<&str> = d
-                    .assets
-                    .iter()
-                    .filter(|id| {
-                        catalog
-                            .get(id)
-                            .is_none_or(|asset| !matches!(geomap_assets::status(asset, &settings.data_root).state, AssetState::Installed | AssetState::Custom))
-                    })
-                    .map(String::as_str)
-                    .collect();
+                let missing = unusable_assets(&d.assets, &catalog, settings);
                 let ready = match missing.as_slice() {
                     [] => "ready".to_owned(),
-                    ids => format!(
-                        "not ready: missing assets {} (install: stratigraphic-amenity-assets {} --root \"{}\")",
-                        ids.join(", "),
-                        ids.join(" "),
-                        settings.data_root.display()
-                    ),
+                    ids => format!("not ready: missing assets {}\n{}", ids.join(", "), asset_steps(ids, &catalog, settings)),
                 };
                 format!("{} {}, serves {}; {ready}", d.name, d.version, kinds.join(" and "))
             }
@@ -302,27 +288,81 @@ fn list_providers(settings: &Settings) -> ExitCode {
     if unusable == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE }
 }
 
-/// `stratigraphic-amenity providers check FILE.wasm`: loads one component as the server would.
-fn check_provider(file: &Path) -> ExitCode {
-    match block_on(geomap_providers::check_file(file)) {
-        Ok(d) => {
-            let kinds: Vec<&str> = [(d.lookup, "lookup"), (d.knowledge, "knowledge")].into_iter().filter(|(on, _)| *on).map(|(_, kind)| kind).collect();
-            println!("ok: {} {} exports geomap:provider@{}.{}.x", d.name, d.version, geomap_providers::SUPPORTED_WORLD.0, geomap_providers::SUPPORTED_WORLD.1);
-            println!("description: {}", d.description);
-            println!("serves: {}{}", kinds.join(", "), if d.needs_area { " (knowledge needs an area)" } else { "" });
-            println!("assets: {}", if d.assets.is_empty() { "none".to_owned() } else { d.assets.join(", ") });
-            println!("options schema: {}", d.options_schema);
-            println!(
-                "to enable it: copy it into a folder of GEOMAP_PROVIDER_ROOTS as {}.wasm and add {} to GEOMAP_PROVIDERS (or leave that unset)",
-                d.name, d.name
-            );
-            ExitCode::SUCCESS
-        }
+/// Those of `ids` that are neither installed nor the operator's own copy (or that the catalog lacks).
+fn unusable_assets<'a>(ids: &'a [String], catalog: &Catalog, settings: &Settings) -> Vec<&'a str> {
+    let usable = |id: &String| {
+        catalog.get(id).is_some_and(|asset| matches!(geomap_assets::status(asset, &settings.data_root).state, AssetState::Installed | AssetState::Custom))
+    };
+    ids.iter().filter(|id| !usable(id)).map(String::as_str).collect()
+}
+
+/// What an operator does to make the assets `ids` usable: the install command for those the
+/// catalog has (approved or declared), the config lines to add for those it does not.
+fn asset_steps(ids: &[&str], catalog: &Catalog, settings: &Settings) -> String {
+    let config = settings.config_file.as_ref().map_or("the config file (name it with GEOMAP_CONFIG)".to_owned(), |file| format!("{}", file.display()));
+    let (known, unknown): (Vec<&str>, Vec<&str>) = ids.iter().partition(|id| catalog.get(id).is_some());
+    let mut steps = String::new();
+    if !known.is_empty() {
+        steps.push_str(&format!("    install: stratigraphic-amenity-assets {} --root \"{}\"\n", known.join(" "), settings.data_root.display()));
+    }
+    for id in unknown {
+        let [folder, sources] = geomap_assets::declaration_lines(id, "<file>");
+        let indent = |lines: &str| lines.lines().map(|line| format!("        {line}\n")).collect::<String>();
+        steps.push_str(&format!(
+            "    {id} is not in this server's catalog: declare it in {config}, either as your own folder\n{}    or as files to install, each pinned (then: stratigraphic-amenity-assets {id})\n{}",
+            indent(&folder),
+            indent(&sources)
+        ));
+    }
+    steps.trim_end().to_owned()
+}
+
+/// `stratigraphic-amenity providers check FILE.wasm`: loads one component as the server would, and
+/// says what enables it: the file name the server will read, the settings, and its assets.
+fn check_provider(file: &Path, settings: Result<Settings, SettingsError>) -> ExitCode {
+    let d = match block_on(geomap_providers::check_file(file)) {
+        Ok(descriptor) => descriptor,
         Err(problem) => {
             eprintln!("stratigraphic-amenity: {} is not a usable provider: {problem}", file.display());
-            ExitCode::FAILURE
+            return ExitCode::FAILURE;
         }
+    };
+    let kinds: Vec<&str> = [(d.lookup, "lookup"), (d.knowledge, "knowledge")].into_iter().filter(|(on, _)| *on).map(|(_, kind)| kind).collect();
+    println!("ok: {} {} exports geomap:provider@{}.{}.x", d.name, d.version, geomap_providers::SUPPORTED_WORLD.0, geomap_providers::SUPPORTED_WORLD.1);
+    println!("description: {}", d.description);
+    println!("serves: {}{}", kinds.join(", "), if d.needs_area { " (knowledge needs an area)" } else { "" });
+    println!("assets: {}", if d.assets.is_empty() { "none".to_owned() } else { d.assets.join(", ") });
+    println!("options schema: {}", d.options_schema);
+    let settings = match settings {
+        Ok(settings) => settings,
+        Err(error) => {
+            println!("to enable it: fix this server's settings first ({error}), then run this check again");
+            return ExitCode::SUCCESS;
+        }
+    };
+    let roots: Vec<String> = settings.provider_roots.iter().map(|root| root.display().to_string()).collect();
+    let target = settings.provider_roots.first().map_or_else(|| format!("{}.wasm", d.name), |root| root.join(format!("{}.wasm", d.name)).display().to_string());
+    println!("to enable it:");
+    println!("  1. copy it to {target} (any folder of GEOMAP_PROVIDER_ROOTS: {}); the server reads <name>.wasm, `_` counting as `-`", roots.join(", "));
+    match &settings.providers {
+        None => println!("  2. GEOMAP_PROVIDERS is unset, so every provider found is enabled"),
+        Some(enabled) if enabled.contains(&d.name) => println!("  2. GEOMAP_PROVIDERS already enables {}", d.name),
+        Some(enabled) => println!("  2. add {} to GEOMAP_PROVIDERS: GEOMAP_PROVIDERS={},{}", d.name, enabled.join(","), d.name),
     }
+    let catalog = match Catalog::for_settings(&settings) {
+        Ok(catalog) => catalog,
+        Err(error) => {
+            println!("  3. fix the config file first: {error}");
+            return ExitCode::SUCCESS;
+        }
+    };
+    let missing = unusable_assets(&d.assets, &catalog, &settings);
+    match missing.as_slice() {
+        [] => println!("  3. its assets are ready{}", if d.assets.is_empty() { " (it reads none)" } else { "" }),
+        ids => println!("  3. make its assets ready:\n{}", asset_steps(ids, &catalog, &settings)),
+    }
+    println!("  4. restart the server; `stratigraphic-amenity providers` then shows it ready");
+    ExitCode::SUCCESS
 }
 
 /// What the operator reads about a registry that failed: the error and, when

@@ -111,15 +111,22 @@ struct ProviderLimitsFile {
     output: Option<String>,
 }
 
-/// The operator's change to one approved asset (config file only).
+/// `[assets.<id>]` in the config file: a change to an approved asset, or an asset the operator
+/// declares for a provider of their own (an id the catalog does not know).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AssetOverride {
     /// The operator's own folder holding the asset's files: the installer never touches it.
     pub path: Option<PathBuf>,
-    /// Replacement sources for some of its files, by file name.
+    /// Sources by file name: replacements for an approved asset's files, or every file of a declared asset.
     #[serde(default)]
     pub sources: BTreeMap<String, SourceOverride>,
+    /// What a declared asset is (approved assets keep the catalog's).
+    pub title: Option<String>,
+    /// A declared asset's licence.
+    pub licence: Option<String>,
+    /// The attribution a declared asset's licence asks for.
+    pub attribution: Option<String>,
 }
 
 /// Where to fetch one file instead, pinned anew.

@@ -119,8 +119,9 @@ fn missing_assets(name: &str, assets: &[String], call: &FailedCall<'_>) -> Parts
     let quoted: Vec<String> = assets.iter().map(|id| format!("\"{id}\"")).collect();
     let mut hints = Vec::new();
     if !unknown.is_empty() {
+        let first = unknown[0];
         hints.push(format!(
-            "{} is not an approved asset this server can download; the operator provides it as their own copy ([assets.<id>] path in the config file).",
+            "{} is neither an approved asset nor declared by the operator, so this server cannot install it. Ask the operator to declare it in the config file (GEOMAP_CONFIG): `[assets.{first}]` with `path = \"<their folder>\"`, or with its files pinned under `[assets.{first}.sources.\"<file>\"]` (url, size, sha256), then restart the server; a declared source is installed like any asset (geomap_prepare_knowledge after the user agrees).",
             unknown.join(", ")
         ));
     } else if settings.knowledge_preparation {

@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use geomap_assets::{AssetKind, AssetState};
+use geomap_assets::{AssetKind, AssetOrigin, AssetState};
 use geomap_georef::Readiness;
 use geomap_model::errors::ErrorCode;
 use geomap_model::trace;
@@ -115,7 +115,7 @@ pub struct DataRootInfo {
     pub knowledge_bundles: Option<u64>,
 }
 
-/// One approved asset as found now.
+/// One asset (approved or declared by the operator) as found now.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct AssetInfo {
     /// Its ID.
@@ -124,6 +124,8 @@ pub struct AssetInfo {
     pub title: String,
     /// What it is for.
     pub kind: AssetKind,
+    /// Approved (in this server's catalog), or declared by the operator in the config file.
+    pub origin: AssetOrigin,
     /// Installed, missing, custom (the operator's own copy) or corrupt.
     pub state: AssetState,
     /// Its size in bytes (what preparing it downloads).
@@ -232,7 +234,7 @@ pub struct CapabilitiesResult {
     pub data_root: DataRootInfo,
     /// GDAL and PROJ as found now, and how georeferenced images are written.
     pub georeference: GeoreferenceInfo,
-    /// Every approved asset and its state as found now.
+    /// Every asset, approved or declared by the operator, and its state as found now.
     pub assets: Vec<AssetInfo>,
     /// Every provider found, enabled or not.
     pub providers: Vec<ProviderInfo>,
@@ -462,6 +464,7 @@ fn capabilities_now(state: &ServerState) -> CapabilitiesResult {
                     id: asset.id.clone(),
                     title: asset.title.clone(),
                     kind: asset.kind,
+                    origin: asset.origin,
                     state: found.state,
                     bytes: asset.size(),
                     licence: asset.licence.clone(),
