@@ -242,7 +242,15 @@ fn declared(id: &str, change: &AssetOverride) -> Result<CatalogAsset, OverrideEr
         if !plain_name(name) {
             return Err(problem(format!("sources.{name:?}: a file name is 1 to 64 letters, digits, '.', '_' or '-', not starting with '.'")));
         }
-        files.push(CatalogFile { name: name.clone(), size: 0, sha256: String::new(), url: String::new(), member: None, archive_size: None, archive_sha256: None });
+        files.push(CatalogFile {
+            name: name.clone(),
+            size: 0,
+            sha256: String::new(),
+            url: String::new(),
+            member: None,
+            archive_size: None,
+            archive_sha256: None,
+        });
     }
     let mut asset = CatalogAsset {
         id: id.to_owned(),

@@ -27,7 +27,9 @@ pub fn describe(error: &AssetError, call: &FailedCall<'_>) -> Parts {
                 json!({ "field": "/assets", "problem": "wrong_value", "expected": expected, "asset": id }),
                 vec![
                     format!("Use one of: {} (geomap_capabilities lists them with their sizes).", known.join(", ")),
-                    format!("If a provider of the operator's own reads {id}, the operator declares it in the config file (GEOMAP_CONFIG) under [assets.{id}], then restarts the server."),
+                    format!(
+                        "If a provider of the operator's own reads {id}, the operator declares it in the config file (GEOMAP_CONFIG) under [assets.{id}], then restarts the server."
+                    ),
                 ],
             )
         }

@@ -182,7 +182,15 @@ fn list(catalog: &Catalog, as_json: bool) -> ExitCode {
     }
     for asset in catalog.assets() {
         let size = if asset.has_source() { megabytes(asset.size()) } else { "no source".to_owned() };
-        println!("{:<24} {:<16} {:>9}  {}  [{}]{}", asset.id, format!("{:?}", asset.kind).to_lowercase(), size, asset.title, asset.licence, declared_mark(asset));
+        println!(
+            "{:<24} {:<16} {:>9}  {}  [{}]{}",
+            asset.id,
+            format!("{:?}", asset.kind).to_lowercase(),
+            size,
+            asset.title,
+            asset.licence,
+            declared_mark(asset)
+        );
     }
     ExitCode::SUCCESS
 }
