@@ -1,9 +1,9 @@
 """The host's boundaries, checked from the code itself (`./dev test` runs this first).
 
-1. Crates: each host crate depends only on the host crates ARCHITECTURE.md allows it
-   (read from `cargo metadata`), no crate depends on the server crate, no domain crate
-   reaches rmcp, and the assets command reaches neither GDAL, wasmtime nor rmcp
-   (normal dependencies, followed transitively).
+1. Crates: each host crate (and the provider SDK) depends only on the host crates
+   ARCHITECTURE.md allows it (read from `cargo metadata`), no crate depends on the server
+   crate, no domain crate reaches rmcp, and neither the assets command nor the SDK reaches
+   GDAL, wasmtime, ONNX Runtime or rmcp (normal dependencies, followed transitively).
 2. Modules: inside each host crate, no cycle between source files. A file's references are
    its `crate::…` paths and `super::<sibling>::…` paths, each resolved to the deepest module
    file that exists; a reference to one of the file's own ancestors (the facade it belongs
@@ -19,19 +19,24 @@ import sys
 from pathlib import Path
 
 SERVER = "stratigraphic-amenity"
-# What each host crate may depend on among the host crates (ARCHITECTURE.md, "Crates").
+SDK = "geomap-provider-sdk"
+# What each host crate may depend on among the host crates and the provider SDK (ARCHITECTURE.md,
+# "Crates"). The SDK is what third parties build against: it depends on no host crate, and only the
+# provider runtime depends on it (for the one options check the SDK's test harness runs too).
 ALLOWED = {
+    SDK: set(),
     "geomap-model": set(),
     "geomap-store": {"geomap-model"},
     "geomap-georef": {"geomap-model"},
     "geomap-assets": {"geomap-model"},
-    "geomap-providers": {"geomap-model"},
+    "geomap-providers": {"geomap-model", SDK},
     "geomap-vision": {"geomap-model", "geomap-assets"},
     SERVER: {"geomap-model", "geomap-store", "geomap-georef", "geomap-vision", "geomap-providers", "geomap-assets"},
 }
 # Packages a crate must not reach through its normal dependencies.
 FORBIDDEN = {name: {"rmcp"} for name in ALLOWED if name != SERVER}
 FORBIDDEN["geomap-assets"] = {"rmcp", "gdal", "gdal-sys", "wasmtime", "wasmtime-wasi", "ort"}
+FORBIDDEN[SDK] = {"rmcp", "gdal", "gdal-sys", "wasmtime", "wasmtime-wasi", "ort"}
 
 
 def crate_problems(metadata):

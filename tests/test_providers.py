@@ -382,7 +382,12 @@ def test_the_cli_lists_providers_and_checks_a_component(tmp_path, compile_cache)
     renamed = tmp_path / "renamed.wasm"
     shutil.copy(WASM / "k2_rocks.wasm", renamed)
     mismatch = run_binary(server, "providers", "check", str(renamed))
-    assert mismatch.returncode == 1 and 'calls itself "k2-rocks"' in mismatch.stderr
+    assert mismatch.returncode == 0, "a component under another name checks, and is told the name it loads under"
+    assert f"copy it to {tmp_path / 'provider-root' / 'k2-rocks.wasm'}" in mismatch.stdout
+    assert "under its present name, renamed.wasm, the server would not load it" in mismatch.stdout
+    shutil.copy(WASM / "k2_rocks.wasm", tmp_path / "provider-root" / "renamed.wasm")
+    refused = run_binary(server, "providers", env={"GEOMAP_PROVIDERS": "renamed"}).stdout
+    assert 'it calls itself "k2-rocks", but its file names it "renamed"' in refused, "the server itself still refuses the misnamed file"
 
 
 async def test_a_symlink_out_of_a_provider_root_is_not_loaded(tmp_path, compile_cache):

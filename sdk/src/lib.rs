@@ -133,7 +133,9 @@ pub struct LookupRequest {
     pub language: Option<String>,
 }
 
-/// One thing a lookup found.
+/// One thing a lookup found: `Entry::new(id, label, summary)`, then
+/// `.with_data(json!({ ... }))` for anything else, for example
+/// `Entry::new("fault-glossary:thrustfault", "thrust fault", "A reverse fault of low dip.")`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Entry {
     /// A stable identifier (a URI where the source has one).
@@ -147,7 +149,8 @@ pub struct Entry {
 }
 
 impl Entry {
-    /// An entry with no data beyond its id, label and summary.
+    /// An entry with no data beyond its `id` (stable: a URI where the source
+    /// has one), `label` (its name) and `summary` (one line for agents).
     pub fn new(id: &str, label: &str, summary: &str) -> Entry {
         Entry { id: id.to_owned(), label: label.to_owned(), summary: summary.to_owned(), data: serde_json::json!({}) }
     }
@@ -210,18 +213,25 @@ pub struct Knowledge {
     pub summary: String,
 }
 
-/// Expected failures: the host turns each into the error an agent can act on.
+/// Expected failures: the host turns each into the error an agent can act on
+/// (README.md, "Errors", has the whole table). A panic is not one of them:
+/// the agent sees it as a crash (`runtime_failure`, `trap`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ProviderError {
-    /// This provider does not serve this kind of request.
+    /// This provider does not serve this kind of request (the trait's
+    /// defaults): `unknown_provider`, reason `cannot_serve`.
     UnsupportedRequest(String),
-    /// The options do not fit: a JSON pointer to the field, and what is wrong.
+    /// The options do not fit: a JSON pointer to the field (`/` for all of
+    /// them), and what is wrong: `unknown_provider`, reason `invalid_options`.
     InvalidOptions { field: String, message: String },
-    /// A knowledge asset it needs is not mounted.
+    /// A file of the knowledge asset with this id is not there:
+    /// `missing_knowledge_asset`, with hints to install it.
     MissingAsset(String),
-    /// Nothing matched; close matches, best first.
+    /// Nothing matched; close matches, best first. For a lookup this is an
+    /// answer, not an error: no entries, and these as `close_matches`.
     NotFound(Vec<String>),
-    /// Anything else, in a sentence.
+    /// Anything else, in a sentence (for the operator's log):
+    /// `unknown_provider`, reason `runtime_failure`, failure `failed`.
     Failed(String),
 }
 
@@ -244,8 +254,22 @@ pub trait Provider: Sized {
     /// Who it is, what it serves, what it reads.
     fn descriptor() -> Descriptor;
 
-    /// Opens what every request needs (its assets, an index). The host
-    /// instantiates a provider for each call, so this runs once per call.
+    /// Opens what every request needs (its assets, an index).
+    ///
+    /// It runs once per instance, not once per call: the host keeps an
+    /// instance whose call returned normally (with a typed error or without)
+    /// and hands it later calls of the same provider, and the value this
+    /// returns serves them all. So do the expensive work here (read and parse
+    /// the assets, build indexes), and keep in `Self` only what follows from the
+    /// assets: a request must never change what a later request is answered.
+    ///
+    /// An `Err` is not kept: the next call on the instance opens again (so an
+    /// asset installed since is seen). The host starts a fresh instance (and
+    /// so calls this again) after a trap, a timeout, a memory-limit hit or an
+    /// answer over the output limit, when a mounted asset changed (reinstalled,
+    /// or a file of the operator's own copy edited), and whenever it likes:
+    /// never count on an instance living, or on it being fresh. Memory kept
+    /// between calls counts against the memory limit of every later call.
     fn open() -> Result<Self, ProviderError>;
 
     /// Looks a term up.
@@ -261,8 +285,11 @@ pub trait Provider: Sized {
     }
 }
 
-/// Reads a request's options into `T` (use `#[serde(deny_unknown_fields)]`);
-/// a mismatch is [`ProviderError::InvalidOptions`] naming the field.
+/// Reads a request's options into `T` (use `#[serde(deny_unknown_fields)]`):
+/// `let options: Options = parse_options(&request.options)?;`. A mismatch is
+/// [`ProviderError::InvalidOptions`] naming the field by JSON pointer. The
+/// host has already checked the options against the descriptor's options
+/// schema ([`harness::check_options`] is that check).
 pub fn parse_options<T: DeserializeOwned>(options: &serde_json::Value) -> Result<T, ProviderError> {
     serde_path_to_error::deserialize(options).map_err(|error| {
         let path = error.path().to_string();
@@ -277,7 +304,11 @@ pub fn asset_path(id: &str, file: &str) -> PathBuf {
     harness::asset_root(id).unwrap_or_else(|| PathBuf::from("/assets").join(id)).join(file)
 }
 
-/// Opens a file of a mounted asset; absent is [`ProviderError::MissingAsset`].
+/// Opens a file of a mounted asset (one the descriptor declares with
+/// [`Descriptor::reads_asset`]): `let file = open_asset("fault-glossary-data", "glossary.json")?;`.
+/// Absent is [`ProviderError::MissingAsset`], any other error
+/// [`ProviderError::Failed`]. To read a whole file, [`read_asset`] and
+/// [`read_json_asset`] are cheaper inside the sandbox.
 pub fn open_asset(id: &str, file: &str) -> Result<File, ProviderError> {
     File::open(asset_path(id, file)).map_err(|error| match error.kind() {
         std::io::ErrorKind::NotFound => ProviderError::MissingAsset(id.to_owned()),
@@ -302,6 +333,9 @@ pub fn read_json_asset<T: DeserializeOwned>(id: &str, file: &str) -> Result<T, P
 /// Conversions between this crate's types and the WIT world's; only [`export_provider!`] uses them.
 #[doc(hidden)]
 pub mod __glue {
+    use std::any::Any;
+    use std::cell::RefCell;
+
     use super::__bindings::exports::geomap::provider::provider as wit;
     use super::{Capability, KnowledgeRequest, LookupRequest, Provider, ProviderError};
 
@@ -340,10 +374,30 @@ pub mod __glue {
         }
     }
 
+    thread_local! {
+        /// The provider [`Provider::open`] returned in this instance: a component exports one
+        /// provider, and a WebAssembly instance runs one thread, so this is the instance's.
+        static OPENED: RefCell<Option<Box<dyn Any>>> = const { RefCell::new(None) };
+    }
+
+    /// Runs `call` on this instance's opened provider, opening it first if it is not yet (or its
+    /// last open failed: a failure is returned, never kept).
+    fn with_opened<P: Provider + 'static, T>(call: impl FnOnce(&P) -> Result<T, ProviderError>) -> Result<T, ProviderError> {
+        OPENED.with(|opened| {
+            if opened.borrow().is_none() {
+                let provider = P::open()?;
+                *opened.borrow_mut() = Some(Box::new(provider));
+            }
+            let opened = opened.borrow();
+            let provider = opened.as_ref().and_then(|provider| provider.downcast_ref::<P>()).expect("the component's one provider was opened");
+            call(provider)
+        })
+    }
+
     /// `lookup`.
-    pub fn lookup<P: Provider>(request: wit::LookupRequest) -> Result<Vec<wit::Entry>, wit::ProviderError> {
+    pub fn lookup<P: Provider + 'static>(request: wit::LookupRequest) -> Result<Vec<wit::Entry>, wit::ProviderError> {
         let request = LookupRequest { term: request.term, options: options(&request.options)?, limit: request.limit, language: request.language };
-        let entries = P::open().and_then(|provider| provider.lookup(&request)).map_err(error)?;
+        let entries = with_opened(|provider: &P| provider.lookup(&request)).map_err(error)?;
         Ok(entries
             .into_iter()
             .take(request.limit as usize)
@@ -352,14 +406,14 @@ pub mod __glue {
     }
 
     /// `query`.
-    pub fn query<P: Provider>(request: wit::KnowledgeRequest) -> Result<wit::Knowledge, wit::ProviderError> {
+    pub fn query<P: Provider + 'static>(request: wit::KnowledgeRequest) -> Result<wit::Knowledge, wit::ProviderError> {
         let request = KnowledgeRequest {
             area: request.area.map(|area| super::Area { west: area.west, south: area.south, east: area.east, north: area.north }),
             topics: request.topics,
             options: options(&request.options)?,
             limit: request.limit,
         };
-        let knowledge = P::open().and_then(|provider| provider.query(&request)).map_err(error)?;
+        let knowledge = with_opened(|provider: &P| provider.query(&request)).map_err(error)?;
         Ok(wit::Knowledge {
             items: knowledge.items.into_iter().take(request.limit as usize).map(|item| wit::Item { title: item.title, data: item.data.to_string() }).collect(),
             summary: knowledge.summary,
@@ -436,3 +490,8 @@ mod tests {
         assert!(wit.contains(&format!("package geomap:provider@{WORLD_VERSION};")));
     }
 }
+
+/// README.md's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

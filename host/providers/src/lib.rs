@@ -388,45 +388,53 @@ impl Loaded {
     /// Checks `options` against the provider's schema; the error names the
     /// offending option by JSON pointer.
     pub fn check_options(&self, name: &str, options: &serde_json::Value) -> Result<(), ProviderError> {
-        match self.options.iter_errors(options).next() {
-            None => Ok(()),
-            Some(error) => {
-                let pointer = error.instance_path().to_string();
-                // A missing or unexpected property is about that property, not its parent.
-                let field = match error.kind() {
-                    jsonschema::error::ValidationErrorKind::AdditionalProperties { unexpected } if unexpected.len() == 1 => {
-                        format!("{pointer}/{}", unexpected[0])
-                    }
-                    jsonschema::error::ValidationErrorKind::Required { property } => format!("{pointer}/{}", property.as_str().unwrap_or_default()),
-                    _ => pointer,
-                };
-                Err(ProviderError::InvalidOptions {
-                    name: name.to_owned(),
-                    field: if field.is_empty() { "/".to_owned() } else { field },
-                    message: error.to_string(),
-                })
-            }
-        }
+        // The SDK's harness runs this same check natively, so a provider's tests see what agents see.
+        geomap_provider_sdk::harness::check_compiled_options(&self.options, options).map_err(|problem| ProviderError::InvalidOptions {
+            name: name.to_owned(),
+            field: problem.field,
+            message: problem.message,
+        })
     }
 }
 
-/// Loads the component at `path` as the server would (name from its file
-/// name, world version, self-description, options schema), without caching.
-pub async fn check_file(path: &Path) -> Result<Descriptor, String> {
+/// What `providers check` found in a component file.
+#[derive(Debug, Clone)]
+pub struct CheckedFile {
+    /// How it describes itself.
+    pub descriptor: Descriptor,
+    /// Whether the server would load it under the file's present name (`<name>.wasm`, `_` for `-`);
+    /// otherwise it loads only once copied as `<descriptor name>.wasm`.
+    pub named_as_loaded: bool,
+}
+
+/// Loads the component at `path` as the server would (world version, self-description, options
+/// schema), without caching, whatever the file is called; says whether its name would do.
+pub async fn check_file(path: &Path) -> Result<CheckedFile, String> {
     let file_name = path.file_name().and_then(|name| name.to_str()).unwrap_or_default();
-    let name = name_of(file_name)
-        .ok_or_else(|| format!("its file name must be the provider's name (lowercase letters, digits, '-' or '_') with .wasm, not {file_name:?}"))?;
     let runtime = Arc::new(Runtime::new(None).map_err(|error| format!("the WebAssembly engine cannot start: {error:#}"))?);
-    let found = Found { name, origin: Origin::FirstParty, path: path.to_owned(), wasm: std::fs::read(path) };
-    match load_one(&runtime, &found).await {
-        Ok(loaded) => Ok(loaded.provider.descriptor().clone()),
+    let found = Found { name: name_of(file_name).unwrap_or_default(), origin: Origin::FirstParty, path: path.to_owned(), wasm: std::fs::read(path) };
+    match describe_one(&runtime, &found).await {
+        Ok(loaded) => {
+            let descriptor = loaded.provider.descriptor().clone();
+            Ok(CheckedFile { named_as_loaded: descriptor.name == found.name, descriptor })
+        }
         Err(LoadFailure::Incompatible(detail)) => Err(detail),
         Err(LoadFailure::Runtime { failure, detail }) => Err(format!("it failed while describing itself ({}): {detail}", failure.as_str())),
     }
 }
 
-/// Compiles (on a blocking thread), links and describes one component, and compiles its options schema.
+/// [`describe_one`], refusing a component whose file names another provider than it calls itself.
 async fn load_one(runtime: &Arc<Runtime>, found: &Found) -> Result<Loaded, LoadFailure> {
+    let loaded = describe_one(runtime, found).await?;
+    let declared = &loaded.provider.descriptor().name;
+    if *declared != found.name {
+        return Err(LoadFailure::Incompatible(format!("it calls itself {declared:?}, but its file names it {:?}; rename one to match", found.name)));
+    }
+    Ok(loaded)
+}
+
+/// Compiles (on a blocking thread), links and describes one component, and compiles its options schema.
+async fn describe_one(runtime: &Arc<Runtime>, found: &Found) -> Result<Loaded, LoadFailure> {
     let wasm = match &found.wasm {
         Ok(wasm) => wasm.clone(),
         Err(error) => return Err(LoadFailure::Incompatible(format!("its file cannot be read: {error}"))),
@@ -446,10 +454,6 @@ async fn load_one(runtime: &Arc<Runtime>, found: &Found) -> Result<Loaded, LoadF
         LoadError::Invalid { message, .. } => LoadFailure::Incompatible(format!("it is not a provider component this server can load: {message}")),
         LoadError::Unreadable { source, .. } => LoadFailure::Incompatible(format!("its file cannot be read: {source}")),
     })?;
-    let declared = &provider.descriptor().name;
-    if *declared != found.name {
-        return Err(LoadFailure::Incompatible(format!("it calls itself {declared:?}, but its file names it {:?}; rename one to match", found.name)));
-    }
     let options = jsonschema::validator_for(&provider.descriptor().options_schema)
         .map_err(|error| LoadFailure::Incompatible(format!("its options schema is not a valid JSON Schema: {error}")))?;
     Ok(Loaded { provider, options })

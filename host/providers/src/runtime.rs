@@ -5,25 +5,41 @@
 //! - A component is loaded once: its exports are checked for a supported world
 //!   version (0.1.x) before anything runs, it is linked once (`PluginPre`),
 //!   and it describes itself once.
-//! - Every call gets a fresh store and instance: a trap poisons a store, so
-//!   none is ever reused after any error. Instances come from a pool of
-//!   slots whose memory wasmtime wipes (zeroes) before the next instance gets
-//!   it, so nothing of one call, or one provider, reaches another.
+//! - Instances are warm: an instance whose call returned normally goes back to
+//!   its provider's pool and serves the provider's later calls, so the guest's
+//!   `open()` runs once per instance. A pool belongs to one [`LoadedProvider`]:
+//!   an instance never serves another provider. It serves a call only when it
+//!   was built with the same memory limit and the same asset mounts, each
+//!   folder's identity and times unchanged ([`Mount`], one `stat` a call), and
+//!   the files in them unchanged as last compared (at most [`REVALIDATE`] ago,
+//!   for a file rewritten in place in an operator's own copy). After any
+//!   trap, timeout, memory-limit hit, output over the limit or mount failure the
+//!   store is dropped, never reused (a trap poisons a store). Slots whose
+//!   instance is dropped are wiped (zeroed) by wasmtime before the next
+//!   instance gets them, so nothing of one instance reaches another.
+//! - Idle instances hold pooling-allocator slots, so they are bounded
+//!   ([`IDLE_PER_PROVIDER`], [`IDLE_EXPIRY`]) and never make a call wait: a call
+//!   that finds no free slot evicts the longest-idle instance of any provider,
+//!   and while any call waits for a slot, finished instances are dropped
+//!   instead of kept.
 //! - The sandbox: no network, no environment, no inherited stdio (stderr is
 //!   captured), each asset the provider declared mounted read-only at
 //!   `/assets/<asset-id>/`, nothing else on the filesystem.
-//! - Limits: memory by a store limiter; CPU by an epoch deadline *and* an outer
-//!   timeout (epochs do not fire while the guest blocks in a host call); the
-//!   output's size is checked before it is handed on.
+//! - Limits hold per call: memory by a store limiter over the instance's whole
+//!   memory (what earlier calls left counts); CPU by an epoch deadline set
+//!   afresh for each call *and* an outer timeout (epochs do not fire while the
+//!   guest blocks in a host call); the output's size is checked before it is
+//!   handed on; stderr is captured per call.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
+
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use wasmtime::component::{Component, Linker, ResourceTable};
 use wasmtime::{Config, Engine, ResourceLimiter, Store};
-use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxView, WasiView};
 
 mod bindings {
@@ -217,7 +233,8 @@ impl WasiView for Sandbox {
 }
 
 /// Refuses growth past `limit` and remembers that it did, so the trap that
-/// follows is reported as `memory_limit`.
+/// follows is reported as `memory_limit`. `desired` is the memory's whole size,
+/// so on a warm instance what earlier calls left counts against the limit.
 struct MemoryLimiter {
     limit: usize,
     exceeded: Arc<AtomicBool>,
@@ -237,23 +254,79 @@ impl ResourceLimiter for MemoryLimiter {
     }
 }
 
+/// A provider's stderr: what one call wrote, up to [`STDERR_BYTES`] (the rest is
+/// dropped, never refused, so a chatty provider does not fail for it). A warm
+/// instance keeps its stream; the host clears it before each call.
+#[derive(Clone, Default)]
+struct Stderr(Arc<Mutex<Vec<u8>>>);
+
+impl Stderr {
+    fn clear(&self) {
+        lock(&self.0).clear();
+    }
+
+    /// What the call wrote, trimmed.
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&lock(&self.0)).trim().to_owned()
+    }
+}
+
+impl wasmtime_wasi::cli::IsTerminal for Stderr {
+    fn is_terminal(&self) -> bool {
+        false
+    }
+}
+
+impl wasmtime_wasi::cli::StdoutStream for Stderr {
+    fn async_stream(&self) -> Box<dyn tokio::io::AsyncWrite + Send + Sync> {
+        Box::new(self.clone())
+    }
+}
+
+impl tokio::io::AsyncWrite for Stderr {
+    fn poll_write(self: std::pin::Pin<&mut Self>, _: &mut std::task::Context<'_>, bytes: &[u8]) -> std::task::Poll<std::io::Result<usize>> {
+        let mut kept = lock(&self.0);
+        let room = STDERR_BYTES.saturating_sub(kept.len());
+        kept.extend_from_slice(&bytes[..bytes.len().min(room)]);
+        std::task::Poll::Ready(Ok(bytes.len()))
+    }
+
+    fn poll_flush(self: std::pin::Pin<&mut Self>, _: &mut std::task::Context<'_>) -> std::task::Poll<std::io::Result<()>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn poll_shutdown(self: std::pin::Pin<&mut Self>, _: &mut std::task::Context<'_>) -> std::task::Poll<std::io::Result<()>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+}
+
+/// A mutex's contents, even after a panic elsewhere (nothing here is left half-changed by one).
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// Provider instances (with their memories, tables and stacks) a runtime keeps ready; a call beyond
 /// them waits for one to be free.
 pub const INSTANCE_SLOTS: u32 = 256;
-/// Of each linear memory, how much stays mapped between calls and is cleared by writing zeros
-/// (beyond it, pages go back to the kernel): a lookup's whole memory, so a call costs no `madvise`.
+/// Of each linear memory, how much stays mapped between instances and is cleared by writing zeros
+/// (beyond it, pages go back to the kernel): a lookup's whole memory, so a new instance costs no `madvise`.
 const KEEP_RESIDENT: usize = 4 << 20;
+/// Idle instances a provider keeps at most (each holds a slot and its memory).
+pub const IDLE_PER_PROVIDER: usize = 2;
+/// An idle instance that sat unused this long is dropped at its provider's next call (which runs
+/// on another one), so a provider keeps extra instances only while it is busy.
+pub const IDLE_EXPIRY: Duration = Duration::from_secs(300);
 
-/// A pool of instance slots, reused call after call. The default allocator maps each instance's
-/// memory afresh and unmaps it after the call; with many calls a second that is most of their cost
-/// (every `munmap` makes the kernel flush the TLB of every core running the server).
-fn instance_pool() -> wasmtime::InstanceAllocationStrategy {
+/// A pool of instance slots, reused instance after instance. The default allocator maps each
+/// instance's memory afresh and unmaps it when the instance goes; with many instances a second that
+/// is most of their cost (every `munmap` makes the kernel flush the TLB of every core running the server).
+fn instance_pool(slots: u32) -> wasmtime::InstanceAllocationStrategy {
     let mut pool = wasmtime::PoolingAllocationConfig::new();
-    pool.total_component_instances(INSTANCE_SLOTS)
-        .total_core_instances(8 * INSTANCE_SLOTS)
-        .total_memories(2 * INSTANCE_SLOTS)
-        .total_tables(4 * INSTANCE_SLOTS)
-        .total_stacks(INSTANCE_SLOTS)
+    pool.total_component_instances(slots)
+        .total_core_instances(8 * slots)
+        .total_memories(2 * slots)
+        .total_tables(4 * slots)
+        .total_stacks(slots)
         .linear_memory_keep_resident(KEEP_RESIDENT)
         .table_keep_resident(64 << 10);
     wasmtime::InstanceAllocationStrategy::Pooling(pool)
@@ -264,8 +337,14 @@ pub struct Runtime {
     engine: Engine,
     linker: Linker<Sandbox>,
     cache: Option<PathBuf>,
-    /// One permit per instance slot: a call waits for one rather than fail when all are in use.
-    slots: Arc<tokio::sync::Semaphore>,
+    /// One permit per instance slot, held by every instance, running or idle: a call waits for one
+    /// rather than fail when all are in use.
+    slots: Arc<Semaphore>,
+    /// The pools of the providers linked here, for a call that needs a slot an idle instance holds.
+    pools: Mutex<Vec<Weak<Pool>>>,
+    /// Calls waiting for a slot: while there are any, a finished instance gives its slot back
+    /// instead of going idle.
+    waiting: AtomicUsize,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -278,8 +357,13 @@ impl Runtime {
     /// An engine for provider components with WASI preview 2 linked; compiled
     /// components are cached in `cache` (a folder only the server writes) when given.
     pub fn new(cache: Option<PathBuf>) -> wasmtime::Result<Runtime> {
+        Runtime::with_slots(cache, INSTANCE_SLOTS)
+    }
+
+    /// [`Runtime::new`] with `slots` instance slots (tests use a few, to exhaust them).
+    fn with_slots(cache: Option<PathBuf>, slots: u32) -> wasmtime::Result<Runtime> {
         let mut config = Config::new();
-        config.wasm_component_model(true).epoch_interruption(true).allocation_strategy(instance_pool());
+        config.wasm_component_model(true).epoch_interruption(true).allocation_strategy(instance_pool(slots));
         let engine = Engine::new(&config)?;
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
@@ -291,7 +375,55 @@ impl Runtime {
                 std::thread::sleep(EPOCH_TICK);
             }
         })?;
-        Ok(Runtime { engine, linker, cache, slots: Arc::new(tokio::sync::Semaphore::new(INSTANCE_SLOTS as usize)) })
+        let slots = Arc::new(Semaphore::new(slots as usize));
+        Ok(Runtime { engine, linker, cache, slots, pools: Mutex::new(Vec::new()), waiting: AtomicUsize::new(0) })
+    }
+
+    /// A slot for a new instance: a free one, else one an idle instance gives up (the one idle the
+    /// longest, of any provider), else the first a running call gives back. An idle instance never
+    /// makes a call wait: once this call waits, finished instances give their slots back instead of
+    /// going idle ([`Pool::keep`]), and every idle one there was has been evicted.
+    async fn slot(&self) -> OwnedSemaphorePermit {
+        if let Ok(slot) = Arc::clone(&self.slots).try_acquire_owned() {
+            return slot;
+        }
+        /// Counts this call among the waiting ones until it has a slot (or is cancelled).
+        struct Waiting<'a>(&'a AtomicUsize);
+        impl Drop for Waiting<'_> {
+            fn drop(&mut self) {
+                self.0.fetch_sub(1, Ordering::SeqCst);
+            }
+        }
+        // SeqCst with Pool::keep's load, and before any pool is locked: an instance that went idle
+        // without seeing this call waiting is in its pool by the time the loop looks there.
+        self.waiting.fetch_add(1, Ordering::SeqCst);
+        let _waiting = Waiting(&self.waiting);
+        loop {
+            if let Ok(slot) = Arc::clone(&self.slots).try_acquire_owned() {
+                return slot;
+            }
+            if !self.evict_one() {
+                break;
+            }
+        }
+        Arc::clone(&self.slots).acquire_owned().await.expect("the slots are never closed")
+    }
+
+    /// Drops the instance idle the longest, of any provider; `false` when none is idle.
+    fn evict_one(&self) -> bool {
+        let pools: Vec<Arc<Pool>> = {
+            let mut pools = lock(&self.pools);
+            pools.retain(|pool| pool.strong_count() > 0);
+            pools.iter().filter_map(Weak::upgrade).collect()
+        };
+        let oldest = pools.iter().filter_map(|pool| lock(&pool.idle).first().map(|warm| (warm.idle_since, pool))).min_by_key(|(since, _)| *since);
+        let Some((_, pool)) = oldest else { return false };
+        let evicted = {
+            let mut idle = lock(&pool.idle);
+            (!idle.is_empty()).then(|| idle.remove(0))
+        };
+        drop(evicted); // outside the lock: the slot is wiped as the store goes
+        true
     }
 
     /// The cache file of `wasm` for this engine: `<sha256 of the wasm>-<engine compatibility hash>.cwasm`.
@@ -368,11 +500,14 @@ impl Runtime {
         }
         let pre = self.linker.instantiate_pre(&component).map_err(invalid)?;
         let pre = bindings::PluginPre::new(pre).map_err(invalid)?;
-        let mut loaded = LoadedProvider { pre, descriptor: None, from_cache };
-        let describe = |plugin: bindings::Plugin, mut store: Store<Sandbox>| async move {
-            plugin.geomap_provider_provider().call_describe(&mut store).await.map(|descriptor| (descriptor, store))
+        let pool = Arc::new(Pool::default());
+        lock(&self.pools).push(Arc::downgrade(&pool));
+        let mut loaded = LoadedProvider { pre, descriptor: None, from_cache, pool };
+        let describe = |mut instance: Instance| async move {
+            instance.plugin.geomap_provider_provider().call_describe(&mut instance.store).await.map(|descriptor| (descriptor, instance))
         };
-        let descriptor = loaded.run(self, &[], Limits::default(), describe).await.map_err(|error| match error {
+        // Describing needs no asset and opens nothing: its instance is not kept.
+        let descriptor = loaded.run(self, &[], Limits::default(), Reuse::Never, describe, |_| 0).await.map_err(|error| match error {
             CallError::Runtime { failure, detail } => LoadError::Describe { path: path.to_owned(), failure, detail },
             CallError::Provider(failure) => LoadError::Describe { path: path.to_owned(), failure: RuntimeFailure::Trap, detail: format!("{failure:?}") },
         })?;
@@ -398,11 +533,152 @@ pub struct Compiled {
     from_cache: bool,
 }
 
-/// A component, checked and linked, ready to instantiate per call.
+/// A component, checked and linked, with its warm instances.
 pub struct LoadedProvider {
     pre: bindings::PluginPre<Sandbox>,
     descriptor: Option<Descriptor>,
     from_cache: bool,
+    /// Its idle instances; never another provider's.
+    pool: Arc<Pool>,
+}
+
+/// A store and the instance in it.
+struct Instance {
+    store: Store<Sandbox>,
+    plugin: bindings::Plugin,
+}
+
+/// An instance between calls, with what it was built with.
+struct Warm {
+    instance: Instance,
+    /// The mounts it was built with: it serves only calls whose mounts are these, unchanged.
+    mounts: Vec<Mount>,
+    /// Their files, as last compared, and when.
+    files: Files,
+    files_checked: Instant,
+    /// The memory limit its limiter enforces.
+    memory_bytes: usize,
+    stderr: Stderr,
+    exceeded: Arc<AtomicBool>,
+    idle_since: Instant,
+    /// Declared last, so dropped after the store: a slot is free only once its instance is gone.
+    slot: OwnedSemaphorePermit,
+}
+
+/// One provider's idle instances, the most recently used last.
+#[derive(Default)]
+struct Pool {
+    idle: Mutex<Vec<Warm>>,
+}
+
+impl Pool {
+    /// An idle instance built with `mounts` and `memory_bytes`, the most recently used. The others
+    /// built with other mounts are stale (an asset changed) and dropped, as are those that sat unused
+    /// for [`IDLE_EXPIRY`] (the provider has a running instance now).
+    fn take(&self, mounts: &[Mount], memory_bytes: usize) -> Option<Warm> {
+        let now = Instant::now();
+        let (found, dropped) = {
+            let mut idle = lock(&self.idle);
+            let found = idle.iter().rposition(|warm| warm.mounts == mounts && warm.memory_bytes == memory_bytes).map(|at| idle.remove(at));
+            let (kept, dropped): (Vec<Warm>, Vec<Warm>) =
+                std::mem::take(&mut *idle).into_iter().partition(|warm| warm.mounts == mounts && now.duration_since(warm.idle_since) < IDLE_EXPIRY);
+            *idle = kept;
+            (found, dropped)
+        };
+        drop(dropped); // outside the lock: each slot is wiped as its store goes
+        found
+    }
+
+    /// Keeps `warm` for a later call, unless a call is waiting for a slot (then its slot goes back
+    /// at once). Beyond [`IDLE_PER_PROVIDER`] the one idle the longest goes.
+    fn keep(&self, runtime: &Runtime, mut warm: Warm) {
+        warm.idle_since = Instant::now();
+        let dropped = {
+            let mut idle = lock(&self.idle);
+            // Under the pool's lock, SeqCst with Runtime::slot's increment (see there).
+            if runtime.waiting.load(Ordering::SeqCst) > 0 {
+                Some(warm)
+            } else {
+                idle.push(warm);
+                (idle.len() > IDLE_PER_PROVIDER).then(|| idle.remove(0))
+            }
+        };
+        drop(dropped);
+    }
+}
+
+/// Whether a call's instance may be taken from the pool and kept after it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reuse {
+    /// A lookup or a query: warm when it can be.
+    Warm,
+    /// Describing: a fresh instance, dropped after.
+    Never,
+}
+
+/// One asset folder as a call mounts it, with the folder's identity and times: the installer swaps
+/// a new copy in with a rename (another inode), and adding, removing or renaming a file (as most
+/// editors save) changes the folder's times. Compared on every call: a warm instance built on an
+/// earlier state is never handed a later call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Mount {
+    id: String,
+    folder: PathBuf,
+    stamp: Stamp,
+}
+
+/// What the host can see of the files directly in each mounted folder without reading them: a file
+/// of an operator's own copy rewritten in place changes its stamp, not its folder's. Compared when
+/// an instance's last comparison is [`REVALIDATE`] old.
+type Files = Vec<Vec<(std::ffi::OsString, Stamp)>>;
+
+/// How old a warm instance's comparison of its mounted files may be before a call compares them again.
+pub const REVALIDATE: Duration = Duration::from_secs(1);
+
+/// A file's or folder's identity and times (ctime too: no tool can set it back).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    device: u64,
+    inode: u64,
+    size: u64,
+    modified: (i64, i64),
+    changed: (i64, i64),
+}
+
+impl Stamp {
+    fn of(path: &Path) -> Option<Stamp> {
+        use std::os::unix::fs::MetadataExt;
+        let metadata = std::fs::metadata(path).ok()?;
+        Some(Stamp {
+            device: metadata.dev(),
+            inode: metadata.ino(),
+            size: metadata.size(),
+            modified: (metadata.mtime(), metadata.mtime_nsec()),
+            changed: (metadata.ctime(), metadata.ctime_nsec()),
+        })
+    }
+}
+
+/// The mounts of `assets` as they are now (one `stat` each); `None` when one cannot be read (the
+/// call then gets a fresh instance that is not kept, and its mount most likely fails).
+fn mounts(assets: &[(String, PathBuf)]) -> Option<Vec<Mount>> {
+    assets.iter().map(|(id, folder)| Some(Mount { id: id.clone(), folder: folder.clone(), stamp: Stamp::of(folder)? })).collect()
+}
+
+/// The stamps of the files directly in each of `assets`' folders, by name; `None` when one cannot be read.
+fn file_stamps(assets: &[(String, PathBuf)]) -> Option<Files> {
+    assets
+        .iter()
+        .map(|(_, folder)| {
+            let mut files = Vec::new();
+            for entry in std::fs::read_dir(folder).ok()? {
+                let path = entry.ok()?.path();
+                files.push((path.file_name()?.to_owned(), Stamp::of(&path)?));
+            }
+            files.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+            Some(files)
+        })
+        .collect()
 }
 
 impl LoadedProvider {
@@ -420,12 +696,14 @@ impl LoadedProvider {
     pub async fn lookup(&self, runtime: &Runtime, assets: &[(String, PathBuf)], limits: Limits, request: &LookupRequest) -> Result<Vec<Entry>, CallError> {
         let request =
             wit::LookupRequest { term: request.term.clone(), options: request.options.to_string(), limit: request.limit, language: request.language.clone() };
-        let call = |plugin: bindings::Plugin, mut store: Store<Sandbox>| async move {
-            plugin.geomap_provider_provider().call_lookup(&mut store, &request).await.map(|answer| (answer, store))
+        let call = |mut instance: Instance| async move {
+            instance.plugin.geomap_provider_provider().call_lookup(&mut instance.store, &request).await.map(|answer| (answer, instance))
         };
-        let answer = self.run(runtime, assets, limits, call).await?;
-        let entries = answer.map_err(|error| CallError::Provider(provider_failure(error)))?;
-        check_output(entries.iter().map(|entry| entry.id.len() + entry.label.len() + entry.summary.len() + entry.data.len()).sum(), limits)?;
+        let size = |answer: &Result<Vec<wit::Entry>, wit::ProviderError>| match answer {
+            Ok(entries) => entries.iter().map(|entry| entry.id.len() + entry.label.len() + entry.summary.len() + entry.data.len()).sum(),
+            Err(_) => 0,
+        };
+        let entries = self.run(runtime, assets, limits, Reuse::Warm, call, size).await?.map_err(|error| CallError::Provider(provider_failure(error)))?;
         Ok(entries.into_iter().map(|entry| Entry { id: entry.id, label: entry.label, summary: entry.summary, data: json_or_text(entry.data) }).collect())
     }
 
@@ -437,38 +715,79 @@ impl LoadedProvider {
             options: request.options.to_string(),
             limit: request.limit,
         };
-        let call = |plugin: bindings::Plugin, mut store: Store<Sandbox>| async move {
-            plugin.geomap_provider_provider().call_query(&mut store, &request).await.map(|answer| (answer, store))
+        let call = |mut instance: Instance| async move {
+            instance.plugin.geomap_provider_provider().call_query(&mut instance.store, &request).await.map(|answer| (answer, instance))
         };
-        let knowledge = self.run(runtime, assets, limits, call).await?.map_err(|error| CallError::Provider(provider_failure(error)))?;
-        let size = knowledge.summary.len() + knowledge.items.iter().map(|item| item.title.len() + item.data.len()).sum::<usize>();
-        check_output(size, limits)?;
+        let size = |answer: &Result<wit::Knowledge, wit::ProviderError>| match answer {
+            Ok(knowledge) => knowledge.summary.len() + knowledge.items.iter().map(|item| item.title.len() + item.data.len()).sum::<usize>(),
+            Err(_) => 0,
+        };
+        let knowledge = self.run(runtime, assets, limits, Reuse::Warm, call, size).await?.map_err(|error| CallError::Provider(provider_failure(error)))?;
         Ok(Knowledge { items: knowledge.items.into_iter().map(|item| (item.title, json_or_text(item.data))).collect(), summary: knowledge.summary })
     }
 
-    /// Runs `call` on a fresh instance in a fresh sandbox, within `limits`.
-    async fn run<T, F, Fut>(&self, runtime: &Runtime, assets: &[(String, PathBuf)], limits: Limits, call: F) -> Result<T, CallError>
+    /// Runs `call` within `limits` on an idle instance built with these mounts, or on a fresh one
+    /// in a fresh sandbox; `size` is the answer's output size. The instance is kept for a later call
+    /// only when the call returned normally within every limit.
+    async fn run<T, F, Fut>(
+        &self,
+        runtime: &Runtime,
+        assets: &[(String, PathBuf)],
+        limits: Limits,
+        reuse: Reuse,
+        call: F,
+        size: impl FnOnce(&T) -> usize,
+    ) -> Result<T, CallError>
     where
-        F: FnOnce(bindings::Plugin, Store<Sandbox>) -> Fut,
-        Fut: Future<Output = wasmtime::Result<(T, Store<Sandbox>)>>,
+        F: FnOnce(Instance) -> Fut,
+        Fut: Future<Output = wasmtime::Result<(T, Instance)>>,
     {
-        // Held until the instance is gone (the store is dropped before the permit, at the end of this call).
-        let _slot = runtime.slots.acquire().await.expect("the slots are never closed");
-        let stderr = MemoryOutputPipe::new(STDERR_BYTES);
-        let mut wasi = WasiCtx::builder();
-        wasi.stderr(stderr.clone()).allow_blocking_current_thread(true);
-        for (id, folder) in assets {
-            wasi.preopened_dir(folder, format!("/assets/{id}"), FsPerms::ReadOnly)
-                .map_err(|error| CallError::Runtime { failure: RuntimeFailure::Mount, detail: format!("asset {id} cannot be mounted: {error}") })?;
+        let mounts = match reuse {
+            Reuse::Warm => mounts(assets),
+            Reuse::Never => None,
+        };
+        let mut idle = mounts.as_deref().and_then(|mounts| self.pool.take(mounts, limits.memory_bytes));
+        let mut read = None;
+        if let Some(warm) = &mut idle
+            && warm.files_checked.elapsed() >= REVALIDATE
+        {
+            let now = file_stamps(assets);
+            if now.as_ref() == Some(&warm.files) {
+                warm.files_checked = Instant::now();
+            } else {
+                idle = None; // a file changed in place: this instance may have read the earlier one
+                read = Some(now);
+            }
         }
-        let exceeded = Arc::new(AtomicBool::new(false));
-        let sandbox =
-            Sandbox { wasi: wasi.build(), table: ResourceTable::new(), limiter: MemoryLimiter { limit: limits.memory_bytes, exceeded: Arc::clone(&exceeded) } };
-        let mut store = Store::new(&runtime.engine, sandbox);
-        store.limiter(|sandbox| &mut sandbox.limiter);
+        // Declared before the store, so dropped after it: the slot is free only once the instance is gone.
+        let (slot, ready, files, stderr, exceeded) = match idle {
+            Some(Warm { instance, files, files_checked, stderr, exceeded, slot, .. }) => {
+                stderr.clear();
+                (slot, Ready::Warm(instance), Some((files, files_checked)), stderr, exceeded)
+            }
+            None => {
+                // Read before the folders are opened: a change in between makes the next call's check fail, never pass.
+                let files = match mounts {
+                    Some(_) => read.unwrap_or_else(|| file_stamps(assets)).map(|files| (files, Instant::now())),
+                    None => None,
+                };
+                let slot = runtime.slot().await;
+                let stderr = Stderr::default();
+                let mut wasi = WasiCtx::builder();
+                wasi.stderr(stderr.clone()).allow_blocking_current_thread(true);
+                for (id, folder) in assets {
+                    wasi.preopened_dir(folder, format!("/assets/{id}"), FsPerms::ReadOnly)
+                        .map_err(|error| CallError::Runtime { failure: RuntimeFailure::Mount, detail: format!("asset {id} cannot be mounted: {error}") })?;
+                }
+                let exceeded = Arc::new(AtomicBool::new(false));
+                let limiter = MemoryLimiter { limit: limits.memory_bytes, exceeded: Arc::clone(&exceeded) };
+                let mut store = Store::new(&runtime.engine, Sandbox { wasi: wasi.build(), table: ResourceTable::new(), limiter });
+                store.limiter(|sandbox| &mut sandbox.limiter);
+                (slot, Ready::Cold(store), files, stderr, exceeded)
+            }
+        };
         let ticks = (limits.deadline.as_millis() / EPOCH_TICK.as_millis()).max(1) as u64;
-        store.set_epoch_deadline(ticks);
-        let failed = |error: wasmtime::Error, stderr: &MemoryOutputPipe| {
+        let failed = |error: wasmtime::Error| {
             let failure = if exceeded.load(Ordering::Relaxed) {
                 RuntimeFailure::MemoryLimit
             } else if matches!(error.downcast_ref::<wasmtime::Trap>(), Some(wasmtime::Trap::Interrupt)) {
@@ -476,27 +795,54 @@ impl LoadedProvider {
             } else {
                 RuntimeFailure::Trap
             };
-            let said = String::from_utf8_lossy(&stderr.contents()).trim().to_owned();
+            let said = stderr.text();
             CallError::Runtime { failure, detail: if said.is_empty() { format!("{error:#}") } else { format!("{error:#}; stderr: {said}") } }
         };
         let work = async move {
-            let plugin = self.pre.instantiate_async(&mut store).await?;
-            call(plugin, store).await
+            let instance = match ready {
+                Ready::Warm(mut instance) => {
+                    // The deadline is relative to now: this call gets the whole of it.
+                    instance.store.set_epoch_deadline(ticks);
+                    instance
+                }
+                Ready::Cold(mut store) => {
+                    store.set_epoch_deadline(ticks);
+                    let plugin = self.pre.instantiate_async(&mut store).await?;
+                    Instance { store, plugin }
+                }
+            };
+            call(instance).await
         };
-        match tokio::time::timeout(limits.deadline + EPOCH_TICK * 5, work).await {
-            Ok(Ok((value, _store))) => Ok(value),
-            Ok(Err(error)) => Err(failed(error, &stderr)),
-            Err(_) => Err(CallError::Runtime { failure: RuntimeFailure::Timeout, detail: format!("still running after {:?}", limits.deadline) }),
+        // On any failure the store is dropped with `work` (before `slot`), never reused.
+        let (value, instance) = match tokio::time::timeout(limits.deadline + EPOCH_TICK * 5, work).await {
+            Ok(Ok(done)) => done,
+            Ok(Err(error)) => return Err(failed(error)),
+            Err(_) => return Err(CallError::Runtime { failure: RuntimeFailure::Timeout, detail: format!("still running after {:?}", limits.deadline) }),
+        };
+        let size = size(&value);
+        if size > limits.output_bytes {
+            drop(instance);
+            return Err(CallError::Runtime {
+                failure: RuntimeFailure::OutputTooLarge,
+                detail: format!("{size} bytes, over the limit of {}", limits.output_bytes),
+            });
         }
+        match (mounts, files) {
+            (Some(mounts), Some((files, files_checked))) if !exceeded.load(Ordering::Relaxed) => {
+                let idle_since = Instant::now();
+                let warm = Warm { instance, mounts, files, files_checked, memory_bytes: limits.memory_bytes, stderr, exceeded, idle_since, slot };
+                self.pool.keep(runtime, warm);
+            }
+            _ => drop(instance),
+        }
+        Ok(value)
     }
 }
 
-/// A result over the output limit is `output_too_large`.
-fn check_output(size: usize, limits: Limits) -> Result<(), CallError> {
-    match size > limits.output_bytes {
-        true => Err(CallError::Runtime { failure: RuntimeFailure::OutputTooLarge, detail: format!("{size} bytes, over the limit of {}", limits.output_bytes) }),
-        false => Ok(()),
-    }
+/// The instance a call runs on: an idle one, or a store to instantiate in.
+enum Ready {
+    Warm(Instance),
+    Cold(Store<Sandbox>),
 }
 
 /// A provider's JSON text as a value (text that is not JSON stays text).
@@ -587,7 +933,190 @@ mod tests {
         let failed = provider.lookup(&runtime, &assets, starved, &request("granite", json!({}))).await;
         assert!(matches!(failed, Err(CallError::Runtime { failure: RuntimeFailure::MemoryLimit, .. })), "{failed:?}");
         let fine = provider.lookup(&runtime, &assets, Limits::default(), &request("granite", json!({}))).await;
-        assert_eq!(fine.unwrap().len(), 1, "a fresh instance for every call: nothing poisoned");
+        assert_eq!(fine.unwrap().len(), 1, "the instance that hit the limit was dropped: nothing poisoned");
+    }
+
+    /// What the counting provider said about the instance that answered.
+    #[derive(Debug, PartialEq)]
+    struct Counted {
+        /// Times `open()` ran in it.
+        opens: u64,
+        /// Lookups it answered, this one included.
+        calls: u64,
+        /// Its asset's marker when it opened.
+        marker: Option<String>,
+        /// Bytes it keeps for its life.
+        held: u64,
+    }
+
+    impl Counted {
+        fn new(opens: u64, calls: u64) -> Counted {
+            Counted { opens, calls, marker: None, held: 0 }
+        }
+
+        fn marked(self, marker: &str) -> Counted {
+            Counted { marker: Some(marker.to_owned()), ..self }
+        }
+
+        fn holding(self, held: u64) -> Counted {
+            Counted { held, ..self }
+        }
+    }
+
+    async fn count(runtime: &Runtime, provider: &LoadedProvider, assets: &[(String, PathBuf)], limits: Limits, term: &str) -> Result<Counted, CallError> {
+        let entries = provider.lookup(runtime, assets, limits, &request(term, json!({}))).await?;
+        let data = &entries[0].data;
+        Ok(Counted {
+            opens: data["opens"].as_u64().unwrap(),
+            calls: data["calls"].as_u64().unwrap(),
+            marker: data["marker"].as_str().map(str::to_owned),
+            held: data["held_bytes"].as_u64().unwrap(),
+        })
+    }
+
+    /// A counting-marker asset folder holding `marker.txt` with `marker`.
+    fn marker_folder(parent: &Path, name: &str, marker: &str) -> PathBuf {
+        let folder = parent.join(name);
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(folder.join("marker.txt"), marker).unwrap();
+        folder
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn open_runs_once_per_instance_and_the_instance_serves_later_calls_of_its_provider_only() {
+        let test = "open_runs_once_per_instance_and_the_instance_serves_later_calls_of_its_provider_only";
+        let Some(wasm) = component(test, "counting_provider") else { return };
+        let runtime = Runtime::new(None).unwrap();
+        let provider = runtime.load(&wasm).await.unwrap();
+        let defaults = Limits::default();
+        for call in 1..=5 {
+            assert_eq!(count(&runtime, &provider, &[], defaults, "count").await.unwrap(), Counted::new(1, call), "one open, then the same instance");
+        }
+        let not_found = provider.lookup(&runtime, &[], defaults, &request("nothing", json!({}))).await;
+        assert!(matches!(not_found, Err(CallError::Provider(ProviderFailure::NotFound(_)))), "{not_found:?}");
+        assert_eq!(count(&runtime, &provider, &[], defaults, "count").await.unwrap(), Counted::new(1, 6), "a typed answer keeps the instance");
+
+        let other = runtime.load(&wasm).await.unwrap();
+        assert_eq!(count(&runtime, &other, &[], defaults, "count").await.unwrap(), Counted::new(1, 1), "another provider's instance is never lent");
+        assert_eq!(count(&runtime, &provider, &[], defaults, "count").await.unwrap(), Counted::new(1, 7));
+        let starved = Limits { memory_bytes: 8 << 20, ..defaults };
+        assert_eq!(count(&runtime, &provider, &[], starved, "count").await.unwrap(), Counted::new(1, 1), "another memory limit, another instance");
+        assert_eq!(count(&runtime, &provider, &[], defaults, "count").await.unwrap(), Counted::new(1, 8));
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn after_a_trap_the_next_call_gets_a_fresh_instance_and_succeeds() {
+        let Some(wasm) = component("after_a_trap_the_next_call_gets_a_fresh_instance_and_succeeds", "counting_provider") else { return };
+        let runtime = Runtime::new(None).unwrap();
+        let provider = runtime.load(&wasm).await.unwrap();
+        let defaults = Limits::default();
+        count(&runtime, &provider, &[], defaults, "count").await.unwrap();
+        assert_eq!(count(&runtime, &provider, &[], defaults, "count").await.unwrap(), Counted::new(1, 2));
+        let trapped = count(&runtime, &provider, &[], defaults, "panic").await;
+        let Err(CallError::Runtime { failure: RuntimeFailure::Trap, detail }) = trapped else { panic!("{trapped:?}") };
+        assert!(detail.contains("the counting provider panics on purpose"), "{detail}");
+        assert_eq!(count(&runtime, &provider, &[], defaults, "count").await.unwrap(), Counted::new(1, 1), "a fresh instance, opened once");
+        assert_eq!(count(&runtime, &provider, &[], defaults, "count").await.unwrap(), Counted::new(1, 2), "and it is kept");
+        assert_eq!(count(&runtime, &provider, &[], defaults, "say").await.unwrap(), Counted::new(1, 3), "said on stderr");
+        let Err(CallError::Runtime { detail, .. }) = count(&runtime, &provider, &[], defaults, "panic").await else { panic!() };
+        assert!(detail.contains("panics on purpose") && !detail.contains("said on purpose"), "stderr is captured per call: {detail}");
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn the_memory_limit_holds_on_a_warm_instance_over_all_it_kept() {
+        let Some(wasm) = component("the_memory_limit_holds_on_a_warm_instance_over_all_it_kept", "counting_provider") else { return };
+        let runtime = Runtime::new(None).unwrap();
+        let provider = runtime.load(&wasm).await.unwrap();
+        let limits = Limits { memory_bytes: 40 << 20, ..Limits::default() };
+        assert_eq!(count(&runtime, &provider, &[], limits, "hold:16").await.unwrap(), Counted::new(1, 1).holding(16 << 20));
+        assert_eq!(count(&runtime, &provider, &[], limits, "hold:16").await.unwrap(), Counted::new(1, 2).holding(32 << 20), "the same instance");
+        let over = count(&runtime, &provider, &[], limits, "hold:16").await;
+        assert!(matches!(over, Err(CallError::Runtime { failure: RuntimeFailure::MemoryLimit, .. })), "16 MiB more than the 32 it kept: {over:?}");
+        assert_eq!(count(&runtime, &provider, &[], limits, "count").await.unwrap(), Counted::new(1, 1), "a fresh instance after the limit");
+        let alone = count(&runtime, &provider, &[], limits, "hold:48").await;
+        assert!(matches!(alone, Err(CallError::Runtime { failure: RuntimeFailure::MemoryLimit, .. })), "{alone:?}");
+        assert_eq!(count(&runtime, &provider, &[], limits, "hold:16").await.unwrap(), Counted::new(1, 1).holding(16 << 20));
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn an_asset_replaced_or_edited_gets_a_fresh_instance_that_sees_the_new_files() {
+        let test = "an_asset_replaced_or_edited_gets_a_fresh_instance_that_sees_the_new_files";
+        let Some(wasm) = component(test, "counting_provider") else { return };
+        let runtime = Runtime::new(None).unwrap();
+        let provider = runtime.load(&wasm).await.unwrap();
+        let defaults = Limits::default();
+        let base = tempfile::tempdir().unwrap();
+        let folder = marker_folder(base.path(), "counting-marker", "one");
+        let assets = [("counting-marker".to_owned(), folder.clone())];
+        assert_eq!(count(&runtime, &provider, &assets, defaults, "count").await.unwrap(), Counted::new(1, 1).marked("one"));
+        assert_eq!(count(&runtime, &provider, &assets, defaults, "count").await.unwrap(), Counted::new(1, 2).marked("one"));
+
+        // As the installer does: a new copy built beside it, swapped in by renames, the old one removed.
+        marker_folder(base.path(), ".partial-counting-marker", "two");
+        std::fs::rename(&folder, base.path().join("old")).unwrap();
+        std::fs::rename(base.path().join(".partial-counting-marker"), &folder).unwrap();
+        std::fs::remove_dir_all(base.path().join("old")).unwrap();
+        assert_eq!(count(&runtime, &provider, &assets, defaults, "count").await.unwrap(), Counted::new(1, 1).marked("two"), "reinstalled");
+        assert_eq!(count(&runtime, &provider, &assets, defaults, "count").await.unwrap(), Counted::new(1, 2).marked("two"));
+
+        // An operator's own copy: a file added (the folder changes; its times are coarse, so not
+        // within the same tick as the swap), then a file rewritten in place (only the file changes:
+        // seen by calls from REVALIDATE on).
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        std::fs::write(folder.join("more.txt"), "x").unwrap();
+        assert_eq!(count(&runtime, &provider, &assets, defaults, "count").await.unwrap(), Counted::new(1, 1).marked("two"), "a file added");
+        std::fs::write(folder.join("marker.txt"), "three").unwrap();
+        tokio::time::sleep(REVALIDATE + Duration::from_millis(100)).await;
+        assert_eq!(count(&runtime, &provider, &assets, defaults, "count").await.unwrap(), Counted::new(1, 1).marked("three"), "edited in place");
+        tokio::time::sleep(REVALIDATE + Duration::from_millis(100)).await;
+        assert_eq!(count(&runtime, &provider, &assets, defaults, "count").await.unwrap(), Counted::new(1, 2).marked("three"), "unchanged since");
+        // Without the asset: another mount, another instance.
+        assert_eq!(count(&runtime, &provider, &[], defaults, "count").await.unwrap(), Counted::new(1, 1));
+        // The folder gone: the host cannot mount it, and says so.
+        std::fs::remove_dir_all(&folder).unwrap();
+        let gone = count(&runtime, &provider, &assets, defaults, "count").await;
+        assert!(matches!(gone, Err(CallError::Runtime { failure: RuntimeFailure::Mount, .. })), "{gone:?}");
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn an_open_that_failed_is_not_kept_and_the_next_call_opens_again() {
+        let Some(wasm) = component("an_open_that_failed_is_not_kept_and_the_next_call_opens_again", "counting_provider") else { return };
+        let runtime = Runtime::new(None).unwrap();
+        let provider = runtime.load(&wasm).await.unwrap();
+        let base = tempfile::tempdir().unwrap();
+        let assets = [("counting-marker".to_owned(), marker_folder(base.path(), "counting-marker", "fail-first-open"))];
+        let failed = count(&runtime, &provider, &assets, Limits::default(), "count").await;
+        assert!(matches!(failed, Err(CallError::Provider(ProviderFailure::Failed(_)))), "{failed:?}");
+        let again = count(&runtime, &provider, &assets, Limits::default(), "count").await.unwrap();
+        assert_eq!(again, Counted::new(2, 1).marked("fail-first-open"), "the same instance opened again");
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn idle_instances_never_make_a_call_wait_for_a_slot() {
+        let Some(wasm) = component("idle_instances_never_make_a_call_wait_for_a_slot", "counting_provider") else { return };
+        let runtime = Arc::new(Runtime::with_slots(None, 2).unwrap());
+        let mut providers = Vec::new();
+        for _ in 0..3 {
+            providers.push(Arc::new(runtime.load(&wasm).await.unwrap()));
+        }
+        let call = |provider: usize, term: &'static str| {
+            let (runtime, provider) = (Arc::clone(&runtime), Arc::clone(&providers[provider]));
+            async move {
+                let counted = count(&runtime, &provider, &[], Limits::default(), term);
+                tokio::time::timeout(Duration::from_secs(20), counted).await.expect("a call waited for a slot an idle instance held").unwrap()
+            }
+        };
+        for provider in 0..3 {
+            assert_eq!(call(provider, "count").await, Counted::new(1, 1));
+        }
+        // Two slots: the third provider's first call evicted the first's idle instance.
+        assert_eq!(call(1, "count").await, Counted::new(1, 2), "still warm");
+        assert_eq!(call(0, "count").await, Counted::new(1, 1), "evicted, so fresh");
+        // Calls of all three at once, on threads of their own: some wait for a slot, none forever.
+        let calls: Vec<_> = (0..6).map(|n| tokio::spawn(call(n % 3, "hold:32"))).collect();
+        for call in calls {
+            assert_eq!(call.await.unwrap().opens, 1);
+        }
     }
 
     /// Calls the hostile provider with `term` under `limits`.

@@ -320,13 +320,14 @@ fn asset_steps(ids: &[&str], catalog: &Catalog, settings: &Settings) -> String {
 /// `stratigraphic-amenity providers check FILE.wasm`: loads one component as the server would, and
 /// says what enables it: the file name the server will read, the settings, and its assets.
 fn check_provider(file: &Path, settings: Result<Settings, SettingsError>) -> ExitCode {
-    let d = match block_on(geomap_providers::check_file(file)) {
-        Ok(descriptor) => descriptor,
+    let checked = match block_on(geomap_providers::check_file(file)) {
+        Ok(checked) => checked,
         Err(problem) => {
             eprintln!("stratigraphic-amenity: {} is not a usable provider: {problem}", file.display());
             return ExitCode::FAILURE;
         }
     };
+    let d = &checked.descriptor;
     let kinds: Vec<&str> = [(d.lookup, "lookup"), (d.knowledge, "knowledge")].into_iter().filter(|(on, _)| *on).map(|(_, kind)| kind).collect();
     println!("ok: {} {} exports geomap:provider@{}.{}.x", d.name, d.version, geomap_providers::SUPPORTED_WORLD.0, geomap_providers::SUPPORTED_WORLD.1);
     println!("description: {}", d.description);
@@ -344,6 +345,12 @@ fn check_provider(file: &Path, settings: Result<Settings, SettingsError>) -> Exi
     let target = settings.provider_roots.first().map_or_else(|| format!("{}.wasm", d.name), |root| root.join(format!("{}.wasm", d.name)).display().to_string());
     println!("to enable it:");
     println!("  1. copy it to {target} (any folder of GEOMAP_PROVIDER_ROOTS: {}); the server reads <name>.wasm, `_` counting as `-`", roots.join(", "));
+    if !checked.named_as_loaded {
+        println!(
+            "     (under its present name, {}, the server would not load it: a file's name must be the provider's)",
+            file.file_name().unwrap_or_default().to_string_lossy()
+        );
+    }
     match &settings.providers {
         None => println!("  2. GEOMAP_PROVIDERS is unset, so every provider found is enabled"),
         Some(enabled) if enabled.contains(&d.name) => println!("  2. GEOMAP_PROVIDERS already enables {}", d.name),
