@@ -1,8 +1,9 @@
 """Provider costs, side by side in one run (a benchmark, not a test). Run with ./dev bench.
 
 1. The Rust benchmark `bench_providers` (host/server/examples): a lookup through each first-party
-   component against the same crate called natively through the SDK harness (goal: at most
-   1.3x), the per-call instantiation floor, and an area query on the real earthquake file.
+   component's warm instance against the same crate opened once natively (goals: ics-timescale's
+   "Jurassic" at most 1 ms, ratio at most 1.3), with each first call and native open beside them,
+   the floor of a warm call, and an area query on the real earthquake file.
 2. Server start to the first tools/list, and to the first answered provider call, with a cold
    compile cache (a fresh data root) against a warm one, in alternating rounds (goal: warm at
    least 5x faster). Providers load at their first use, never at start, so tools/list does not
@@ -43,7 +44,7 @@ def main() -> None:
     if not SHARED_ASSETS.is_dir():
         sys.exit(f"{SHARED_ASSETS} is absent: the provider benchmark reads the real assets")
     print("== components against native code, per call ==", flush=True)
-    subprocess.run([str(EXAMPLE), str(SHARED_ASSETS), "41"], check=True)
+    subprocess.run([str(EXAMPLE), str(SHARED_ASSETS), "401"], check=True)
 
     print("== server start: cold compile cache against warm ==", flush=True)
     base = Path(tempfile.mkdtemp(prefix="bench-providers-"))
