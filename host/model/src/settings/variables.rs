@@ -17,7 +17,7 @@ pub struct Variable {
 pub const VARIABLES: &[Variable] = &[
     Variable {
         name: "GEOMAP_CONFIG",
-        meaning: "a TOML file with the same settings (keys in lower case without `GEOMAP_`), per-provider limits, custom asset paths and sources",
+        meaning: "a TOML file with the same settings (keys in lower case without `GEOMAP_`), per-provider limits, custom asset paths and sources, assets declared for the operator's own providers",
         default: "unset",
     },
     Variable { name: "GEOMAP_DATA_ROOT", meaning: "registry, artifacts, assets, caches", default: "platform data dir + `stratigraphic-amenity`" },
