@@ -416,6 +416,12 @@ pub async fn check_file(path: &Path) -> Result<CheckedFile, String> {
     match describe_one(&runtime, &found).await {
         Ok(loaded) => {
             let descriptor = loaded.provider.descriptor().clone();
+            if name_of(&format!("{}.wasm", descriptor.name)).as_deref() != Some(descriptor.name.as_str()) {
+                return Err(format!(
+                    "it calls itself {:?}, which no file name can carry: a provider's name is lowercase letters, digits and '-'",
+                    descriptor.name
+                ));
+            }
             Ok(CheckedFile { named_as_loaded: descriptor.name == found.name, descriptor })
         }
         Err(LoadFailure::Incompatible(detail)) => Err(detail),

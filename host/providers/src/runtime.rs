@@ -11,7 +11,7 @@
 //!   an instance never serves another provider. It serves a call only when it
 //!   was built with the same memory limit and the same asset mounts, each
 //!   folder's identity and times unchanged ([`Mount`], one `stat` a call), and
-//!   the files in them unchanged as last compared (at most [`REVALIDATE`] ago,
+//!   the files directly in them unchanged as last compared (at most [`REVALIDATE`] ago,
 //!   for a file rewritten in place in an operator's own copy). After any
 //!   trap, timeout, memory-limit hit, output over the limit or mount failure the
 //!   store is dropped, never reused (a trap poisons a store). Slots whose
@@ -313,8 +313,9 @@ pub const INSTANCE_SLOTS: u32 = 256;
 const KEEP_RESIDENT: usize = 4 << 20;
 /// Idle instances a provider keeps at most (each holds a slot and its memory).
 pub const IDLE_PER_PROVIDER: usize = 2;
-/// An idle instance that sat unused this long is dropped at its provider's next call (which runs
-/// on another one), so a provider keeps extra instances only while it is busy.
+/// An idle instance that sat unused this long is dropped at its provider's next call, or sooner
+/// when a call of any provider needs its slot. A provider that is never called again keeps its
+/// idle instances (at most [`IDLE_PER_PROVIDER`], with the memory they grew) until then.
 pub const IDLE_EXPIRY: Duration = Duration::from_secs(300);
 
 /// A pool of instance slots, reused instance after instance. The default allocator maps each
@@ -591,8 +592,7 @@ impl Pool {
 
     /// Keeps `warm` for a later call, unless a call is waiting for a slot (then its slot goes back
     /// at once). Beyond [`IDLE_PER_PROVIDER`] the one idle the longest goes.
-    fn keep(&self, runtime: &Runtime, mut warm: Warm) {
-        warm.idle_since = Instant::now();
+    fn keep(&self, runtime: &Runtime, warm: Warm) {
         let dropped = {
             let mut idle = lock(&self.idle);
             // Under the pool's lock, SeqCst with Runtime::slot's increment (see there).
@@ -829,8 +829,8 @@ impl LoadedProvider {
         }
         match (mounts, files) {
             (Some(mounts), Some((files, files_checked))) if !exceeded.load(Ordering::Relaxed) => {
-                let idle_since = Instant::now();
-                let warm = Warm { instance, mounts, files, files_checked, memory_bytes: limits.memory_bytes, stderr, exceeded, idle_since, slot };
+                let warm =
+                    Warm { instance, mounts, files, files_checked, memory_bytes: limits.memory_bytes, stderr, exceeded, idle_since: Instant::now(), slot };
                 self.pool.keep(runtime, warm);
             }
             _ => drop(instance),
