@@ -46,6 +46,13 @@ pub enum AssetState {
     Corrupt,
 }
 
+impl AssetState {
+    /// Whether an asset in this state can be read: installed, or the operator's own copy.
+    pub fn usable(self) -> bool {
+        matches!(self, AssetState::Installed | AssetState::Custom)
+    }
+}
+
 /// An asset's state and where it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AssetStatus {

@@ -213,7 +213,7 @@ fn status(catalog: &Catalog, installer: &Installer, as_json: bool) -> ExitCode {
             let state = format!("{:?}", found.state).to_lowercase();
             let problem = found.problem.map(|problem| format!(" ({problem}; install it again)")).unwrap_or_default();
             println!("{:<24} {state:<10} {}{problem}{}", asset.id, found.path.display(), declared_mark(asset));
-            if matches!(found.state, AssetState::Installed | AssetState::Custom) {
+            if found.state.usable() {
                 println!("{:<24} {}: {}", "", asset.licence, asset.attribution);
             }
         }

@@ -290,9 +290,7 @@ fn list_providers(settings: &Settings) -> ExitCode {
 
 /// Those of `ids` that are neither installed nor the operator's own copy (or that the catalog lacks).
 fn unusable_assets<'a>(ids: &'a [String], catalog: &Catalog, settings: &Settings) -> Vec<&'a str> {
-    let usable = |id: &String| {
-        catalog.get(id).is_some_and(|asset| matches!(geomap_assets::status(asset, &settings.data_root).state, AssetState::Installed | AssetState::Custom))
-    };
+    let usable = |id: &String| catalog.get(id).is_some_and(|asset| geomap_assets::status(asset, &settings.data_root).state.usable());
     ids.iter().filter(|id| !usable(id)).map(String::as_str).collect()
 }
 

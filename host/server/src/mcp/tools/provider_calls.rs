@@ -17,7 +17,6 @@ use geomap_model::trace;
 use crate::mcp::ServerState;
 use crate::mcp::adapter::{ProviderWarning, ToolError, provider_warning};
 use crate::mcp::arguments::{ArgumentError, ArgumentProblem};
-use geomap_assets::AssetState;
 use geomap_providers::{CallError, Entry, Kind, Knowledge, KnowledgeRequest, Limits, Loaded, LookupRequest, ProviderError, ProviderSet};
 
 /// Runs `calls` (one per provider) at once and returns their outcomes in order. A guest computes
@@ -162,7 +161,7 @@ pub fn asset_folders(state: &ServerState, ids: &[String]) -> (Vec<(String, PathB
     let mut missing = Vec::new();
     for id in ids {
         match state.catalog.get(id).map(|asset| geomap_assets::status(asset, &state.settings.data_root)) {
-            Some(status) if matches!(status.state, AssetState::Installed | AssetState::Custom) => usable.push((id.clone(), status.path)),
+            Some(status) if status.state.usable() => usable.push((id.clone(), status.path)),
             _ => missing.push(id.clone()),
         }
     }
