@@ -111,12 +111,14 @@ def test_fifty_agents_for_a_minute_lose_nothing_and_memory_stays_flat(tmp_path, 
     assert failed == [], failed[:5]
     assert writes["revisions"] <= revisions and writes["bundles"] <= bundles, "every acknowledged revision and bundle is in the registry"
     assert all((server.data_root / "artifacts" / map_id / revision_id).is_dir() for map_id, revision_id in writes["folders"]), "and its files"
-    first = statistics.median(rss for at, rss in samples if at <= 10)
+    # The baseline is taken after warm-up (10-20 s): by then every tool has run and the providers hold
+    # their warm instances, which are kept on purpose and bounded; growth after that is the leak this catches.
+    first = statistics.median(rss for at, rss in samples if 10 <= at <= 20)
     last = statistics.median(rss for at, rss in samples if at >= SECONDS - 10)
     by_tool: dict[str, list[float]] = {}
     for tool, seconds, _, _ in calls:
         by_tool.setdefault(tool, []).append(seconds * 1000)
-    report = [f"load: {CLIENTS} clients, {SECONDS:.0f} s, {len(calls)} calls ({len(calls) / SECONDS:.0f}/s), 0 failed; RSS first 10 s {first:.0f} MiB, last 10 s {last:.0f} MiB"]
+    report = [f"load: {CLIENTS} clients, {SECONDS:.0f} s, {len(calls)} calls ({len(calls) / SECONDS:.0f}/s), 0 failed; RSS 10-20 s {first:.0f} MiB, last 10 s {last:.0f} MiB"]
     for tool, millis in sorted(by_tool.items()):
         millis.sort()
         report.append(f"  {tool}: {len(millis)} calls, p50 {millis[len(millis) // 2]:.0f} ms, p99 {millis[min(len(millis) - 1, int(len(millis) * 0.99))]:.0f} ms")
