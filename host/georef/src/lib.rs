@@ -230,6 +230,12 @@ pub fn describe(width: u64, height: u64, request: &Request, revision_id: &str) -
     Ok(place(Size { width, height }, request, revision_id)?.revision)
 }
 
+/// Whether `crs` is geographic (degrees) rather than projected, as PROJ resolves it.
+pub fn is_geographic(crs: &str) -> Result<bool, GeorefError> {
+    Readiness::check().require()?;
+    Ok(resolve_crs(crs)?.is_geographic())
+}
+
 /// The scan's pixel position (column, row) of WGS84 `lon`, `lat` under `revision`: through PROJ
 /// to its CRS, then through the inverse of its fitted transform.
 pub fn pixel_at(revision: &Revision, lon: f64, lat: f64) -> Result<(f64, f64), GeorefError> {
@@ -272,9 +278,9 @@ fn place(scan: Size, request: &Request, revision_id: &str) -> Result<Placed, Geo
             check_bounds(bounds, &region, scan, srs.is_geographic())?;
             (Fitted::Affine(bounds_geotransform(bounds, &region)), region)
         }
-        Placement::ControlPoints { points, transform } => {
+        Placement::ControlPoints { points, transform, region } => {
             let gcps = check_control_points(points, *transform, scan, srs.is_geographic())?;
-            (fit(&gcps, *transform)?, full_image)
+            (fit(&gcps, *transform)?, region.unwrap_or(full_image))
         }
     };
 
@@ -316,6 +322,7 @@ fn place(scan: Size, request: &Request, revision_id: &str) -> Result<Placed, Geo
         artifacts: Vec::new(),
         compression: None,
         warnings,
+        source: None,
     };
     Ok(Placed { revision, fitted, srs })
 }
@@ -534,7 +541,7 @@ fn root_mean_square(residuals: &[Residual]) -> Rmse {
 }
 
 fn fit_warnings(placement: &Placement, residuals: &[Residual]) -> Vec<String> {
-    let Placement::ControlPoints { points, transform } = placement else { return Vec::new() };
+    let Placement::ControlPoints { points, transform, .. } = placement else { return Vec::new() };
     let mut warnings = Vec::new();
     if *transform == TransformKind::ThinPlateSpline {
         warnings.push("A thin-plate spline passes through every control point, so its residuals are zero and say nothing about accuracy; check it against points you left out.".to_owned());
@@ -811,8 +818,10 @@ mod tests {
             .into_iter()
             .map(|(c, r)| point(c, r))
             .collect();
-        let request =
-            Request { crs: "EPSG:32612".to_owned(), placement: Placement::ControlPoints { points: points.clone(), transform: TransformKind::Polynomial2 } };
+        let request = Request {
+            crs: "EPSG:32612".to_owned(),
+            placement: Placement::ControlPoints { points: points.clone(), transform: TransformKind::Polynomial2, region: None },
+        };
         let revision = describe(1000, 800, &request, "rev_test").unwrap();
         let mut xs = vec![points[4].x.0];
         let mut ys = vec![points[4].y.0];

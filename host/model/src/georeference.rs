@@ -178,8 +178,8 @@ pub struct ControlPoint {
 pub enum Placement {
     /// `bounds` cover `region` of the scan.
     Bounds { bounds: Bounds, region: Option<PixelRegion> },
-    /// A transform fitted to control points.
-    ControlPoints { points: Vec<ControlPoint>, transform: TransformKind },
+    /// A transform fitted to control points, covering `region` of the scan (the map area; default the whole image).
+    ControlPoints { points: Vec<ControlPoint>, transform: TransformKind, region: Option<PixelRegion> },
 }
 
 /// A georeference to compute.
@@ -289,4 +289,16 @@ pub struct Revision {
     pub compression: Option<Compression>,
     /// Things to check that are not failures (an outlying point, a weak fit).
     pub warnings: Vec<String>,
+    /// Where the placement came from: `map_labels` when read from the sheet's own coordinate
+    /// labels (absent: the bounds or control points the agent gave).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<PlacementSource>,
+}
+
+/// Where a revision's placement came from, when the agent did not give it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PlacementSource {
+    /// The coordinate labels and ticks printed around the map's neatline.
+    MapLabels,
 }

@@ -24,6 +24,8 @@ pub enum ErrorCode {
     InvalidBounds,
     /// Agent: georeference the map, then ask again.
     GeorefRequired,
+    /// Agent: the map's own labels gave no georeference; pass `bounds` or `control_points`, read the margins, or ask the user.
+    TooFewLabels,
     /// Agent: the map ID is unknown or its file changed or vanished; register the map again.
     ArtifactNotFound,
     /// Agent (refresh the tool list), or the operator when the tool is withheld by settings.
@@ -56,10 +58,11 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every code, in the order README.md documents them.
-    pub const ALL: [ErrorCode; 17] = [
+    pub const ALL: [ErrorCode; 18] = [
         ErrorCode::InvalidArguments,
         ErrorCode::InvalidBounds,
         ErrorCode::GeorefRequired,
+        ErrorCode::TooFewLabels,
         ErrorCode::ArtifactNotFound,
         ErrorCode::UnknownTool,
         ErrorCode::UnknownProvider,
@@ -82,6 +85,7 @@ impl ErrorCode {
             ErrorCode::InvalidArguments => "invalid_arguments",
             ErrorCode::InvalidBounds => "invalid_bounds",
             ErrorCode::GeorefRequired => "georef_required",
+            ErrorCode::TooFewLabels => "too_few_labels",
             ErrorCode::ArtifactNotFound => "artifact_not_found",
             ErrorCode::UnknownTool => "unknown_tool",
             ErrorCode::UnknownProvider => "unknown_provider",

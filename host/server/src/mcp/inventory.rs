@@ -94,7 +94,7 @@ impl Inventory {
             spec::<GeoreferenceArgs, GeoreferenceReport>(
                 ToolName::Georeference,
                 "Georeference a map",
-                "Tie a registered map to the ground: give a CRS and either bounds (the CRS box of the whole scan, or of pixel_region) or control_points (pixel col/row → CRS x/y) with a transform (affine, polynomial2, polynomial3, thin_plate_spline). Every call writes a new revision (the newest is the map's current georeference) with residuals, RMSE, the WGS84 box and GeoTIFF/VRT files for GIS tools. Not idempotent. Wrong bounds, CRS or points fail with invalid_bounds: read the message.",
+                "Tie a registered map to the ground: give a CRS and either bounds (the CRS box of the whole scan, or of pixel_region) or control_points (pixel col/row → CRS x/y) with a transform (affine, polynomial2, polynomial3, thin_plate_spline). Or from: \"labels\" (crs optional): the server finds the map's neatline, reads the coordinate labels around it (degrees-minutes-seconds, minutes-only side labels, UTM), ties each to its tick or corner, rejects the ones that disagree and fits control points from them, deciding the datum from the sheet's words; dry_run: true shows the points, rejected labels and fit without writing. Every call writes a new revision (the newest is the map's current georeference) with residuals, RMSE, the WGS84 box and GeoTIFF/VRT files for GIS tools. Not idempotent. Wrong bounds, CRS or points fail with invalid_bounds: read the message; labels that give no georeference fail with too_few_labels, listing every label read.",
                 annotations("Georeference a map", false, false),
             ),
             spec::<LookupArgs, LookupResult>(

@@ -1,4 +1,4 @@
-//! Georeferencing failures: `invalid_bounds`, `missing_system_dependency`, `internal_error`.
+//! Georeferencing failures: `invalid_bounds`, `too_few_labels`, `missing_system_dependency`, `internal_error`.
 
 use serde_json::json;
 
@@ -34,4 +34,40 @@ pub(super) fn describe_georef(error: &GeorefError, call: &FailedCall<'_>) -> Par
         },
         GeorefError::Cancelled => geomap_model::errors::failure::cancelled(call),
     }
+}
+
+/// The map's labels gave no georeference: every line read in the ring with why it could not be
+/// used, and the three ways on (the agent's own placement, reading the margins, the user).
+pub(super) fn describe_too_few_labels(failure: &super::LabelsFailure) -> Parts {
+    let super::LabelsFailure { reason, why, labels, corners } = failure;
+    let read: Vec<serde_json::Value> = labels
+        .iter()
+        .map(|label| {
+            let mut entry = json!({ "text": label.text, "bbox": label.bbox, "score": label.score });
+            if let Some(edge) = label.edge {
+                entry["edge"] = json!(edge);
+            }
+            if let Some(value) = label.value {
+                entry["value"] = json!(value);
+            }
+            entry["reason"] = json!(label.reason.as_deref().unwrap_or("usable, but the labels of the other axis are not"));
+            entry
+        })
+        .collect();
+    let mut details = json!({ "reason": reason, "labels": read });
+    if let Some(corners) = corners {
+        details["neatline_corners"] = json!(corners); // where the ring was read: [col, row], clockwise from the top left
+    }
+    parts(
+        ErrorCode::TooFewLabels,
+        format!(
+            "geomap_georeference could not read a georeference from the map's own labels: {why}. Give the placement yourself, read the margins, or ask the user."
+        ),
+        details,
+        vec![
+            "Call geomap_georeference again with crs and bounds (west, south, east, north of the map area) or control_points (col, row, x, y), if you know where the map is.".to_owned(),
+            "Read the margins around the map's frame with geomap_read_text {map_id, region} to see the coordinate labels yourself, then pass them as control_points.".to_owned(),
+            "Ask the user for the coordinates of the map's corners and its datum (for example NAD27, EPSG:4267).".to_owned(),
+        ],
+    )
 }

@@ -69,6 +69,9 @@ pub enum ToolError {
     /// Layout detection could not run.
     #[error(transparent)]
     Detect(#[from] geomap_vision::detect::pipeline::DetectError),
+    /// The map's own labels gave no georeference: no neatline, too few labels, or no CRS to put them in.
+    #[error("{}", .0.why)]
+    TooFewLabels(Box<LabelsFailure>),
     /// A knowledge query named a map that has no georeference yet.
     #[error("map {map_id} has no georeference")]
     GeorefRequired { map_id: String },
@@ -88,6 +91,36 @@ impl From<geomap_vision::pixels::PixelError> for ToolError {
             geomap_vision::pixels::PixelError::Decode(error) => DetectError::Decode(error.0),
             geomap_vision::pixels::PixelError::Io(error) => DetectError::Storage(error.to_string()),
         })
+    }
+}
+
+/// Why the map's own labels gave no georeference, and what was read.
+#[derive(Debug)]
+pub struct LabelsFailure {
+    /// `details.reason`: `no_neatline` or `too_few_labels`.
+    pub reason: &'static str,
+    /// What is missing, in plain words.
+    pub why: String,
+    /// Every line read in the ring around the neatline.
+    pub labels: Vec<geomap_vision::graticule::LabelReport>,
+    /// The neatline's corners, when one was found.
+    pub corners: Option<[[f64; 2]; 4]>,
+}
+
+impl From<geomap_vision::graticule::GraticuleError> for ToolError {
+    /// Pixels and the reader fail as they do for every tool; what only labels can lack is `too_few_labels`.
+    fn from(error: geomap_vision::graticule::GraticuleError) -> ToolError {
+        use geomap_vision::graticule::GraticuleError;
+        match error {
+            GraticuleError::Pixels(error) => error.into(),
+            GraticuleError::Reading(error) => ToolError::Detect(error),
+            GraticuleError::NoNeatline(why) => {
+                ToolError::TooFewLabels(Box::new(LabelsFailure { reason: "no_neatline", why, labels: Vec::new(), corners: None }))
+            }
+            GraticuleError::TooFewLabels { why, labels, corners } => {
+                ToolError::TooFewLabels(Box::new(LabelsFailure { reason: "too_few_labels", why, labels, corners: Some(corners) }))
+            }
+        }
     }
 }
 
@@ -204,6 +237,7 @@ fn describe(error: &ToolError, call: &FailedCall<'_>) -> Parts {
         ToolError::Provider(error) => providers::describe_provider(error, call),
         ToolError::Detect(error) => detect::describe_detect(error, call),
         ToolError::GeorefRequired { map_id } => providers::describe_georef_required(map_id),
+        ToolError::TooFewLabels(failure) => georef::describe_too_few_labels(failure),
         ToolError::Panic => {
             let mut hints = vec![format!("Report trace_id {} to the operator: the server logged the failure and its backtrace under that ID.", call.trace_id)];
             if call.idempotent {

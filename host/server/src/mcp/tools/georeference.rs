@@ -1,15 +1,19 @@
-//! `geomap_georeference`: bounds or control points become a new revision.
+//! `geomap_georeference`: bounds, control points, or the map's own coordinate labels become a new revision.
 
 use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use geomap_georef::{Bounds, ControlPoint, PixelRegion, Placement, Revision, TransformKind};
+use geomap_georef::{Bounds, ControlPoint, Coordinate, PixelRegion, Placement, PlacementSource, Revision, TransformKind};
 use geomap_model::trace;
 use geomap_store::media::MediaError;
+use geomap_vision::detect::pipeline::DetectError;
+use geomap_vision::graticule::datum::CrsDecision;
+use geomap_vision::graticule::neatline::Neatline;
+use geomap_vision::graticule::{GraticuleError, LabelPoint, LabelReport, LabelTimings, Sheet};
 
-use super::{located, open_registered};
+use super::{RegisteredMap, located, open_registered};
 use crate::mcp::ServerState;
 use crate::mcp::adapter::{MapGone, ToolError};
 use crate::mcp::arguments::{ArgumentError, ArgumentProblem};
@@ -17,52 +21,101 @@ use crate::mcp::progress::{ProgressSink, ProgressUpdate};
 use crate::mcp::uris::revision_dir;
 use tokio_util::sync::CancellationToken;
 
-/// Arguments of `geomap_georeference`: `bounds` (with an optional
-/// `pixel_region`) or `control_points` (with an optional `transform`).
+/// Arguments of `geomap_georeference`: `bounds` (with an optional `pixel_region`) or
+/// `control_points` (with an optional `transform`), or `from: "labels"` to read the
+/// georeference from the map's own coordinate labels.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GeoreferenceArgs {
     /// A map_id returned by geomap_register_map.
     pub map_id: String,
     /// Any CRS GDAL/PROJ accepts: EPSG:4326, EPSG:4267 (NAD27, common on USGS scans), EPSG:326xx (UTM), WKT, a PROJ string.
-    pub crs: String,
+    /// Required, except with `from: "labels"`, where it is decided from the sheet's words when omitted.
+    pub crs: Option<String>,
     /// The CRS box that `pixel_region` covers (x = easting/longitude, y = northing/latitude).
     pub bounds: Option<Bounds>,
     /// The part of the scan the bounds cover, in whole pixels (default: the whole image).
     pub pixel_region: Option<PixelRegion>,
-    /// Pixel → CRS points (col/row from the image's top-left corner; pixel centres at +0.5).
+    /// Pixel → CRS points (col/row from the image's top-left corner; pixel centres at +0.5). With
+    /// `from: "labels"`, points added to those the labels give.
     pub control_points: Option<Vec<ControlPoint>>,
-    /// How control points map pixels to the CRS (default affine).
+    /// How control points map pixels to the CRS (default affine; with `from: "labels"`, affine
+    /// unless a second-order polynomial fits many spread points much better).
     pub transform: Option<TransformKind>,
+    /// `labels`: find the neatline, read the coordinate labels around it, tie each to its tick and
+    /// fit control points from them (the OCR models must be installed).
+    pub from: Option<GeorefFrom>,
+    /// With `from: "labels"`: return the points, the rejected labels and the fit without writing a revision.
+    pub dry_run: Option<bool>,
+}
+
+/// Where `geomap_georeference` takes its placement from, besides the arguments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum GeorefFrom {
+    /// The coordinate labels and ticks printed around the map's neatline.
+    Labels,
 }
 
 impl GeoreferenceArgs {
-    /// The placement these arguments ask for, or the argument that does not fit.
-    pub(crate) fn placement(&self) -> Result<Placement, ArgumentError> {
+    /// The CRS and placement these arguments ask for (bounds or control points, not labels), or
+    /// the argument that does not fit.
+    pub(crate) fn explicit(&self) -> Result<(String, Placement), ArgumentError> {
         let conflict =
             |field: &str, expected: &str| ArgumentError { field: field.to_owned(), problem: ArgumentProblem::Conflict, expected: expected.to_owned() };
-        match (&self.bounds, &self.control_points) {
-            (Some(_), Some(_)) => Err(conflict("/control_points", "either bounds or control_points, not both")),
-            (None, None) => Err(ArgumentError {
-                field: "/bounds".to_owned(),
-                problem: ArgumentProblem::Missing,
-                expected: "bounds (with an optional pixel_region) or control_points (with an optional transform)".to_owned(),
-            }),
+        if self.from.is_some() {
+            return Err(conflict("/from", "no from here: bounds or control_points"));
+        }
+        if self.dry_run.is_some() {
+            return Err(conflict("/dry_run", "dry_run only with from: \"labels\""));
+        }
+        let crs = self.crs.clone().ok_or_else(|| ArgumentError {
+            field: "/crs".to_owned(),
+            problem: ArgumentProblem::Missing,
+            expected: "a CRS GDAL/PROJ accepts (EPSG:4326, EPSG:4267, …); only from: \"labels\" may leave it out".to_owned(),
+        })?;
+        let placement = match (&self.bounds, &self.control_points) {
+            (Some(_), Some(_)) => return Err(conflict("/control_points", "either bounds or control_points, not both")),
+            (None, None) => {
+                return Err(ArgumentError {
+                    field: "/bounds".to_owned(),
+                    problem: ArgumentProblem::Missing,
+                    expected: "bounds (with an optional pixel_region), control_points (with an optional transform), or from: \"labels\"".to_owned(),
+                });
+            }
             (Some(bounds), None) => match self.transform {
                 Some(kind) if kind != TransformKind::Affine => {
-                    Err(conflict("/transform", "no transform with bounds (bounds always give an affine transform); use control_points for other transforms"))
+                    return Err(conflict(
+                        "/transform",
+                        "no transform with bounds (bounds always give an affine transform); use control_points for other transforms",
+                    ));
                 }
-                _ => Ok(Placement::Bounds { bounds: *bounds, region: self.pixel_region }),
+                _ => Placement::Bounds { bounds: *bounds, region: self.pixel_region },
             },
             (None, Some(points)) => match self.pixel_region {
-                Some(_) => Err(conflict("/pixel_region", "no pixel_region with control_points (their pixels say where they are)")),
-                None => Ok(Placement::ControlPoints { points: points.clone(), transform: self.transform.unwrap_or_default() }),
+                Some(_) => return Err(conflict("/pixel_region", "no pixel_region with control_points (their pixels say where they are)")),
+                None => Placement::ControlPoints { points: points.clone(), transform: self.transform.unwrap_or_default(), region: None },
             },
+        };
+        Ok((crs, placement))
+    }
+
+    /// Checks the arguments of a call with `from: "labels"`.
+    fn check_labels(&self) -> Result<(), ArgumentError> {
+        let conflict =
+            |field: &str, expected: &str| ArgumentError { field: field.to_owned(), problem: ArgumentProblem::Conflict, expected: expected.to_owned() };
+        if self.bounds.is_some() {
+            return Err(conflict("/bounds", "no bounds with from: \"labels\" (the labels place the map; add control_points if you know more)"));
         }
+        if self.pixel_region.is_some() {
+            return Err(conflict("/pixel_region", "no pixel_region with from: \"labels\""));
+        }
+        Ok(())
     }
 }
 
-/// The result of `geomap_georeference`: the new revision, now the map's current one.
+/// The result of `geomap_georeference`: the new revision, now the map's current one (with
+/// `dry_run`, the revision it would write, unwritten and without files).
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct GeoreferenceReport {
     /// The map.
@@ -70,17 +123,65 @@ pub struct GeoreferenceReport {
     /// The revision written.
     #[serde(flatten)]
     pub revision: Revision,
+    /// With `from: "labels"`: the neatline, the labels used and rejected, the CRS decision and the fit's accuracy.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub labels: Option<LabelsReport>,
+    /// True when nothing was written (`dry_run`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub dry_run: bool,
+}
+
+/// What the map's labels gave, beside the revision.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct LabelsReport {
+    /// The frame found, its sides fitted at sub-pixel precision.
+    pub neatline: Neatline,
+    /// The control points the labels gave (the revision's `control_points` also holds any the agent added), with their evidence.
+    pub control_points: Vec<LabelPoint>,
+    /// Every line read in the ring around the neatline: used, or rejected with the reason.
+    pub labels: Vec<LabelReport>,
+    /// The CRS the sheet's words point to, and why (absent when the agent gave `crs` and the words name none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub crs_decision: Option<CrsDecision>,
+    /// Whether the revision's CRS is the agent's `crs` rather than the decision.
+    pub crs_given: bool,
+    /// Which transform was fitted, and why.
+    pub transform_choice: String,
+    /// How well the points fit, in metres, against the map accuracy standard at the printed scale.
+    pub accuracy: Accuracy,
+    /// Milliseconds per stage.
+    pub timings: LabelTimings,
+}
+
+/// The fit's accuracy on the ground.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Accuracy {
+    /// Root-mean-square residual of the control points, in metres.
+    pub rmse_m: Option<f64>,
+    /// The scale printed on the sheet (`1:N`), when read.
+    pub scale: Option<u64>,
+    /// What the U.S. National Map Accuracy Standard allows at that scale (1/50 inch), in metres.
+    pub allowed_m: Option<f64>,
+    /// Whether `rmse_m` is within `allowed_m`.
+    pub within_standard: Option<bool>,
 }
 
 /// `geomap_georeference`: fit and write the artifacts, then record the revision in one registry transaction.
-/// A cancelled call (`cancel`) stops at GDAL's next progress report and keeps nothing.
+/// With `from: "labels"` the control points come from the sheet's labels first (and `dry_run` stops
+/// before writing). A cancelled call (`cancel`) stops at the next tile read or GDAL progress report and keeps nothing.
 pub async fn georeference(
     state: Arc<ServerState>,
     args: GeoreferenceArgs,
     progress: Option<ProgressSink>,
     cancel: CancellationToken,
 ) -> Result<GeoreferenceReport, ToolError> {
-    let placement = args.placement()?;
+    let explicit = match args.from {
+        Some(GeorefFrom::Labels) => {
+            args.check_labels()?;
+            None
+        }
+        None => Some(args.explicit()?),
+    };
     let (updates, received) = tokio::sync::mpsc::unbounded_channel();
     let forwarding = progress.map(|sink| tokio::spawn(sink.forward(received)));
     let outcome = trace::spawn_blocking(move || {
@@ -88,33 +189,150 @@ pub async fn georeference(
         if !map.record.media_type.has_pixels() {
             return Err(MediaError::NoPixels { action: "georeference" }.into());
         }
+        let send = |done: u64, message: String| {
+            let _ = updates.send(ProgressUpdate { done, total: 100, message }); // no receiver when nobody asked
+        };
+        let (request, labels) = match explicit {
+            Some((crs, placement)) => (geomap_georef::Request { crs, placement }, None),
+            None => {
+                let (request, labels) = from_labels(&state, &map, &args, &send, &cancel)?;
+                (request, Some(labels))
+            }
+        };
+        let source = labels.as_ref().map(|_| PlacementSource::MapLabels);
         let revision_id = format!("rev_{}", geomap_model::random_hex(10));
+        if args.dry_run == Some(true) {
+            let revision = geomap_georef::describe(map.record.width, map.record.height, &request, &revision_id)?;
+            let labels = labels.map(|labels| with_accuracy(labels, &revision));
+            return Ok(GeoreferenceReport { map_id: map.record.map_id.clone(), revision: Revision { source, ..revision }, labels, dry_run: true });
+        }
         let output_dir = revision_dir(&state, &map.record.map_id, &revision_id);
         let scan_path = map.record.root.join(&map.record.relative_path);
         let scan = geomap_georef::Scan { file: &map.file, path: &scan_path, width: map.record.width, height: map.record.height };
-        let request = geomap_georef::Request { crs: args.crs, placement };
+        let (start, share) = if labels.is_some() { (50.0, 50.0) } else { (0.0, 100.0) };
         let mut report_progress = |fraction: f64, message: &'static str| {
-            let percent = (fraction.clamp(0.0, 1.0) * 100.0).floor() as u64;
-            let _ = updates.send(ProgressUpdate { done: percent, total: 100, message: message.to_owned() }); // no receiver when nobody asked
+            send((start + fraction.clamp(0.0, 1.0) * share).floor() as u64, message.to_owned());
             !cancel.is_cancelled()
         };
         geomap_store::sweep::mark_writing(&output_dir).map_err(|source| geomap_georef::GeorefError::Io { action: "create the revision folder", source })?;
         let writing = state.settings.georef_writing();
-        let revision = geomap_georef::georeference(&scan, &request, &revision_id, &output_dir, &writing, &mut report_progress).inspect_err(|_| {
-            // Best effort: a failed revision leaves no half-written files behind.
-            let _ = std::fs::remove_dir_all(&output_dir);
-        })?;
+        let revision = geomap_georef::georeference(&scan, &request, &revision_id, &output_dir, &writing, &mut report_progress)
+            .map(|revision| Revision { source, ..revision })
+            .inspect_err(|_| {
+                // Best effort: a failed revision leaves no half-written files behind.
+                let _ = std::fs::remove_dir_all(&output_dir);
+            })?;
         let recorded = state.registry.add_revision(&map.record.map_id, &revision)?;
         if !recorded {
             let _ = std::fs::remove_dir_all(&output_dir);
             return Err(ToolError::MapNotFound { map_id: map.record.map_id.clone(), reason: MapGone::UnknownId, registered_as: None });
         }
         geomap_store::sweep::unmark(&output_dir);
-        Ok(GeoreferenceReport { map_id: map.record.map_id.clone(), revision: located(&state, &map.record.map_id, revision) })
+        let labels = labels.map(|labels| with_accuracy(labels, &revision));
+        Ok(GeoreferenceReport { map_id: map.record.map_id.clone(), revision: located(&state, &map.record.map_id, revision), labels, dry_run: false })
     })
     .await;
     if let Some(forwarding) = forwarding {
         let _ = forwarding.await; // every progress notification goes out before the result
     }
     outcome
+}
+
+/// Reads the sheet's labels (the first half of the call's progress) and makes the request from
+/// them: the decided CRS unless the agent gave one, the agent's points added, the transform chosen.
+fn from_labels(
+    state: &ServerState,
+    map: &RegisteredMap,
+    args: &GeoreferenceArgs,
+    send: &dyn Fn(u64, String),
+    cancel: &CancellationToken,
+) -> Result<(geomap_georef::Request, LabelsReport), ToolError> {
+    let reader = super::text_reader(state)?;
+    let hint = super::stored::newest_layout(state, &map.record.map_id)
+        .ok()
+        .and_then(|(_, layout)| layout.components.into_iter().find(|component| component.class == "main_map").map(|component| component.bbox));
+    let metric = args.crs.as_deref().map(geomap_georef::is_geographic).transpose()?.map(|geographic| !geographic);
+    let mut window = |region: (u32, u32, u32, u32)| state.pixels.window(&map.record.sha256, &map.file, state.settings.max_image_pixels, region);
+    let mut progress = |done: u64, total: u64, message: String| {
+        send(done * 50 / total.max(1), message);
+        if cancel.is_cancelled() { Err(DetectError::Cancelled) } else { Ok(()) }
+    };
+    let sheet = Sheet { width: map.record.width as u32, height: map.record.height as u32, read: &mut window };
+    let found = geomap_vision::graticule::read(&reader, sheet, hint, &[], metric, &mut progress)?;
+    let crs = match (&args.crs, &found.crs) {
+        (Some(crs), _) => crs.clone(),
+        (None, Some(decision)) => decision.crs.clone(),
+        (None, None) => {
+            let why = found.crs_problem.clone().unwrap_or_else(|| "the sheet's words give no CRS".to_owned());
+            return Err(GraticuleError::TooFewLabels { why, labels: found.labels, corners: found.neatline.corners }.into());
+        }
+    };
+    let mut points: Vec<ControlPoint> =
+        found.control_points.iter().map(|p| ControlPoint { col: Coordinate(p.col), row: Coordinate(p.row), x: Coordinate(p.x), y: Coordinate(p.y) }).collect();
+    points.extend(args.control_points.iter().flatten().cloned());
+    let (transform, transform_choice) = match args.transform {
+        Some(transform) => (transform, format!("{}, as asked", transform.name())),
+        None => choose_transform(map.record.width, map.record.height, &crs, &points)?,
+    };
+    send(50, "labels read; fitting".to_owned());
+    let report = LabelsReport {
+        neatline: found.neatline,
+        control_points: found.control_points,
+        labels: found.labels,
+        crs_decision: found.crs,
+        crs_given: args.crs.is_some(),
+        transform_choice,
+        accuracy: Accuracy { rmse_m: None, scale: found.scale, allowed_m: None, within_standard: None },
+        timings: found.timings,
+    };
+    // The transform covers the map area: the neatline's box, so wgs84_bounds is the map's, not the sheet's.
+    let [tl, tr, br, bl] = report.neatline.corners;
+    let (x0, y0) = (tl[0].min(bl[0]).max(0.0).floor() as u64, tl[1].min(tr[1]).max(0.0).floor() as u64);
+    let (x1, y1) = ((tr[0].max(br[0]).ceil() as u64).min(map.record.width), (bl[1].max(br[1]).ceil() as u64).min(map.record.height));
+    let region = PixelRegion { col: x0, row: y0, width: x1.saturating_sub(x0).max(1), height: y1.saturating_sub(y0).max(1) };
+    Ok((geomap_georef::Request { crs, placement: Placement::ControlPoints { points, transform, region: Some(region) } }, report))
+}
+
+/// Affine, unless twice the points a second-order polynomial needs fit one with under half the
+/// affine residual (a graticule on a polyconic or UTM base is not affine to the pixel; with fewer
+/// points a polynomial fits its points' errors too), and why.
+fn choose_transform(width: u64, height: u64, crs: &str, points: &[ControlPoint]) -> Result<(TransformKind, String), ToolError> {
+    let rmse = |transform: TransformKind| -> Result<f64, geomap_georef::GeorefError> {
+        let request = geomap_georef::Request { crs: crs.to_owned(), placement: Placement::ControlPoints { points: points.to_vec(), transform, region: None } };
+        Ok(geomap_georef::describe(width, height, &request, "rev_trial")?.rmse.map_or(0.0, |rmse| rmse.pixels))
+    };
+    let affine = rmse(TransformKind::Affine)?;
+    let enough = points.len() >= 2 * TransformKind::Polynomial2.minimum_points() && affine > 1.0;
+    match enough.then(|| rmse(TransformKind::Polynomial2)) {
+        Some(Ok(polynomial)) if polynomial < 0.5 * affine => {
+            return Ok((
+                TransformKind::Polynomial2,
+                format!("polynomial2: its RMSE is {polynomial:.2} px against the affine's {affine:.2} px over {} points", points.len()),
+            ));
+        }
+        Some(Ok(polynomial)) => {
+            return Ok((TransformKind::Affine, format!("affine: RMSE {affine:.2} px (a second-order polynomial gave {polynomial:.2} px, not enough better)")));
+        }
+        _ => {}
+    }
+    Ok((TransformKind::Affine, format!("affine: RMSE {affine:.2} px over {} points", points.len())))
+}
+
+/// `labels` with the fit's accuracy in metres, against the standard at the printed scale.
+fn with_accuracy(mut labels: LabelsReport, revision: &Revision) -> LabelsReport {
+    let mean_lat = (revision.wgs84_bounds.south + revision.wgs84_bounds.north) / 2.0;
+    let geographic = geomap_georef::is_geographic(&revision.crs).unwrap_or(false);
+    let metres = |r: &geomap_georef::Residual| {
+        if geographic {
+            ((r.dx * 111_320.0 * mean_lat.to_radians().cos()).powi(2) + (r.dy * 110_574.0).powi(2)).sqrt()
+        } else {
+            (r.dx.powi(2) + r.dy.powi(2)).sqrt()
+        }
+    };
+    let rmse_m =
+        (!revision.residuals.is_empty()).then(|| (revision.residuals.iter().map(|r| metres(r).powi(2)).sum::<f64>() / revision.residuals.len() as f64).sqrt());
+    let allowed_m = labels.accuracy.scale.map(|scale| scale as f64 * 0.0254 / 50.0);
+    labels.accuracy =
+        Accuracy { rmse_m, scale: labels.accuracy.scale, allowed_m, within_standard: rmse_m.zip(allowed_m).map(|(rmse, allowed)| rmse <= allowed) };
+    labels
 }

@@ -72,8 +72,8 @@ fn bundle_revision(bundle: &MapBundle) -> Result<Option<Revision>, ToolError> {
     }
     let mut arguments = fields.clone();
     arguments.insert("map_id".to_owned(), serde_json::Value::String(String::new()));
-    let checked = crate::mcp::arguments::parse::<GeoreferenceArgs>(Some(arguments)).and_then(|args| Ok((args.placement()?, args.crs)));
-    let (placement, crs) =
+    let checked = crate::mcp::arguments::parse::<GeoreferenceArgs>(Some(arguments)).and_then(|args| args.explicit());
+    let (crs, placement) =
         checked.map_err(|error| invalid(error.field.trim_end_matches('/'), format!("{}: expected {}", error.problem_text(), error.expected)))?;
     let request = geomap_georef::Request { crs, placement };
     let revision_id = format!("rev_{}", geomap_model::random_hex(10));

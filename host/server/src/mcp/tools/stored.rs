@@ -38,6 +38,9 @@ pub struct StoredLayout {
 /// A component of a stored layout.
 #[derive(Debug, Deserialize)]
 pub struct StoredComponent {
+    /// Its class (`main_map`, `legend`, …).
+    #[serde(default)]
+    pub class: String,
     /// Its box in the scan's pixels.
     pub bbox: PixelBox,
 }

@@ -1,0 +1,521 @@
+//! A georeference read from the map itself: the neatline, the coordinate labels in a ring
+//! around it, each label tied to its tick or corner, the values fitted per axis with the labels
+//! that disagree rejected, and control points where the ticks are.
+//!
+//! Stages: [`neatline::find`] (a reduced mask, then each side refined at full resolution);
+//! the ring's four bands read with the OCR reader (only the ring: never the whole scan);
+//! [`labels::parse`]; [`ticks::tie`]; [`solve::fit_axis`] for longitude and latitude (or
+//! easting and northing); [`datum::decide`] for the CRS. The fit of the control points to a
+//! transform is the georef crate's.
+//!
+//! Invariants: every line read in the ring leaves as a used label (with its value and tick) or a
+//! rejected one (with a reason); a control point is a tick or corner with at least one label's
+//! value on it, the other coordinate taken from the other axis's fit along the same side.
+
+pub mod datum;
+pub mod labels;
+pub mod neatline;
+pub mod solve;
+pub mod ticks;
+
+use crate::detect::Rgb;
+use crate::detect::pipeline::DetectError;
+use crate::ocr::reader::Reader;
+use crate::pixels::PixelError;
+use geomap_model::layout::PixelBox;
+
+use datum::CrsDecision;
+use labels::{Hemisphere, MetricAxis, Value};
+use neatline::Neatline;
+use ticks::{Anchor, Edge};
+
+/// Reads the pixels of a window `(x0, y0, x1, y1)` of the scan.
+pub type Window<'a> = &'a mut dyn FnMut(Region) -> Result<Rgb, PixelError>;
+
+/// Lines below this recogniser score are not read as labels.
+const MIN_SCORE: f64 = 0.3;
+
+/// Which coordinate a label gives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Axis {
+    /// Degrees east (negative west), along the top and bottom sides.
+    Longitude,
+    /// Degrees north (negative south), along the left and right sides.
+    Latitude,
+    /// UTM metres east, along the top and bottom sides.
+    Easting,
+    /// UTM metres north, along the left and right sides.
+    Northing,
+}
+
+/// One line of text read in the ring, and what became of it.
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
+pub struct LabelReport {
+    /// What the reader read.
+    pub text: String,
+    /// Its box in the scan's pixels.
+    pub bbox: PixelBox,
+    /// The recogniser's score, 0–1.
+    pub score: f64,
+    /// The side of the neatline it labels.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub edge: Option<Edge>,
+    /// The coordinate it gives.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub axis: Option<Axis>,
+    /// Its value as used (signed degrees, or metres).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<f64>,
+    /// The point of the neatline it is tied to, `[col, row]`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tick: Option<[f64; 2]>,
+    /// What that point is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub anchor: Option<Anchor>,
+    /// Whether a control point uses it.
+    pub used: bool,
+    /// Why it is not used.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// A control point made from labels.
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
+pub struct LabelPoint {
+    /// Column of the tick or corner.
+    pub col: f64,
+    /// Row.
+    pub row: f64,
+    /// Easting or longitude.
+    pub x: f64,
+    /// Northing or latitude.
+    pub y: f64,
+    /// What the point is.
+    pub anchor: Anchor,
+    /// The labels whose values it carries (indices into `labels`).
+    pub labels: Vec<usize>,
+    /// The lowest score of those labels' reading (0–1), halved for a point with no tick found.
+    pub confidence: f64,
+}
+
+/// Milliseconds per stage.
+#[derive(Debug, Clone, Default, serde::Serialize, schemars::JsonSchema)]
+pub struct LabelTimings {
+    /// Finding the neatline.
+    pub neatline_ms: f64,
+    /// Reading the ring's words.
+    pub read_ms: f64,
+    /// Parsing, tying to ticks and fitting.
+    pub solve_ms: f64,
+}
+
+/// What the labels give.
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
+pub struct LabelGeoreference {
+    /// The frame.
+    pub neatline: Neatline,
+    /// The control points, in `crs`.
+    pub control_points: Vec<LabelPoint>,
+    /// Every line read in the ring: used, or rejected with the reason.
+    pub labels: Vec<LabelReport>,
+    /// The CRS the sheet's words point to, and why (absent when they give none: see `crs_problem`).
+    pub crs: Option<CrsDecision>,
+    /// Why no CRS could be decided, when none was.
+    pub crs_problem: Option<String>,
+    /// The scale printed on the sheet (`1:N`), when the ring carries it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scale: Option<u64>,
+    /// Time per stage.
+    pub timings: LabelTimings,
+}
+
+/// Why labels gave no georeference.
+#[derive(Debug, thiserror::Error)]
+pub enum GraticuleError {
+    /// The scan's pixels could not be read.
+    #[error(transparent)]
+    Pixels(#[from] PixelError),
+    /// The reader failed or the call was cancelled.
+    #[error(transparent)]
+    Reading(#[from] DetectError),
+    /// No neatline was found.
+    #[error("no neatline: {0}")]
+    NoNeatline(String),
+    /// Too few labels could be used (or their CRS cannot be told); every label read, with why.
+    #[error("{why}")]
+    TooFewLabels {
+        /// What is missing, in plain words.
+        why: String,
+        /// Every line read in the ring.
+        labels: Vec<LabelReport>,
+        /// The neatline's corners, clockwise from the top left (the ring was read around them).
+        corners: [[f64; 2]; 4],
+    },
+}
+
+/// Progress: `(done, total, message)`; an error stops the work (cancellation).
+pub type Progress<'a> = &'a mut dyn FnMut(u64, u64, String) -> Result<(), DetectError>;
+
+/// The scan to read: its size and a window reader.
+pub struct Sheet<'a> {
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+    /// Reads windows of its pixels.
+    pub read: Window<'a>,
+}
+
+/// Reads the georeference the sheet prints: `hint` is the layout's main map when known; `words`
+/// are lines read elsewhere on the sheet (stored readings), searched with the ring's for the datum;
+/// `metric` chooses UTM labels over degrees (`None`: degrees when both axes have them).
+pub fn read(
+    reader: &Reader,
+    sheet: Sheet<'_>,
+    hint: Option<PixelBox>,
+    words: &[String],
+    metric: Option<bool>,
+    progress: Progress<'_>,
+) -> Result<LabelGeoreference, GraticuleError> {
+    let Sheet { width, height, read } = sheet;
+    let mut timings = LabelTimings::default();
+    let started = std::time::Instant::now();
+    progress(0, 100, "finding the neatline".to_owned())?;
+    let neatline = neatline::find(width, height, read, hint)?.map_err(GraticuleError::NoNeatline)?;
+    timings.neatline_ms = crate::detect::pipeline::millis(started);
+    let started = std::time::Instant::now();
+    let lines = read_ring(reader, &neatline, (width, height), read, progress)?;
+    timings.read_ms = crate::detect::pipeline::millis(started);
+    let started = std::time::Instant::now();
+    progress(90, 100, "tying labels to ticks and fitting".to_owned())?;
+    let mut solved = solve_labels(&neatline, lines, (width, height), read, words, metric)?;
+    timings.solve_ms = crate::detect::pipeline::millis(started);
+    solved.timings = timings;
+    Ok(solved)
+}
+
+/// A window of the scan in whole pixels: `(x0, y0, x1, y1)`.
+type Region = (u32, u32, u32, u32);
+
+/// The ring's bands (top, bottom, left, right), as windows in whole pixels, and how far the ring
+/// reaches outside and inside the frame.
+fn ring(neatline: &Neatline, (width, height): (u32, u32)) -> ([Region; 4], f64, f64) {
+    let [tl, tr, br, bl] = neatline.corners;
+    let frame_w = ((tr[0] - tl[0]) + (br[0] - bl[0])) / 2.0;
+    let frame_h = ((bl[1] - tl[1]) + (br[1] - tr[1])) / 2.0;
+    let outside = (0.1 * frame_w.max(frame_h)).clamp(80.0, 800.0);
+    let inside = 0.25 * outside;
+    let (left, right) = (tl[0].min(bl[0]), tr[0].max(br[0]));
+    let (top, bottom) = (tl[1].min(tr[1]), bl[1].max(br[1]));
+    let (top_lo, top_hi) = (tl[1].min(tr[1]), tl[1].max(tr[1]));
+    let (bottom_lo, bottom_hi) = (bl[1].min(br[1]), bl[1].max(br[1]));
+    let (left_lo, left_hi) = (tl[0].min(bl[0]), tl[0].max(bl[0]));
+    let (right_lo, right_hi) = (tr[0].min(br[0]), tr[0].max(br[0]));
+    let window = |x0: f64, y0: f64, x1: f64, y1: f64| PixelBox { x0, y0, x1, y1 }.pixels(width, height);
+    (
+        [
+            window(left - outside, top_lo - outside, right + outside, top_hi + inside),
+            window(left - outside, bottom_lo - inside, right + outside, bottom_hi + outside),
+            window(left_lo - outside, top - outside, left_hi + inside, bottom + outside),
+            window(right_lo - inside, top - outside, right_hi + outside, bottom + outside),
+        ],
+        outside,
+        inside,
+    )
+}
+
+/// The lines read in the ring, in the scan's pixels, each once (the bands overlap at the corners).
+fn read_ring(
+    reader: &Reader,
+    neatline: &Neatline,
+    size: (u32, u32),
+    read: Window<'_>,
+    progress: Progress<'_>,
+) -> Result<Vec<crate::ocr::reader::Line>, GraticuleError> {
+    let (bands, ..) = ring(neatline, size);
+    let tiles: Vec<usize> = bands.iter().map(|&(x0, y0, x1, y1)| Reader::tiles((0, 0, x1 - x0, y1 - y0)).len()).collect();
+    let total: usize = tiles.iter().sum();
+    let mut done = 0;
+    let mut lines: Vec<crate::ocr::reader::Line> = Vec::new();
+    for (band, count) in bands.iter().zip(&tiles) {
+        let (x0, y0, x1, y1) = *band;
+        if x1 <= x0 || y1 <= y0 {
+            continue;
+        }
+        let image = read(*band)?;
+        let before = done;
+        let reading = crate::ocr::read(reader, &image, (0, 0, image.width, image.height), MIN_SCORE, |tile, _| {
+            let at = (before + tile) as u64;
+            progress(5 + 85 * at / total.max(1) as u64, 100, format!("reading the margins: tile {} of {total}", (before + tile + 1).min(total)))
+        })?;
+        done += count;
+        for mut line in reading.lines {
+            let b = line.bbox;
+            line.bbox = PixelBox { x0: b.x0 + f64::from(x0), y0: b.y0 + f64::from(y0), x1: b.x1 + f64::from(x0), y1: b.y1 + f64::from(y0) };
+            if let Some(same) = lines.iter_mut().find(|kept| kept.bbox.iou(&line.bbox) > 0.5) {
+                if line.score > same.score {
+                    *same = line;
+                }
+            } else {
+                lines.push(line);
+            }
+        }
+    }
+    lines.sort_by(|a, b| a.bbox.y0.total_cmp(&b.bbox.y0).then(a.bbox.x0.total_cmp(&b.bbox.x0)));
+    Ok(lines)
+}
+
+/// A label ready for its axis: which line, its tie, and what it may be worth.
+struct Candidate {
+    index: usize,
+    edge: Edge,
+    axis: Axis,
+    tie: ticks::Tie,
+    value: Value,
+    hemisphere: Option<Hemisphere>,
+}
+
+/// Parses, ties and fits the lines read in the ring.
+fn solve_labels(
+    neatline: &Neatline,
+    lines: Vec<crate::ocr::reader::Line>,
+    size: (u32, u32),
+    read: Window<'_>,
+    words: &[String],
+    metric: Option<bool>,
+) -> Result<LabelGeoreference, GraticuleError> {
+    let (_, outside, inside) = ring(neatline, size);
+    let mut reports: Vec<LabelReport> = lines
+        .iter()
+        .map(|line| LabelReport {
+            text: line.text.clone(),
+            bbox: line.bbox,
+            score: line.score,
+            edge: None,
+            axis: None,
+            value: None,
+            tick: None,
+            anchor: None,
+            used: false,
+            reason: None,
+        })
+        .collect();
+    let mut candidates = Vec::new();
+    for (index, line) in lines.iter().enumerate() {
+        let parsed = match labels::parse(&line.text) {
+            Ok(parsed) => parsed,
+            Err(reason) => {
+                reports[index].reason = Some(reason);
+                continue;
+            }
+        };
+        let allowed = |edge: Edge| match parsed.value {
+            Value::Metres(_, Some(MetricAxis::Easting)) => edge.horizontal(),
+            Value::Metres(_, Some(MetricAxis::Northing)) => !edge.horizontal(),
+            _ => true,
+        };
+        let edge = [Edge::Top, Edge::Bottom, Edge::Left, Edge::Right]
+            .into_iter()
+            .filter(|edge| allowed(*edge))
+            .filter_map(|edge| ticks::placement(edge, neatline, &line.bbox).map(|(out, from_corner)| (edge, out, from_corner)))
+            .filter(|(_, out, _)| (-inside..=outside).contains(out))
+            .min_by(|a, b| a.2.total_cmp(&b.2))
+            .map(|(edge, ..)| edge);
+        let Some(edge) = edge else {
+            reports[index].reason = Some("a coordinate, but not beside any side of the neatline".to_owned());
+            continue;
+        };
+        let axis = match (&parsed.value, edge.horizontal()) {
+            (Value::Metres(..), true) => Axis::Easting,
+            (Value::Metres(..), false) => Axis::Northing,
+            (_, true) => Axis::Longitude,
+            (_, false) => Axis::Latitude,
+        };
+        let tie = ticks::tie(edge, neatline, &line.bbox, size, read)?;
+        reports[index].edge = Some(edge);
+        reports[index].axis = Some(axis);
+        reports[index].tick = Some(tie.pixel);
+        reports[index].anchor = Some(tie.anchor);
+        candidates.push(Candidate { index, edge, axis, tie, value: parsed.value, hemisphere: parsed.hemisphere });
+    }
+    let [tl, tr, br, bl] = neatline.corners;
+    let across = (((tr[0] - tl[0]) + (br[0] - bl[0])) / 2.0, ((bl[1] - tl[1]) + (br[1] - tr[1])) / 2.0);
+    let mut fits = std::collections::HashMap::new();
+    for axis in [Axis::Longitude, Axis::Latitude, Axis::Easting, Axis::Northing] {
+        let on_axis: Vec<&Candidate> = candidates.iter().filter(|c| c.axis == axis).collect();
+        if on_axis.is_empty() {
+            continue;
+        }
+        let length = if matches!(axis, Axis::Longitude | Axis::Easting) { across.0 } else { across.1 };
+        let placed: Vec<solve::Placed> = on_axis
+            .iter()
+            .map(|c| match &c.value {
+                Value::Degrees(values) => solve::Placed { position: c.tie.position, candidates: values.clone(), full: true, minutes: None },
+                Value::Minutes(minutes) => solve::Placed { position: c.tie.position, candidates: Vec::new(), full: false, minutes: Some(*minutes) },
+                Value::DegreesOrMinutes(values, minutes) => {
+                    solve::Placed { position: c.tie.position, candidates: values.clone(), full: true, minutes: Some(*minutes) }
+                }
+                Value::Metres(metres, _) => solve::Placed { position: c.tie.position, candidates: vec![*metres], full: true, minutes: None },
+            })
+            .collect();
+        let tolerance = (10.0_f64.max(0.01 * length)) / length.max(1.0);
+        // From 3 minutes (or 1 km) to 10 degrees (or 500 km) across the neatline.
+        let span = if matches!(axis, Axis::Easting | Axis::Northing) { 1_000.0..=500_000.0 } else { 0.05..=10.0 };
+        match solve::fit_axis(&placed, tolerance, span) {
+            Ok(fit) => {
+                for (c, verdict) in on_axis.iter().zip(&fit.verdicts) {
+                    match verdict {
+                        Ok(value) => reports[c.index].value = Some(*value),
+                        Err(reason) => reports[c.index].reason = Some(reason.clone()),
+                    }
+                }
+                fits.insert(axis, (fit, on_axis.iter().map(|c| c.index).collect::<Vec<_>>()));
+            }
+            Err(solve::AxisProblem::TooFew) => {
+                for c in &on_axis {
+                    reports[c.index].reason = Some(format!("too few labels on the {} axis agree (two at different places are needed)", axis_name(axis)));
+                }
+            }
+        }
+    }
+    let geographic = fits.contains_key(&Axis::Longitude) && fits.contains_key(&Axis::Latitude);
+    let utm = fits.contains_key(&Axis::Easting) && fits.contains_key(&Axis::Northing);
+    let use_metric = match metric {
+        Some(wanted) => wanted,
+        None => !geographic && utm,
+    };
+    let (x_axis, y_axis) = if use_metric { (Axis::Easting, Axis::Northing) } else { (Axis::Longitude, Axis::Latitude) };
+    if !(fits.contains_key(&x_axis) && fits.contains_key(&y_axis)) {
+        let count = |axis| reports.iter().filter(|r| r.axis == Some(axis) && r.value.is_some()).count();
+        let why = format!(
+            "too few usable coordinate labels: {} {} and {} {} labels agree, and each axis needs two at different places along the neatline",
+            count(x_axis),
+            axis_name(x_axis),
+            count(y_axis),
+            axis_name(y_axis)
+        );
+        return Err(GraticuleError::TooFewLabels { why, labels: reports, corners: neatline.corners });
+    }
+    // Signs: the letters printed, else the direction the values grow.
+    let letters = |axis: Axis| -> Vec<Hemisphere> {
+        candidates.iter().filter(|c| c.axis == axis && reports[c.index].value.is_some()).filter_map(|c| c.hemisphere).collect()
+    };
+    let (x_fit, x_labels) = &fits[&x_axis];
+    let (y_fit, y_labels) = &fits[&y_axis];
+    let (x_sign, y_sign) = (sign_of(x_axis, x_fit.slope, &letters(x_axis)), sign_of(y_axis, y_fit.slope, &letters(y_axis)));
+    let centre_lon_lat = fits.get(&Axis::Longitude).zip(fits.get(&Axis::Latitude)).map(|((lon, _), (lat, _))| {
+        (
+            lon.at(0.5) * sign_of(Axis::Longitude, lon.slope, &letters(Axis::Longitude)),
+            lat.at(0.5) * sign_of(Axis::Latitude, lat.slope, &letters(Axis::Latitude)),
+        )
+    });
+    for index in x_labels.iter().chain(y_labels) {
+        let sign = if x_labels.contains(index) { x_sign } else { y_sign };
+        if let Some(value) = reports[*index].value.as_mut() {
+            *value *= sign;
+        }
+    }
+    let mut points: Vec<LabelPoint> = Vec::new();
+    for c in candidates.iter().filter(|c| c.axis == x_axis || c.axis == y_axis) {
+        let Some(value) = reports[c.index].value else { continue };
+        // The other coordinate: the other axis's fit at this side (top/left 0, bottom/right 1).
+        let across_side = if matches!(c.edge, Edge::Bottom | Edge::Right) { 1.0 } else { 0.0 };
+        let (mut x, mut y) = if c.axis == x_axis { (Some(value), None) } else { (None, Some(value)) };
+        let confidence = reports[c.index].score * if c.tie.anchor == Anchor::LabelCentre { 0.5 } else { 1.0 };
+        if let Some(point) = points.iter_mut().find(|p| ((p.col - c.tie.pixel[0]).powi(2) + (p.row - c.tie.pixel[1]).powi(2)).sqrt() < 1.0) {
+            // One corner labelled on both axes: each label gives its own coordinate.
+            if c.axis == x_axis {
+                point.x = value;
+            } else {
+                point.y = value;
+            }
+            point.labels.push(c.index);
+            point.confidence = point.confidence.min(confidence);
+            continue;
+        }
+        if x.is_none() {
+            let position = if c.tie.anchor == Anchor::Corner { corner_position(neatline, c.tie.pixel, true) } else { across_side };
+            x = Some(x_sign * x_fit.at(position));
+        }
+        if y.is_none() {
+            let position = if c.tie.anchor == Anchor::Corner { corner_position(neatline, c.tie.pixel, false) } else { across_side };
+            y = Some(y_sign * y_fit.at(position));
+        }
+        points.push(LabelPoint {
+            col: c.tie.pixel[0],
+            row: c.tie.pixel[1],
+            x: x.unwrap_or_default(),
+            y: y.unwrap_or_default(),
+            anchor: c.tie.anchor,
+            labels: vec![c.index],
+            confidence,
+        });
+    }
+    for point in &points {
+        for index in &point.labels {
+            reports[*index].used = true;
+        }
+    }
+    let mut sheet_words: Vec<String> = reports.iter().map(|r| r.text.clone()).collect();
+    sheet_words.extend(words.iter().cloned());
+    let south = candidates.iter().any(|c| c.hemisphere == Some(Hemisphere::South));
+    let (crs, crs_problem) = match datum::decide(&sheet_words, centre_lon_lat, use_metric, south) {
+        Ok(decision) => (Some(decision), None),
+        Err(why) => (None, Some(why)),
+    };
+    let scale = sheet_words.iter().find_map(|line| scale_of(line));
+    Ok(LabelGeoreference { neatline: neatline.clone(), control_points: points, labels: reports, crs, crs_problem, scale, timings: LabelTimings::default() })
+}
+
+/// A corner's position across the other axis: for `x`, 0 at the left side and 1 at the right;
+/// otherwise 0 at the top and 1 at the bottom.
+fn corner_position(neatline: &Neatline, pixel: [f64; 2], x: bool) -> f64 {
+    let [_, tr, br, bl] = neatline.corners;
+    let is = |corner: [f64; 2]| (corner[0] - pixel[0]).abs() < 1e-6 && (corner[1] - pixel[1]).abs() < 1e-6;
+    let far = if x { is(tr) || is(br) } else { is(bl) || is(br) };
+    if far { 1.0 } else { 0.0 }
+}
+
+/// +1 or −1 for an axis's values: the hemisphere letters printed (the majority), else the
+/// direction they grow (longitudes growing leftwards are west, latitudes growing downwards south).
+fn sign_of(axis: Axis, slope: f64, letters: &[Hemisphere]) -> f64 {
+    let negative = letters.iter().filter(|h| matches!(h, Hemisphere::West | Hemisphere::South | Hemisphere::Negative)).count();
+    let positive = letters.iter().filter(|h| matches!(h, Hemisphere::East | Hemisphere::North)).count();
+    let negative = match axis {
+        Axis::Easting | Axis::Northing => false,
+        _ if negative != positive => negative > positive,
+        Axis::Longitude => slope < 0.0,
+        Axis::Latitude => slope > 0.0,
+    };
+    if negative { -1.0 } else { 1.0 }
+}
+
+fn axis_name(axis: Axis) -> &'static str {
+    match axis {
+        Axis::Longitude => "longitude",
+        Axis::Latitude => "latitude",
+        Axis::Easting => "easting",
+        Axis::Northing => "northing",
+    }
+}
+
+/// The scale a line prints (`SCALE 1:100 000`, `1:24,000`).
+fn scale_of(line: &str) -> Option<u64> {
+    let compact: String = line.chars().filter(|c| !c.is_whitespace() && *c != ',' && *c != '.').collect();
+    let at = compact.find("1:")?;
+    let digits: String = compact[at + 2..].chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok().filter(|n| (1_000..=10_000_000).contains(n))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_printed_scale_is_read() {
+        assert_eq!(scale_of("SCALE 1:100 000"), Some(100_000));
+        assert_eq!(scale_of("1:24,000"), Some(24_000));
+        assert_eq!(scale_of("Figure 1: index"), None);
+    }
+}
