@@ -179,8 +179,9 @@ fn angle(text: &str) -> Result<Value, String> {
             check_degrees(degrees)?;
             Ok(Value::Degrees(vec![degrees]))
         }
-        // Whole minutes whose mark the reader dropped (`45` beside a tick); the fit keeps them only where they agree.
-        [(only, Mark::None)] if only.len() <= 2 => Ok(Value::Minutes(minutes_of(&pieces)?)),
+        // Whole minutes whose mark the reader dropped (`45` beside a tick); the fit keeps them only
+        // where they agree. One digit alone is not taken: scale bars print rows of them.
+        [(only, Mark::None)] if only.len() == 2 => Ok(Value::Minutes(minutes_of(&pieces)?)),
         // Every mark dropped: `3545` is 35°45', `11300` 113°00', `353730` 35°37'30".
         [(digits, Mark::None)] if (4..=7).contains(&digits.len()) && !digits.contains('.') => {
             let number = |range: std::ops::Range<usize>| digits.get(range).and_then(|d| d.parse::<f64>().ok());
@@ -343,6 +344,7 @@ mod tests {
     fn words_and_bad_values_say_why() {
         assert!(parse("QUADRANGLE").unwrap_err().contains("not a coordinate"));
         assert!(parse("1986").unwrap_err().contains("reads as no angle"));
+        assert!(parse("5").unwrap_err().contains("no decimals"), "a scale bar's digit");
         assert!(parse("75'").unwrap_err().contains("no reading"));
         assert!(parse("35°75'").unwrap_err().contains("out of range"));
         assert!(parse("200°").unwrap_err().contains("out of range"));

@@ -234,7 +234,8 @@ fn read_ring(
     progress: Progress<'_>,
 ) -> Result<Vec<crate::ocr::reader::Line>, GraticuleError> {
     let (bands, ..) = ring(neatline, size);
-    let tiles: Vec<usize> = bands.iter().map(|&(x0, y0, x1, y1)| Reader::tiles((0, 0, x1 - x0, y1 - y0)).len()).collect();
+    let zoom = if neatline.thickness_px < 2.0 { 2 } else { 1 };
+    let tiles: Vec<usize> = bands.iter().map(|&(x0, y0, x1, y1)| Reader::tiles((0, 0, (x1 - x0) * zoom, (y1 - y0) * zoom)).len()).collect();
     let total: usize = tiles.iter().sum();
     let mut done = 0;
     let mut lines: Vec<crate::ocr::reader::Line> = Vec::new();
@@ -244,6 +245,9 @@ fn read_ring(
             continue;
         }
         let image = read(*band)?;
+        // A frame line one pixel thin marks a scan at low resolution, whose labels are too small for
+        // the reader: it reads the ring at twice the size.
+        let image = if zoom == 1 { image } else { image.resized(image.width * zoom, image.height * zoom) };
         let before = done;
         let reading = crate::ocr::read(reader, &image, (0, 0, image.width, image.height), MIN_SCORE, |tile, _| {
             let at = (before + tile) as u64;
@@ -251,8 +255,8 @@ fn read_ring(
         })?;
         done += count;
         for mut line in reading.lines {
-            let b = line.bbox;
-            line.bbox = PixelBox { x0: b.x0 + f64::from(x0), y0: b.y0 + f64::from(y0), x1: b.x1 + f64::from(x0), y1: b.y1 + f64::from(y0) };
+            let (b, z) = (line.bbox, f64::from(zoom));
+            line.bbox = PixelBox { x0: b.x0 / z + f64::from(x0), y0: b.y0 / z + f64::from(y0), x1: b.x1 / z + f64::from(x0), y1: b.y1 / z + f64::from(y0) };
             if let Some(same) = lines.iter_mut().find(|kept| kept.bbox.iou(&line.bbox) > 0.5) {
                 if line.score > same.score {
                     *same = line;
@@ -416,9 +420,17 @@ fn solve_labels(
             *value *= sign;
         }
     }
+    // A label whose tick was not found sits somewhere beside it (USGS sheets print latitudes above
+    // their ticks): once an axis has three labels on ticks or corners, those alone place it.
+    let anchored = |axis: Axis| candidates.iter().filter(|c| c.axis == axis && reports[c.index].value.is_some() && c.tie.anchor != Anchor::LabelCentre).count();
+    let precise = [(x_axis, anchored(x_axis) >= 3), (y_axis, anchored(y_axis) >= 3)];
     let mut points: Vec<LabelPoint> = Vec::new();
     for c in candidates.iter().filter(|c| c.axis == x_axis || c.axis == y_axis) {
         let Some(value) = reports[c.index].value else { continue };
+        if c.tie.anchor == Anchor::LabelCentre && precise.iter().any(|(axis, enough)| *axis == c.axis && *enough) {
+            reports[c.index].reason = Some("no tick found beside it, and the labels on ticks and corners place this axis".to_owned());
+            continue;
+        }
         // The other coordinate: the other axis's fit at this side (top/left 0, bottom/right 1).
         let across_side = if matches!(c.edge, Edge::Bottom | Edge::Right) { 1.0 } else { 0.0 };
         let (mut x, mut y) = if c.axis == x_axis { (Some(value), None) } else { (None, Some(value)) };
@@ -441,6 +453,13 @@ fn solve_labels(
         if y.is_none() {
             let position = if c.tie.anchor == Anchor::Corner { corner_position(neatline, c.tie.pixel, false) } else { across_side };
             y = Some(y_sign * y_fit.at(position));
+        }
+        let same = |p: &LabelPoint| (p.x - x.unwrap_or_default()).abs() < 1e-9 && (p.y - y.unwrap_or_default()).abs() < 1e-9;
+        if let Some(first) = points.iter().find(|p| same(p)) {
+            // The same label read twice (the ring's bands overlap at the corners), tied elsewhere.
+            reports[c.index].reason = Some(format!("gives the same coordinates as line {} of this list, which is used", first.labels[0]));
+            reports[c.index].value = None;
+            continue;
         }
         points.push(LabelPoint {
             col: c.tie.pixel[0],

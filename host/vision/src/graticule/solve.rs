@@ -62,7 +62,7 @@ fn readings(label: &Placed, degrees: &[f64]) -> Vec<f64> {
 pub fn fit_axis(labels: &[Placed], tolerance: f64, span: std::ops::RangeInclusive<f64>) -> Result<AxisFit, AxisProblem> {
     let degrees: Vec<f64> = labels.iter().filter(|l| l.full).flat_map(|l| l.candidates.iter().map(|v| v.floor())).collect();
     let options: Vec<Vec<f64>> = labels.iter().map(|label| readings(label, &degrees)).collect();
-    // (agreeing labels, agreeing full labels, -spread of residuals): the best line proposed by a pair.
+    // (agreeing labels, agreeing full labels, −spread of residuals): the best line proposed by a pair.
     let mut best: Option<((usize, usize, f64), f64, f64)> = None;
     for i in 0..labels.len() {
         for j in i + 1..labels.len() {
@@ -116,8 +116,10 @@ pub fn fit_axis(labels: &[Placed], tolerance: f64, span: std::ops::RangeInclusiv
     Ok(AxisFit { offset, slope, verdicts })
 }
 
+/// Whether agreement `a` beats `b`: a full label counts twice (a row of minutes-only numbers, or
+/// a scale bar's, agrees with itself as readily as with the sheet), then the closer fit wins.
 fn better(a: (usize, usize, f64), b: (usize, usize, f64)) -> bool {
-    (a.0, a.1).cmp(&(b.0, b.1)).then(a.2.total_cmp(&b.2)).is_gt()
+    (a.0 + a.1).cmp(&(b.0 + b.1)).then(a.2.total_cmp(&b.2)).is_gt()
 }
 
 /// How many labels (and full labels) agree with a line, and minus the sum of their distances from it.
