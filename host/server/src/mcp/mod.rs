@@ -65,10 +65,12 @@ pub const SERVER_VERSION: &str = env!("CARGO_PKG_VERSION");
 /// What the server tells agents when they connect: the agent guide in brief.
 pub const INSTRUCTIONS: &str = "Stratigraphic Amenity works through scanned geologic maps. \
 Start with geomap_capabilities, then geomap_register_map a scan from an allowed map root and use its map_id. \
+A scan with coordinate labels around its frame is georeferenced from them with geomap_georeference {map_id, from: \"labels\"} \
+(too_few_labels: pass crs with bounds or control_points, or ask the user). \
 Look map terms up with geomap_lookup; ask about a georeferenced map's area with geomap_query_knowledge. \
 Every failed call returns a geomap-error/v1 envelope: branch on `code`, follow `recovery_hints` in order, \
 and keep `trace_id` (the operator finds the failure in the server log under it). \
-Codes for the agent (invalid_arguments, artifact_not_found, unknown_tool, unsupported_media, oversize_image) you can fix yourself; \
+Codes for the agent (invalid_arguments, too_few_labels, artifact_not_found, unknown_tool, unsupported_media, oversize_image) you can fix yourself; \
 ask the user before anything is downloaded (geomap_prepare_knowledge downloads: tell them the size it states); hand operator codes (path_not_allowed, registry_corrupt, internal_error, ...) \
 to the operator with the trace_id. Retry only internal_error, once, and only when the tool is idempotent (retryable: true).";
 
