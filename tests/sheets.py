@@ -146,19 +146,24 @@ def utm_sheet(skew: float = 0.0) -> Sheet:
     return Sheet(west=384.0, east=392.0, south=3950.0, north=3956.0, skew=skew, words=["UTM grid zone 12", "North American Datum of 1983", "SCALE 1:24 000"])
 
 
-def error_px(sheet: Sheet, geotransform: list, unit: float = 1.0, samples: int = 400, seed: int = 3) -> float:
-    """Root-mean-square distance, in pixels' worth, between an affine geotransform's ground (in
-    `unit`s of the sheet's: 1000 for metres on a sheet in km) and the truth over random pixels
-    inside the frame."""
+def fitted_and_true(sheet: Sheet, geotransform: list, unit: float = 1.0, samples: int = 400, seed: int = 3) -> list:
+    """(fitted, truth) ground pairs at random pixels inside the frame, under an affine geotransform
+    whose ground is in `unit`s of the sheet's (1000 for metres on a sheet in km)."""
     rng = random.Random(seed)
     left, top, right, bottom = sheet.frame
     x0, a, b, y0, c, d = geotransform
-    total = 0.0
-    per_x = (sheet.east - sheet.west) / (right - left)
-    per_y = (sheet.north - sheet.south) / (bottom - top)
+    pairs = []
     for _ in range(samples):
         col, row = sheet.turn(rng.uniform(left, right), rng.uniform(top, bottom))
-        truth = sheet.ground(col, row)
-        fitted = ((x0 + a * col + b * row) / unit, (y0 + c * col + d * row) / unit)
-        total += ((fitted[0] - truth[0]) / per_x) ** 2 + ((fitted[1] - truth[1]) / per_y) ** 2
-    return math.sqrt(total / samples)
+        pairs.append((((x0 + a * col + b * row) / unit, (y0 + c * col + d * row) / unit), sheet.ground(col, row)))
+    return pairs
+
+
+def error_px(sheet: Sheet, geotransform: list, unit: float = 1.0) -> float:
+    """Root-mean-square distance, in pixels' worth, between the fitted ground and the truth over
+    random pixels inside the frame."""
+    left, top, right, bottom = sheet.frame
+    per_x = (sheet.east - sheet.west) / (right - left)
+    per_y = (sheet.north - sheet.south) / (bottom - top)
+    pairs = fitted_and_true(sheet, geotransform, unit)
+    return math.sqrt(sum(((f[0] - t[0]) / per_x) ** 2 + ((f[1] - t[1]) / per_y) ** 2 for f, t in pairs) / len(pairs))

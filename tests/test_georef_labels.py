@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import sheets
-from conftest import Server, assert_envelope, shared_asset
+from conftest import Server, assert_envelope, interrupt, shared_asset
 from test_detect import OCR_WHEEL, WHEEL, ocr_wheel, runtime_wheel  # noqa: F401 (session fixtures)
 
 pytestmark = pytest.mark.anyio
@@ -72,6 +72,26 @@ async def test_a_turned_quadrangle_is_georeferenced_from_its_labels_and_a_misrea
     assert updates[-1][:2] == (100, 100) and any("reading the margins" in message for _, _, message in updates), updates
     assert assert_envelope(conflict, "invalid_arguments", server)["details"]["field"] == "/bounds"
     assert assert_envelope(no_crs, "invalid_arguments", server)["details"]["field"] == "/crs"
+
+
+async def test_a_cancelled_reading_of_the_labels_keeps_nothing(tmp_path, mirror, runtime_wheel, ocr_wheel, era):  # noqa: F811
+    import anyio
+
+    server = server_with_reader(tmp_path, mirror, runtime_wheel, ocr_wheel)
+    sheets.draw(sheets.Sheet(skew=0.3), server.map_root / "quad.png")
+    async with server.connect(era) as client:
+        map_id = (await client.call_tool("geomap_register_map", {"path": "quad.png"})).structured_content["map_id"]
+        assert (await client.call_tool("geomap_prepare_detectors", PREPARE)).is_error is False
+        await interrupt(client, "geomap_georeference", {"map_id": map_id, "from": "labels"}, lambda message, _: message.startswith("reading the margins: tile 2 of"))
+        with anyio.fail_after(60):
+            while not [line for line in server.tool_call_lines() if line["tool"] == "geomap_georeference"]:
+                await anyio.sleep(0.05)
+        described = await client.call_tool("geomap_describe_map", {"map_id": map_id})
+    [cancelled] = [line for line in server.tool_call_lines() if line["tool"] == "geomap_georeference"]
+    assert cancelled["outcome"] == "cancelled", server.log()
+    assert described.structured_content["revisions"] == []
+    kept = server.data_root / "artifacts" / map_id
+    assert not kept.exists() or not any(kept.iterdir()), "nothing of the cancelled call is stored"
 
 
 async def test_a_utm_sheet_is_placed_in_the_zone_and_datum_its_words_name(tmp_path, mirror, runtime_wheel, ocr_wheel):  # noqa: F811

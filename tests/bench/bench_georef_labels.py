@@ -35,24 +35,22 @@ def geodesic_m(a: tuple, b: tuple) -> float:
 
 
 def drawn_error(sheet: sheets.Sheet, geotransform: list, unit: float) -> tuple[float, float]:
-    """(RMS metres, RMS pixels' worth) over random pixels of the map area."""
-    import random
-
-    rng = random.Random(11)
-    left, top, right, bottom = sheet.frame
-    x0, a, b, y0, c, d = geotransform
-    metres = []
-    for _ in range(500):
-        col, row = sheet.turn(rng.uniform(left, right), rng.uniform(top, bottom))
-        truth = sheet.ground(col, row)
-        fitted = ((x0 + a * col + b * row) / unit, (y0 + c * col + d * row) / unit)
-        if unit == 1.0:
-            metres.append(geodesic_m(truth, fitted))
-        else:
-            metres.append(math.hypot(truth[0] - fitted[0], truth[1] - fitted[1]) * 1000.0)
+    """(RMS metres over random pixels of the map area, RMS pixels' worth as the tests measure it)."""
+    pairs = sheets.fitted_and_true(sheet, geotransform, unit, samples=500, seed=11)
+    if unit == 1.0:
+        metres = [geodesic_m(truth, fitted) for fitted, truth in pairs]
+    else:
+        metres = [math.hypot(truth[0] - fitted[0], truth[1] - fitted[1]) * 1000.0 for fitted, truth in pairs]
     rms_m = math.sqrt(sum(m * m for m in metres) / len(metres))
-    per_pixel = geodesic_m(sheet.ground(*sheet.turn(left, top)), sheet.ground(*sheet.turn(left + 1, top))) if unit == 1.0 else (sheet.east - sheet.west) * 1000 / (right - left)
-    return rms_m, rms_m / per_pixel
+    return rms_m, sheets.error_px(sheet, geotransform, unit)
+
+
+async def labels_of(client, path: str) -> tuple:
+    """Registers `path` and reads its labels (a dry run): the result and the seconds it took."""
+    map_id = (await client.call_tool("geomap_register_map", {"path": path})).structured_content["map_id"]
+    started = time.perf_counter()
+    result = await client.call_tool("geomap_georeference", {"map_id": map_id, "from": "labels", "dry_run": True})
+    return result, time.perf_counter() - started
 
 
 async def main() -> None:
@@ -68,10 +66,7 @@ async def main() -> None:
             print("drawn sheets (2600×2000 JPEG, frame 2000×1480 px):")
             for index, (name, sheet, labels, unit) in enumerate(cases):
                 path = sheets.draw(sheet, server.map_root / f"sheet{index}.jpg", labels=labels)
-                map_id = (await client.call_tool("geomap_register_map", {"path": path.name})).structured_content["map_id"]
-                started = time.perf_counter()
-                result = await client.call_tool("geomap_georeference", {"map_id": map_id, "from": "labels", "dry_run": True})
-                seconds = time.perf_counter() - started
+                result, seconds = await labels_of(client, path.name)
                 if result.is_error:
                     print(f"  {name:22s} failed: {result.structured_content.get('message')}")
                     continue
@@ -84,10 +79,7 @@ async def main() -> None:
                 print(f"USGS sample: SKIPPED ({sample} is absent)")
                 return
             shutil.copy(sample, server.map_root / "sample_usgs.jpg")
-            map_id = (await client.call_tool("geomap_register_map", {"path": "sample_usgs.jpg"})).structured_content["map_id"]
-            started = time.perf_counter()
-            result = await client.call_tool("geomap_georeference", {"map_id": map_id, "from": "labels", "dry_run": True})
-            seconds = time.perf_counter() - started
+            result, seconds = await labels_of(client, "sample_usgs.jpg")
             if result.is_error:
                 print(f"USGS sample: failed in {seconds:.1f} s: {result.structured_content.get('message')}")
                 return

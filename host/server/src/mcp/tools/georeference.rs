@@ -57,12 +57,15 @@ pub enum GeorefFrom {
     Labels,
 }
 
+/// Two arguments that exclude each other: `field` is the one to drop or change.
+fn conflict(field: &str, expected: &str) -> ArgumentError {
+    ArgumentError { field: field.to_owned(), problem: ArgumentProblem::Conflict, expected: expected.to_owned() }
+}
+
 impl GeoreferenceArgs {
     /// The CRS and placement these arguments ask for (bounds or control points, not labels), or
     /// the argument that does not fit.
     pub(crate) fn explicit(&self) -> Result<(String, Placement), ArgumentError> {
-        let conflict =
-            |field: &str, expected: &str| ArgumentError { field: field.to_owned(), problem: ArgumentProblem::Conflict, expected: expected.to_owned() };
         if self.from.is_some() {
             return Err(conflict("/from", "no from here: bounds or control_points"));
         }
@@ -102,8 +105,6 @@ impl GeoreferenceArgs {
 
     /// Checks the arguments of a call with `from: "labels"`.
     fn check_labels(&self) -> Result<(), ArgumentError> {
-        let conflict =
-            |field: &str, expected: &str| ArgumentError { field: field.to_owned(), problem: ArgumentProblem::Conflict, expected: expected.to_owned() };
         if self.bounds.is_some() {
             return Err(conflict("/bounds", "no bounds with from: \"labels\" (the labels place the map; add control_points if you know more)"));
         }
