@@ -65,10 +65,11 @@ def dms(value: float, whole: bool) -> str:
     return f"{minutes}'" + (f'{seconds:02d}"' if seconds else "")
 
 
-def draw(sheet: Sheet, path: Path, *, labels: str = "dms", misread: dict | None = None, units: bool = True, quality: int = 90) -> Path:
+def draw(sheet: Sheet, path: Path, *, labels: str = "dms", misread: dict | None = None, units: bool = True, quality: int = 90, words_below: float = 48) -> Path:
     """Draws `sheet` to `path` (JPEG when it ends in .jpg). `labels`: `dms` (quadrangle style),
     `utm` (metres at every tick, zone and datum in the words) or `none`. `misread` replaces the
-    text of labels by their true text, as a reader's mistake would."""
+    text of labels by their true text, as a reader's mistake would. The sheet's words start
+    `words_below` pixels below the frame."""
     misread = misread or {}
     image = Image.new("RGB", (sheet.width * SUPER, sheet.height * SUPER), PAPER)
     draw = ImageDraw.Draw(image)
@@ -131,7 +132,7 @@ def draw(sheet: Sheet, path: Path, *, labels: str = "dms", misread: dict | None 
     for k, words in enumerate(sheet.words):  # below the frame's lower left; the scale further right
         scale = "SCALE" in words
         x = sheet.west + (sheet.east - sheet.west) * (0.6 if scale else 0.08)
-        y = sheet.south - (48 if scale or k == 0 else 78) * per_y
+        y = sheet.south - (words_below if scale or k == 0 else words_below + 30) * per_y
         draw.text(at(x, y), words, fill=INK, font=font)
     image = image.reduce(SUPER)
     if str(path).endswith(".jpg"):

@@ -94,6 +94,24 @@ async def test_a_cancelled_reading_of_the_labels_keeps_nothing(tmp_path, mirror,
     assert not kept.exists() or not any(kept.iterdir()), "nothing of the cancelled call is stored"
 
 
+async def test_the_datum_printed_beyond_the_ring_is_read_from_an_earlier_reading(tmp_path, mirror, runtime_wheel, ocr_wheel):  # noqa: F811
+    server = server_with_reader(tmp_path, mirror, runtime_wheel, ocr_wheel)
+    sheet = sheets.Sheet(height=2400)
+    sheets.draw(sheet, server.map_root / "quad.png", words_below=400)  # the ring reaches 200 px below the frame
+    below = {"x0": 0, "y0": 2000, "x1": 2600, "y1": 2400}
+    async with server.connect() as client:
+        map_id = (await client.call_tool("geomap_register_map", {"path": "quad.png"})).structured_content["map_id"]
+        assert (await client.call_tool("geomap_prepare_detectors", PREPARE)).is_error is False
+        alone = await client.call_tool("geomap_georeference", {"map_id": map_id, "from": "labels", "dry_run": True})
+        assert (await client.call_tool("geomap_read_text", {"map_id": map_id, "region": below})).is_error is False
+        informed = await client.call_tool("geomap_georeference", {"map_id": map_id, "from": "labels", "dry_run": True})
+    assert alone.is_error is False and informed.is_error is False, (alone, informed)
+    guessed, named = alone.structured_content["labels"]["crs_decision"], informed.structured_content["labels"]["crs_decision"]
+    assert guessed["guess"] is True and guessed["words"] == [], guessed
+    assert (named["guess"], named["crs"]) == (False, "EPSG:4267"), named
+    assert ["".join(words.split()) for words in named["words"]] == ["NorthAmericanDatumof1927"], named
+
+
 async def test_a_utm_sheet_is_placed_in_the_zone_and_datum_its_words_name(tmp_path, mirror, runtime_wheel, ocr_wheel):  # noqa: F811
     server = server_with_reader(tmp_path, mirror, runtime_wheel, ocr_wheel)
     sheet = sheets.utm_sheet(skew=-0.4)

@@ -404,15 +404,16 @@ impl Registry {
         })
     }
 
-    /// The newest layout of map `map_id` (made by geomap_process_image), as its ID and the JSON text
-    /// it was recorded with.
-    pub fn newest_layout(&self, map_id: &str) -> Result<Option<(String, String)>, RegistryError> {
-        self.pool.run(Document::Layout.reading(), |connection| {
+    /// The newest document of `kind` for map `map_id` (a layout made by geomap_process_image, a
+    /// reading made by geomap_read_text), as its ID and the JSON text it was recorded with.
+    pub fn newest_document(&self, kind: Document, map_id: &str) -> Result<Option<(String, String)>, RegistryError> {
+        let (table, id_column) = kind.table();
+        self.pool.run(kind.reading(), |connection| {
             connection
-                .prepare_cached(
-                    "SELECT layouts.layout_id, layouts.document FROM layouts JOIN maps ON layouts.map = maps.id \
-                     WHERE maps.map_id = ?1 ORDER BY layouts.id DESC LIMIT 1",
-                )?
+                .prepare_cached(&format!(
+                    "SELECT {table}.{id_column}, {table}.document FROM {table} JOIN maps ON {table}.map = maps.id \
+                     WHERE maps.map_id = ?1 ORDER BY {table}.id DESC LIMIT 1"
+                ))?
                 .query_row([map_id], |row| Ok((row.get(0)?, row.get(1)?)))
                 .optional()
         })
@@ -941,7 +942,7 @@ pub(crate) mod tests {
         assert!(registry.add_document(Document::Layout, "lay_1", "map_a", "2026-01-01T00:00:00Z", r#"{"n":1}"#).unwrap());
         assert!(registry.add_document(Document::Reading, "txt_1", "map_a", "2026-01-01T00:00:01Z", r#"{"n":2}"#).unwrap());
         assert!(!registry.add_document(Document::Reading, "txt_2", "map_unknown", "2026-01-01T00:00:02Z", "{}").unwrap(), "no such map");
-        let newest = registry.newest_layout("map_a").unwrap();
+        let newest = registry.newest_document(Document::Layout, "map_a").unwrap();
         assert_eq!(newest, Some(("lay_1".to_owned(), r#"{"n":1}"#.to_owned())), "a newer reading is not a layout");
         assert_eq!(registry.document(Document::Reading, "map_a", "txt_1").unwrap().as_deref(), Some(r#"{"n":2}"#));
         assert_eq!(registry.document(Document::Layout, "map_a", "txt_1").unwrap(), None);
@@ -960,7 +961,7 @@ pub(crate) mod tests {
         let registry = Registry::open(dir.path()).unwrap();
         assert_eq!(registry.document(Document::Reading, "map_a", "txt_1").unwrap().as_deref(), Some(r#"{"n":2}"#));
         assert_eq!(registry.document(Document::Layout, "map_a", "txt_1").unwrap(), None, "moved, not copied");
-        assert_eq!(registry.newest_layout("map_a").unwrap().map(|(id, _)| id).as_deref(), Some("lay_1"));
+        assert_eq!(registry.newest_document(Document::Layout, "map_a").unwrap().map(|(id, _)| id).as_deref(), Some("lay_1"));
     }
 
     pub(crate) fn record(id: &str) -> MapRecord {

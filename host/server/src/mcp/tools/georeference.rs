@@ -259,7 +259,9 @@ fn from_labels(
         if cancel.is_cancelled() { Err(DetectError::Cancelled) } else { Ok(()) }
     };
     let sheet = Sheet { width: map.record.width as u32, height: map.record.height as u32, read: &mut window };
-    let found = geomap_vision::graticule::read(&reader, sheet, hint, &[], metric, &mut progress)?;
+    // Words read elsewhere on the sheet (the newest geomap_read_text) may name the datum the ring lacks.
+    let words = super::stored::newest_reading_lines(state, &map.record.map_id)?;
+    let found = geomap_vision::graticule::read(&reader, sheet, hint, &words, metric, &mut progress)?;
     let crs = match (&args.crs, &found.crs) {
         (Some(crs), _) => crs.clone(),
         (None, Some(decision)) => decision.crs.clone(),

@@ -1,7 +1,7 @@
 //! The documents the tools store, each in its folder under the map's artifacts
 //! and in its registry table, and read back typed: a layout (`geomap-layout/v1`,
 //! written by `geomap_process_image`) and a reading (`geomap-text/v1`, written
-//! by `geomap_read_text`).
+//! by `geomap_read_text`; its words feed the label georeference's datum).
 //!
 //! Invariants: [`store`] writes the folder (marked as being written until the
 //! registry records it) before the row, and removes it when either fails; the
@@ -104,8 +104,29 @@ pub fn layout(state: &ServerState, map_id: &str, layout_id: &str) -> Result<Stor
 /// The newest layout of map `map_id`, with its ID (`no_layout` before `geomap_process_image`).
 pub fn newest_layout(state: &ServerState, map_id: &str) -> Result<(String, StoredLayout), ToolError> {
     let no_layout = || ToolError::MapNotFound { map_id: map_id.to_owned(), reason: MapGone::NoLayout, registered_as: None };
-    let (layout_id, document) = state.registry.newest_layout(map_id)?.ok_or_else(no_layout)?;
+    let (layout_id, document) = state.registry.newest_document(Document::Layout, map_id)?.ok_or_else(no_layout)?;
     Ok((layout_id, parse(map_id, &document)?))
+}
+
+/// A stored reading, as `geomap_georeference {from: "labels"}` reads it: the words of its lines.
+#[derive(Debug, Deserialize)]
+struct StoredReading {
+    #[serde(default)]
+    lines: Vec<StoredLine>,
+}
+
+/// One line of a stored reading.
+#[derive(Debug, Deserialize)]
+struct StoredLine {
+    text: String,
+}
+
+/// The lines of the newest reading of map `map_id` (none before `geomap_read_text`).
+pub fn newest_reading_lines(state: &ServerState, map_id: &str) -> Result<Vec<String>, ToolError> {
+    match state.registry.newest_document(Document::Reading, map_id)? {
+        Some((_, document)) => Ok(parse::<StoredReading>(map_id, &document)?.lines.into_iter().map(|line| line.text).collect()),
+        None => Ok(Vec::new()),
+    }
 }
 
 /// The files stored with layout or reading `id` of map `map_id` (one URI route serves both).
