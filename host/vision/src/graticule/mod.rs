@@ -339,9 +339,14 @@ fn solve_labels(
         let tie = ticks::tie(edge, neatline, &line.bbox, size, read)?;
         reports[index].edge = Some(edge);
         reports[index].axis = Some(axis);
-        reports[index].tick = Some(tie.pixel);
         reports[index].anchor = Some(tie.anchor);
         candidates.push(Candidate { index, edge, axis, tie, value: parsed.value, hemisphere: parsed.hemisphere });
+    }
+    for horizontal in [true, false] {
+        calibrate(&mut candidates, &lines, neatline, horizontal);
+    }
+    for c in &candidates {
+        reports[c.index].tick = Some(c.tie.pixel);
     }
     let [tl, tr, br, bl] = neatline.corners;
     let across = (((tr[0] - tl[0]) + (br[0] - bl[0])) / 2.0, ((bl[1] - tl[1]) + (br[1] - tr[1])) / 2.0);
@@ -485,6 +490,37 @@ fn solve_labels(
     };
     let scale = sheet_words.iter().find_map(|line| scale_of(line));
     Ok(LabelGeoreference { neatline: neatline.clone(), control_points: points, labels: reports, crs, crs_problem, scale, timings: LabelTimings::default() })
+}
+
+/// Where a sheet prints its labels beside their lines (centred on them, or standing on them, as
+/// the latitudes of USGS sheets do) shows at its corners: the median offset of the corner labels
+/// of the top and bottom sides (or the left and right), in their own size along the side, moves
+/// the labels of those sides whose tick was not found by as much. Two corner labels are needed.
+fn calibrate(candidates: &mut [Candidate], lines: &[crate::ocr::reader::Line], neatline: &Neatline, horizontal: bool) {
+    let along = |bbox: &PixelBox| if horizontal { ((bbox.x0 + bbox.x1) / 2.0, bbox.x1 - bbox.x0) } else { ((bbox.y0 + bbox.y1) / 2.0, bbox.y1 - bbox.y0) };
+    let axis_index = usize::from(!horizontal);
+    let mut offsets: Vec<f64> = candidates
+        .iter()
+        .filter(|c| c.edge.horizontal() == horizontal && c.tie.anchor == Anchor::Corner)
+        .map(|c| {
+            let (centre, extent) = along(&lines[c.index].bbox);
+            (c.tie.pixel[axis_index] - centre) / extent.max(1.0)
+        })
+        .collect();
+    if offsets.len() < 2 {
+        return;
+    }
+    offsets.sort_by(f64::total_cmp);
+    let offset = offsets[offsets.len() / 2];
+    for c in candidates.iter_mut().filter(|c| c.edge.horizontal() == horizontal && c.tie.anchor == Anchor::LabelCentre) {
+        let (start, end) = c.edge.ends(neatline);
+        let (from, to) = (start[axis_index], end[axis_index]);
+        let (centre, extent) = along(&lines[c.index].bbox);
+        let at = (centre + offset * extent).clamp(from, to);
+        let side = c.edge.side(neatline);
+        c.tie.pixel = if horizontal { [at, side.at(at)] } else { [side.at(at), at] };
+        c.tie.position = ((at - from) / (to - from).max(1.0)).clamp(0.0, 1.0);
+    }
 }
 
 /// A corner's position across the other axis: for `x`, 0 at the left side and 1 at the right;
