@@ -8,6 +8,7 @@
 //! whole scan at once; every side is a fitted line, never a box edge taken on trust.
 
 use super::Window;
+use super::solve::least_squares;
 use crate::detect::Rgb;
 use crate::pixels::PixelError;
 use geomap_model::layout::PixelBox;
@@ -313,20 +314,6 @@ fn fit_side(points: &[(f64, f64)]) -> Option<Side> {
     let (offset, slope) = least_squares(&kept)?;
     let rms = (kept.iter().map(|(a, c)| (c - offset - slope * a).powi(2)).sum::<f64>() / kept.len() as f64).sqrt();
     (kept.len() >= 8).then_some(Side { offset, slope, rms_px: rms, samples: kept.len() })
-}
-
-fn least_squares(points: &[(f64, f64)]) -> Option<(f64, f64)> {
-    if points.len() < 2 {
-        return None;
-    }
-    let n = points.len() as f64;
-    let (ma, mc) = (points.iter().map(|p| p.0).sum::<f64>() / n, points.iter().map(|p| p.1).sum::<f64>() / n);
-    let saa: f64 = points.iter().map(|p| (p.0 - ma).powi(2)).sum();
-    if saa <= f64::EPSILON {
-        return None;
-    }
-    let slope = points.iter().map(|p| (p.0 - ma) * (p.1 - mc)).sum::<f64>() / saa;
-    Some((mc - slope * ma, slope))
 }
 
 /// Refines one side at full resolution between its coarse ends `a` and `b` (pixels), reading

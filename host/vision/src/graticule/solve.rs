@@ -142,12 +142,16 @@ fn nearest(values: &[f64], target: f64) -> Option<f64> {
     values.iter().copied().min_by(|a, b| (a - target).abs().total_cmp(&(b - target).abs()))
 }
 
-/// The least-squares line through `points` (position, value), when they are not all at one position.
-fn least_squares(points: &[(f64, f64)]) -> Option<(f64, f64)> {
+/// The least-squares line `y = offset + slope × x` through `points` (x, y): `(offset, slope)`,
+/// when there are two or more at different x (the neatline's sides and the axes share it).
+pub(super) fn least_squares(points: &[(f64, f64)]) -> Option<(f64, f64)> {
+    if points.len() < 2 {
+        return None;
+    }
     let n = points.len() as f64;
     let (mx, my) = (points.iter().map(|p| p.0).sum::<f64>() / n, points.iter().map(|p| p.1).sum::<f64>() / n);
     let sxx: f64 = points.iter().map(|p| (p.0 - mx).powi(2)).sum();
-    if points.len() < 2 || sxx <= f64::EPSILON {
+    if sxx <= f64::EPSILON {
         return None;
     }
     let slope = points.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum::<f64>() / sxx;
