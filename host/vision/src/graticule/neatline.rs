@@ -421,20 +421,12 @@ mod tests {
         Rgb { width, height, pixels }
     }
 
-    fn crop(image: &Rgb, (x0, y0, x1, y1): (u32, u32, u32, u32)) -> Rgb {
-        let mut pixels = Vec::new();
-        for y in y0..y1 {
-            pixels.extend_from_slice(&image.pixels[((y * image.width + x0) * 3) as usize..((y * image.width + x1) * 3) as usize]);
-        }
-        Rgb { width: x1 - x0, height: y1 - y0, pixels }
-    }
-
     #[test]
     fn a_turned_frame_is_found_to_a_fraction_of_a_pixel() {
         let (width, height) = (1400, 1000);
         let frame = (200.0, 150.0, 1200.0, 850.0);
         let image = framed(width, height, frame, 0.8, 3.0);
-        let mut read = |window: (u32, u32, u32, u32)| Ok(crop(&image, window));
+        let mut read = |window: (u32, u32, u32, u32)| Ok(image.crop(window));
         let found = find(width, height, &mut read, None).unwrap().unwrap();
         assert!((found.skew_degrees - 0.8).abs() < 0.02, "{}", found.skew_degrees);
         let (sin, cos) = 0.8_f64.to_radians().sin_cos();
@@ -452,7 +444,7 @@ mod tests {
     #[test]
     fn a_blank_scan_has_no_neatline() {
         let image = Rgb { width: 400, height: 300, pixels: vec![255; 400 * 300 * 3] };
-        let mut read = |window: (u32, u32, u32, u32)| Ok(crop(&image, window));
+        let mut read = |window: (u32, u32, u32, u32)| Ok(image.crop(window));
         assert!(find(400, 300, &mut read, None).unwrap().is_err());
     }
 }
