@@ -115,6 +115,8 @@ pub struct Pool {
     path: PathBuf,
     flags: OpenFlags,
     idle: Mutex<Vec<Connection>>,
+    /// A connection that never writes, kept for [`Pool::data_version`].
+    watcher: Mutex<Option<Connection>>,
 }
 
 impl Pool {
@@ -125,7 +127,8 @@ impl Pool {
         if inspect_file(path)? == FileState::Absent {
             create(path)?;
         }
-        let pool = Pool { path: path.to_owned(), flags: OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX, idle: Mutex::new(Vec::new()) };
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let pool = Pool { path: path.to_owned(), flags, idle: Mutex::new(Vec::new()), watcher: Mutex::new(None) };
         let mut connection = pool.connect()?;
         migrate(&mut connection, path)?;
         pool.give_back(connection);
@@ -135,7 +138,8 @@ impl Pool {
     /// Opens an existing registry read-only, as it is, without creating or
     /// migrating anything (the caller checked the file with [`inspect_file`]).
     pub fn read_only(path: &Path) -> Result<Pool, RegistryError> {
-        let pool = Pool { path: path.to_owned(), flags: OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX, idle: Mutex::new(Vec::new()) };
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let pool = Pool { path: path.to_owned(), flags, idle: Mutex::new(Vec::new()), watcher: Mutex::new(None) };
         let connection = pool.connect()?;
         pool.give_back(connection);
         Ok(pool)
@@ -154,6 +158,20 @@ impl Pool {
         let outcome = work(&mut connection);
         self.give_back(connection);
         outcome.map_err(|error| database_error(&self.path, action, error))
+    }
+
+    /// SQLite's `PRAGMA data_version` on a connection that never writes: it changes whenever any
+    /// other connection commits, this pool's and other processes' alike, so a value read again
+    /// unchanged means the database is as it was.
+    pub fn data_version(&self) -> Result<i64, RegistryError> {
+        let mut watcher = self.watcher.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let connection = match watcher.take() {
+            Some(connection) => connection,
+            None => self.connect()?,
+        };
+        let version = connection.prepare_cached("PRAGMA data_version").and_then(|mut statement| statement.query_row([], |row| row.get(0)));
+        *watcher = Some(connection);
+        version.map_err(|error| database_error(&self.path, "read", error))
     }
 
     fn connect(&self) -> Result<Connection, RegistryError> {

@@ -19,8 +19,10 @@
 mod database;
 mod document;
 
+use std::collections::HashMap;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior, params};
 use serde::{Deserialize, Serialize};
@@ -204,7 +206,19 @@ pub struct Health {
 #[derive(Debug)]
 pub struct Registry {
     pool: database::Pool,
+    maps: Mutex<KeptMaps>,
 }
+
+/// Map records read since the database last changed: [`Registry::map`] answers from them while
+/// [`database::Pool::data_version`] stays where it was when they were read.
+#[derive(Debug, Default)]
+struct KeptMaps {
+    data_version: Option<i64>,
+    records: HashMap<String, MapRecord>,
+}
+
+/// At most this many map records are kept; past it they are all dropped and read again.
+const KEPT_MAPS: usize = 4096;
 
 /// What the tools store under a map's `layouts/` folder, each kind in a table of its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -247,7 +261,7 @@ impl Registry {
     /// by an earlier version.
     pub fn open(data_root: &Path) -> Result<Registry, RegistryError> {
         std::fs::create_dir_all(data_root).map_err(|source| RegistryError::Io { action: "create the data root", path: data_root.to_owned(), source })?;
-        let registry = Registry { pool: database::Pool::open(&data_root.join(DATABASE_FILE))? };
+        let registry = Registry { pool: database::Pool::open(&data_root.join(DATABASE_FILE))?, maps: Mutex::default() };
         registry.migrate_legacy(&data_root.join(LEGACY_FILE))?;
         Ok(registry)
     }
@@ -258,7 +272,7 @@ impl Registry {
         let path = data_root.join(DATABASE_FILE);
         match database::inspect_file(&path)? {
             database::FileState::Absent => Ok(None),
-            database::FileState::Present => Ok(Some(Registry { pool: database::Pool::read_only(&path)? })),
+            database::FileState::Present => Ok(Some(Registry { pool: database::Pool::read_only(&path)?, maps: Mutex::default() })),
         }
     }
 
@@ -308,8 +322,28 @@ impl Registry {
     }
 
     /// The map registered as `map_id`, with its revisions, read from one snapshot.
+    /// Kept from an earlier read while no connection has committed since, so a map described again
+    /// costs one `PRAGMA data_version` instead of three queries.
     pub fn map(&self, map_id: &str) -> Result<Option<MapRecord>, RegistryError> {
-        self.pool.run("read a map from", |connection| map_by_id(&*connection.transaction()?, map_id))
+        let version = self.pool.data_version()?;
+        {
+            let mut kept = self.maps.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            if kept.data_version != Some(version) || kept.records.len() >= KEPT_MAPS {
+                *kept = KeptMaps { data_version: Some(version), records: HashMap::new() };
+            }
+            if let Some(record) = kept.records.get(map_id) {
+                return Ok(Some(record.clone()));
+            }
+        }
+        let record = self.pool.run("read a map from", |connection| map_by_id(&*connection.transaction()?, map_id))?;
+        if let Some(record) = &record {
+            let mut kept = self.maps.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            // Read after `version`: at worst newer than it, and the next commit drops it.
+            if kept.data_version == Some(version) {
+                kept.records.insert(map_id.to_owned(), record.clone());
+            }
+        }
+        Ok(record)
     }
 
     /// Appends `revision` to the map `map_id`; `false` when no such map exists.
@@ -842,6 +876,22 @@ pub(crate) mod tests {
         let registry = Registry::open(dir.path()).unwrap();
         assert_eq!(registry.counts().unwrap(), Counts { maps: 100, revisions: 100, bundles: 0 });
         assert_eq!(registry.health().unwrap().problems, Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_kept_map_is_read_again_after_any_commit_of_this_registry_or_another() {
+        let dir = tempfile::tempdir().unwrap();
+        let registry = Registry::open(dir.path()).unwrap();
+        let other_process = Registry::open(dir.path()).unwrap();
+        registry.register(&record("a")).unwrap();
+        assert_eq!(registry.map("a").unwrap().unwrap().revisions.len(), 0);
+        assert_eq!(registry.maps.lock().unwrap().records.len(), 1, "the read is kept");
+        assert!(registry.add_revision("a", &revision("r1", &["a.tif"])).unwrap());
+        assert_eq!(registry.map("a").unwrap().unwrap().revisions.len(), 1, "its own commit");
+        assert!(other_process.add_revision("a", &revision("r2", &["b.tif"])).unwrap());
+        let seen = registry.map("a").unwrap().unwrap();
+        assert_eq!(seen.revisions.iter().map(|r| r.revision_id.as_str()).collect::<Vec<_>>(), ["r1", "r2"], "another writer's commit");
+        assert_eq!(registry.map("missing").unwrap(), None);
     }
 
     #[test]
