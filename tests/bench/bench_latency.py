@@ -5,8 +5,10 @@ official Python client, in both protocol eras, with the p50 of 1,000 pings (2025
 the 2026-07-28 era has no ping) and each tool's p50 as a ratio to it; then the same three
 through `bench_mcp_clients`, the blocking Rust client, whose own cost is small enough to show
 the server's (the goal: each tool within 1.5x of ping), beside tools/list, whose per-byte cost
-gives each tool a floor that also pays for its answer's size; and the time from spawning the server
-to the first tools/list answer (median of several starts). Run with ./dev bench.
+gives each tool a floor that also pays for its answer's size, and a tools/call of a tool that does
+not exist, answered from memory with no I/O and no thread hand-off: what any tools/call costs
+before a tool does anything; and the time from spawning the server to the first tools/list answer
+(median of several starts). Run with ./dev bench.
 """
 
 import argparse
@@ -90,6 +92,9 @@ async def main(calls: int, starts: int) -> None:
         rust_driver(server, map_id)
 
 
+NO_SUCH_TOOL = "geomap_no_such_tool"
+
+
 def rust_driver(server: Server, map_id: str) -> None:
     """p50/p99 of ping, tools/list and the two tools through bench_mcp_clients (2025-06-18 over stdio),
     and the ratios: to ping, and to a floor that also pays for the answer's size (ping plus the
@@ -101,10 +106,12 @@ def rust_driver(server: Server, map_id: str) -> None:
         return
     env = {**os.environ, **server.env}
     measured = {}
-    for tool, arguments in [("ping", {}), ("tools/list", {}), ("geomap_capabilities", {}), ("geomap_describe_map", {"map_id": map_id})]:
+    calls = [("ping", {}), ("tools/list", {}), (NO_SUCH_TOOL, {}), ("geomap_capabilities", {}), ("geomap_describe_map", {"map_id": map_id})]
+    for tool, arguments in calls:
         command = [str(generator), "--stdio", binary, "--tool", tool, "--arguments", json.dumps(arguments), "--seconds", "5", "--warmup", "1"]
         measured[tool] = json.loads(subprocess.run(command, env=env, check=True, capture_output=True, text=True).stdout)
-        assert measured[tool]["failed"] == 0, measured[tool]
+        expected_failures = measured[tool]["calls"] if tool == NO_SUCH_TOOL else 0  # an unknown tool is a protocol error, every time
+        assert measured[tool]["failed"] == expected_failures, measured[tool]
     for tool, report in measured.items():
         label = f"{report['calls']} x {tool} ({report['answer_bytes'] / 1000:.1f} kB)"
         print(f"{'rust':<11} {label:<34} {report['p50_ms']:>8.3f} {report['p99_ms']:>8.3f}")
@@ -115,6 +122,8 @@ def rust_driver(server: Server, map_id: str) -> None:
         floor = ping["p50_ms"] + per_byte * (report["answer_bytes"] - ping["answer_bytes"])
         print(f"{'rust':<11} {tool + ' p50 / ping p50':<34} {report['p50_ms'] / ping['p50_ms']:>8.2f}")
         print(f"{'rust':<11} {tool + ' p50 / size floor':<34} {report['p50_ms'] / floor:>8.2f}")
+        print(f"{'rust':<11} {tool + ' p50 / unknown tool':<34} {report['p50_ms'] / measured[NO_SUCH_TOOL]['p50_ms']:>8.2f}")
+    print(f"{'rust':<11} {'unknown tool p50 / ping p50':<34} {measured[NO_SUCH_TOOL]['p50_ms'] / ping['p50_ms']:>8.2f}")
 
 
 if __name__ == "__main__":
