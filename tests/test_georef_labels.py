@@ -157,3 +157,11 @@ async def test_the_usgs_sample_is_georeferenced_from_its_own_labels(tmp_path, mi
     box = result.structured_content["wgs84_bounds"]
     for edge, truth in [("west", -114.0), ("east", -113.0), ("south", 35.5), ("north", 36.0)]:
         assert abs(box[edge] - truth) < 0.01, (edge, box, result.structured_content["labels"]["control_points"])
+    revision = result.structured_content
+    # A 1:100,000 USGS sheet is drawn in UTM: its graticule is a trapezoid, straight in zone 12, not in degrees.
+    assert revision["crs"] == "EPSG:26912", revision["labels"]["transform_choice"]
+    corners = {(round(p["col"], 3), round(p["row"], 3)) for p in revision["labels"]["control_points"] if p["anchor"] == "corner"}
+    at_corners = [r["crs_units"] for p, r in zip(revision["control_points"], revision["residuals"]) if (round(p["col"], 3), round(p["row"], 3)) in corners]
+    assert len(at_corners) == 4 and max(at_corners) < 100, (at_corners, revision["labels"]["transform_choice"])
+    false_ticks = [label["text"] for label in revision["labels"]["labels"] if "taken for a tick" in label.get("reason", "")]
+    assert false_ticks, "the sheet's map lines under its 113°45' and 113°30' labels are not its ticks"

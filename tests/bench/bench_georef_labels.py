@@ -24,6 +24,7 @@ from conftest import SHARED_ASSETS, Mirror, Server  # noqa: E402
 from test_detect import CACHE, OCR_WHEEL, WHEEL  # noqa: E402
 
 EARTH = 6_371_008.8
+GEOGRAPHIC = {"EPSG:4267", "EPSG:4269", "EPSG:4326"}  # the CRSs a label georeference in degrees is written in
 SAMPLE_CORNERS = {"top left": (-114.0, 36.0), "top right": (-113.0, 36.0), "bottom right": (-113.0, 35.5), "bottom left": (-114.0, 35.5)}
 
 
@@ -96,7 +97,10 @@ async def main() -> None:
                 name = next((n for n, (x, y) in SAMPLE_CORNERS.items() if abs(x - lon) < 1e-6 and abs(y - lat) < 1e-6), f"({lon:.4f}, {lat:.4f})")
                 if residual is None:
                     continue
-                error = geodesic_m((lon, lat), (lon + residual["dx"], lat + residual["dy"]))
+                if revision["crs"] in GEOGRAPHIC:
+                    error = geodesic_m((lon, lat), (lon + residual["dx"], lat + residual["dy"]))
+                else:
+                    error = residual["crs_units"]  # metres: the fit is in a projected CRS (UTM)
                 print(f"  corner {name:13s} fitted {error:6.1f} m from its printed coordinates (goal < 100 m)")
             print(f"  labels used {sum(1 for label in labels['labels'] if label['used'])} of {len(labels['labels'])} lines read; rmse {labels['accuracy']['rmse_m']}")
     finally:

@@ -236,6 +236,64 @@ pub fn is_geographic(crs: &str) -> Result<bool, GeorefError> {
     Ok(resolve_crs(crs)?.is_geographic())
 }
 
+/// For each of `points`, how far in pixels an affine fit of the others (CRS to pixel, by least
+/// squares) puts it from its own pixel; `None` where the others do not fix an affine (fewer than
+/// three, or all on one line).
+pub fn leave_one_out_px(points: &[ControlPoint]) -> Vec<Option<f64>> {
+    (0..points.len())
+        .map(|left_out| {
+            let others: Vec<&ControlPoint> = points.iter().enumerate().filter(|(i, _)| *i != left_out).map(|(_, p)| p).collect();
+            let fitted = crs_to_pixel(&others)?;
+            let point = &points[left_out];
+            let (col, row) = fitted(point.x.0, point.y.0);
+            Some((col - point.col.0).hypot(row - point.row.0))
+        })
+        .collect()
+}
+
+/// The least-squares affine from CRS (x, y) to pixel (col, row) through `points`, if they fix one.
+fn crs_to_pixel(points: &[&ControlPoint]) -> Option<impl Fn(f64, f64) -> (f64, f64)> {
+    if points.len() < 3 {
+        return None;
+    }
+    let n = points.len() as f64;
+    let (mx, my) = points.iter().fold((0.0, 0.0), |(x, y), p| (x + p.x.0 / n, y + p.y.0 / n));
+    // Normal equations of value = a + b·dx + c·dy, with dx and dy taken from the mean (well conditioned in degrees and in metres alike).
+    let (mut sxx, mut sxy, mut syy) = (0.0, 0.0, 0.0);
+    for p in points {
+        let (dx, dy) = (p.x.0 - mx, p.y.0 - my);
+        (sxx, sxy, syy) = (sxx + dx * dx, sxy + dx * dy, syy + dy * dy);
+    }
+    let det = sxx * syy - sxy * sxy;
+    if det.abs() <= 1e-12 * (sxx * syy).max(f64::MIN_POSITIVE) {
+        return None;
+    }
+    let solve = |value: &dyn Fn(&ControlPoint) -> f64| {
+        let (mut sv, mut sxv, mut syv) = (0.0, 0.0, 0.0);
+        for p in points {
+            let (dx, dy, v) = (p.x.0 - mx, p.y.0 - my, value(p));
+            (sv, sxv, syv) = (sv + v, sxv + dx * v, syv + dy * v);
+        }
+        (sv / n, (syy * sxv - sxy * syv) / det, (sxx * syv - sxy * sxv) / det)
+    };
+    let (col, row) = (solve(&|p| p.col.0), solve(&|p| p.row.0));
+    Some(move |x: f64, y: f64| {
+        let (dx, dy) = (x - mx, y - my);
+        (col.0 + col.1 * dx + col.2 * dy, row.0 + row.1 * dx + row.2 * dy)
+    })
+}
+
+/// `points` (x, y: easting/longitude, northing/latitude) taken from CRS `from` to CRS `to` through PROJ.
+pub fn reproject(from: &str, to: &str, points: &[(f64, f64)]) -> Result<Vec<(f64, f64)>, GeorefError> {
+    Readiness::check().require()?;
+    let (source, target) = (resolve_crs(from)?, resolve_crs(to)?);
+    let failed = |detail: String| GeorefError::InvalidBounds(format!("PROJ cannot take points from {from} to {to} ({detail})."));
+    let transform = CoordTransform::new(&source, &target).map_err(|error| failed(error.to_string()))?;
+    let (mut xs, mut ys): (Vec<f64>, Vec<f64>) = points.iter().copied().unzip();
+    transform.transform_coords(&mut xs, &mut ys, &mut []).map_err(|error| failed(error.to_string()))?;
+    Ok(xs.into_iter().zip(ys).collect())
+}
+
 /// The scan's pixel position (column, row) of WGS84 `lon`, `lat` under `revision`: through PROJ
 /// to its CRS, then through the inverse of its fitted transform.
 pub fn pixel_at(revision: &Revision, lon: f64, lat: f64) -> Result<(f64, f64), GeorefError> {
@@ -785,6 +843,24 @@ fn warp_arguments(transform: TransformKind, writing: &Writing, memory: u64, crea
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn leaving_one_out_finds_the_point_the_others_put_elsewhere() {
+        let point = |col: f64, row: f64| ControlPoint {
+            col: Coordinate(col),
+            row: Coordinate(row),
+            x: Coordinate(-114.0 + col / 2000.0),
+            y: Coordinate(36.0 - row / 3000.0),
+        };
+        let mut points: Vec<ControlPoint> =
+            [(0.0, 0.0), (2000.0, 0.0), (2000.0, 1500.0), (0.0, 1500.0), (1000.0, 0.0), (1000.0, 1500.0)].map(|(c, r)| point(c, r)).to_vec();
+        points[4].col = Coordinate(1012.0); // a false tick, 12 px off
+        let errors: Vec<f64> = leave_one_out_px(&points).into_iter().map(Option::unwrap).collect();
+        let worst = (0..errors.len()).max_by(|a, b| errors[*a].total_cmp(&errors[*b])).unwrap();
+        assert_eq!(worst, 4, "{errors:?}");
+        assert!((errors[4] - 12.0).abs() < 0.5, "{errors:?}");
+        assert_eq!(leave_one_out_px(&points[..3]), vec![None, None, None], "two points fix no affine");
+    }
 
     #[test]
     fn spread_tells_collinear_from_spread_out_points() {

@@ -25,6 +25,11 @@ impl Datum {
         }
     }
 
+    /// The UTM CRS on this datum (`EPSG:<code>`) whose zone holds `longitude`, where the datum defines one.
+    pub fn utm_crs_at(self, longitude: f64, latitude: f64) -> Option<String> {
+        self.utm_epsg(zone_of(longitude), latitude < 0.0).map(|code| format!("EPSG:{code}"))
+    }
+
     /// The EPSG code of UTM zone `zone` on this datum, or `None` where the datum defines no such zone.
     fn utm_epsg(self, zone: u32, south: bool) -> Option<u32> {
         match (self, south) {
@@ -154,6 +159,14 @@ mod tests {
         assert_eq!(new.datum, Datum::Nad83);
         let abroad = decide(&lines(&["Base 1960"]), Some((10.0, 50.0)), false, false).unwrap();
         assert_eq!(abroad.crs, "EPSG:4326");
+    }
+
+    #[test]
+    fn a_graticule_has_the_utm_zone_of_its_longitude_on_its_own_datum() {
+        assert_eq!(Datum::Nad83.utm_crs_at(-113.5, 35.75).as_deref(), Some("EPSG:26912"));
+        assert_eq!(Datum::Nad27.utm_crs_at(-120.1, 40.0).as_deref(), Some("EPSG:26710"));
+        assert_eq!(Datum::Wgs84.utm_crs_at(15.0, -30.0).as_deref(), Some("EPSG:32733"));
+        assert_eq!(Datum::Nad83.utm_crs_at(15.0, -30.0), None, "NAD83 has no southern zones");
     }
 
     #[test]

@@ -429,6 +429,19 @@ fn solve_labels(
     // their ticks): once an axis has three labels on ticks or corners, those alone place it.
     let anchored = |axis: Axis| candidates.iter().filter(|c| c.axis == axis && reports[c.index].value.is_some() && c.tie.anchor != Anchor::LabelCentre).count();
     let precise = [(x_axis, anchored(x_axis) >= 3), (y_axis, anchored(y_axis) >= 3)];
+    // A neatline's sides are graticule lines at round values: a side whose corner carries a label
+    // of an axis has that label's value, not the fit's near it. [axis][side: 0 near, 1 far].
+    let mut at_side = [[None; 2]; 2];
+    for c in candidates.iter().filter(|c| c.tie.anchor == Anchor::Corner) {
+        let is_x = c.axis == x_axis;
+        if let Some(value) = reports[c.index].value.filter(|_| is_x || c.axis == y_axis) {
+            at_side[usize::from(!is_x)][corner_position(neatline, c.tie.pixel, is_x) as usize] = Some(value);
+        }
+    }
+    let side_value = |is_x: bool, position: f64| {
+        let (fit, sign) = if is_x { (x_fit, x_sign) } else { (y_fit, y_sign) };
+        at_side[usize::from(!is_x)][position as usize].unwrap_or_else(|| sign * fit.at(position))
+    };
     let mut points: Vec<LabelPoint> = Vec::new();
     for c in candidates.iter().filter(|c| c.axis == x_axis || c.axis == y_axis) {
         let Some(value) = reports[c.index].value else { continue };
@@ -452,12 +465,10 @@ fn solve_labels(
             continue;
         }
         if x.is_none() {
-            let position = if c.tie.anchor == Anchor::Corner { corner_position(neatline, c.tie.pixel, true) } else { across_side };
-            x = Some(x_sign * x_fit.at(position));
+            x = Some(side_value(true, if c.tie.anchor == Anchor::Corner { corner_position(neatline, c.tie.pixel, true) } else { across_side }));
         }
         if y.is_none() {
-            let position = if c.tie.anchor == Anchor::Corner { corner_position(neatline, c.tie.pixel, false) } else { across_side };
-            y = Some(y_sign * y_fit.at(position));
+            y = Some(side_value(false, if c.tie.anchor == Anchor::Corner { corner_position(neatline, c.tie.pixel, false) } else { across_side }));
         }
         let same = |p: &LabelPoint| (p.x - x.unwrap_or_default()).abs() < 1e-9 && (p.y - y.unwrap_or_default()).abs() < 1e-9;
         if let Some(first) = points.iter().find(|p| same(p)) {

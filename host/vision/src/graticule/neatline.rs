@@ -270,9 +270,12 @@ fn coarse(mask: &Mask, hint: Option<PixelBox>) -> Option<[(f64, f64); 4]> {
     best.map(|(_, corners)| corners)
 }
 
-/// Where the line crosses `across_range` at `along` on `image` (whose top-left pixel is
-/// `origin`): the ink-weighted centre of the darkest run, and the run's length.
-fn line_centre(image: &Rgb, origin: (u32, u32), horizontal: bool, along: u32, across_range: (i64, i64)) -> Option<(f64, f64)> {
+/// Where the frame's outer edge crosses `across_range` at `along` on `image` (whose top-left pixel
+/// is `origin`), coming from the paper side (`outside_first`: the range's low end is outside the
+/// map): the sub-pixel place where the first dark run met reaches half its darkness, and how long
+/// that run stays at half of it or darker. Just inside a frame a map's colours are often as dark
+/// as the line, so the run is the line's thickness only where the map is light.
+fn outer_edge(image: &Rgb, origin: (u32, u32), horizontal: bool, along: u32, across_range: (i64, i64), outside_first: bool) -> Option<(f64, f64)> {
     let darkness = |across: i64| -> f64 {
         let mut total = 0.0;
         for a in along.saturating_sub(2)..=along + 2 {
@@ -284,21 +287,22 @@ fn line_centre(image: &Rgb, origin: (u32, u32), horizontal: bool, along: u32, ac
         }
         total
     };
-    let profile: Vec<f64> = (across_range.0..=across_range.1).map(darkness).collect();
-    let (peak_at, peak) = profile.iter().copied().enumerate().max_by(|a, b| a.1.total_cmp(&b.1))?;
-    if peak < 5.0 * 40.0 {
-        return None; // nothing darker than light grey across five pixels
+    let mut inwards: Vec<i64> = (across_range.0..=across_range.1).collect();
+    if !outside_first {
+        inwards.reverse();
     }
-    let (mut from, mut to) = (peak_at, peak_at);
-    while from > 0 && profile[from - 1] >= peak / 2.0 {
-        from -= 1;
-    }
-    while to + 1 < profile.len() && profile[to + 1] >= peak / 2.0 {
-        to += 1;
-    }
-    let weight: f64 = profile[from..=to].iter().sum();
-    let centre = profile[from..=to].iter().enumerate().map(|(i, w)| (from + i) as f64 * w).sum::<f64>() / weight;
-    Some((across_range.0 as f64 + centre + 0.5, (to - from + 1) as f64))
+    let profile: Vec<f64> = inwards.iter().copied().map(darkness).collect();
+    // Darker than light grey across five pixels; the line's core lies within its next two pixels.
+    let dark = profile.iter().position(|d| *d >= 5.0 * 40.0)?;
+    let core = profile.len().min(dark + 3);
+    let half = profile[dark..core].iter().copied().fold(0.0, f64::max) / 2.0;
+    let first = profile[..core].iter().position(|d| *d >= half)?;
+    let before = if first == 0 { 0.0 } else { profile[first - 1] };
+    // Between pixel centres: a sharp edge at a pixel boundary lands on that boundary.
+    let edge = first as f64 - 0.5 + (half - before) / (profile[first] - before).max(f64::EPSILON);
+    let run = profile[first..].iter().take_while(|d| **d >= half).count() as f64;
+    let across = if outside_first { across_range.0 as f64 + edge } else { across_range.1 as f64 + 1.0 - edge };
+    Some((across, run))
 }
 
 /// Fits `across = offset + slope × along` through `points`, dropping those far from the line.
@@ -316,17 +320,18 @@ fn fit_side(points: &[(f64, f64)]) -> Option<Side> {
     (kept.len() >= 8).then_some(Side { offset, slope, rms_px: rms, samples: kept.len() })
 }
 
-/// Refines one side at full resolution between its coarse ends `a` and `b` (pixels), reading
-/// one band around it; also returns the line thicknesses measured.
+/// Refines one side (horizontal or not, with the paper at the low end across or not) at full
+/// resolution between its coarse ends `a` and `b` (pixels), reading one band around it; also
+/// returns the line's thickness.
 fn refine(
     width: u32,
     height: u32,
     read: Window<'_>,
-    horizontal: bool,
+    (horizontal, outside_first): (bool, bool),
     a: (f64, f64),
     b: (f64, f64),
     reach: f64,
-) -> Result<Option<(Side, Vec<f64>)>, PixelError> {
+) -> Result<Option<(Side, f64)>, PixelError> {
     let (along_a, across_a, along_b, across_b) = if horizontal { (a.0, a.1, b.0, b.1) } else { (a.1, a.0, b.1, b.0) };
     let (along_max, across_max) = if horizontal { (width, height) } else { (height, width) };
     let clamp = |v: f64, max: u32| v.clamp(0.0, f64::from(max)) as u32;
@@ -339,18 +344,24 @@ fn refine(
     let image = read(window)?;
     let origin = (window.0, window.1);
     let span = f64::from(to - from);
-    let mut points = Vec::new();
-    let mut thickness = Vec::new();
+    let mut edges = Vec::new();
+    let mut runs = Vec::new();
     for i in 0..SAMPLES {
         let along = f64::from(from) + span * (0.03 + 0.94 * i as f64 / (SAMPLES - 1) as f64);
         let expected = across_a + (across_b - across_a) * (along - along_a) / (along_b - along_a);
         let range = ((expected - reach).floor() as i64, (expected + reach).ceil() as i64);
-        if let Some((centre, run)) = line_centre(&image, origin, horizontal, along as u32, range) {
-            points.push((along.floor() + 0.5, centre));
-            thickness.push(run);
+        if let Some((edge, run)) = outer_edge(&image, origin, horizontal, along as u32, range, outside_first) {
+            edges.push((along.floor() + 0.5, edge));
+            runs.push(run);
         }
     }
-    Ok(fit_side(&points).map(|side| (side, thickness)))
+    // The line alone is its thinnest common run (where the map beside it is light); its centre
+    // lies half that inside its outer edge.
+    runs.sort_by(f64::total_cmp);
+    let Some(&thickness) = runs.get(runs.len() / 4) else { return Ok(None) };
+    let inwards = if outside_first { thickness / 2.0 } else { -thickness / 2.0 };
+    let centres: Vec<(f64, f64)> = edges.iter().map(|(along, edge)| (*along, edge + inwards)).collect();
+    Ok(fit_side(&centres).map(|side| (side, thickness)))
 }
 
 /// Finds the neatline of a `width`×`height` scan, near `hint` (the layout's main map) when given.
@@ -362,14 +373,15 @@ pub fn find(width: u32, height: u32, read: Window<'_>, hint: Option<PixelBox>) -
     let f = f64::from(mask.factor);
     let full = corners.map(|(x, y)| (x * f + f / 2.0, y * f + f / 2.0));
     let reach = 2.0 * f + 6.0;
-    let sides = [(true, full[0], full[1]), (true, full[3], full[2]), (false, full[0], full[3]), (false, full[1], full[2])];
+    // (horizontal, paper at the low end across, one end, the other): top, bottom, left, right.
+    let sides = [(true, true, full[0], full[1]), (true, false, full[3], full[2]), (false, true, full[0], full[3]), (false, false, full[1], full[2])];
     let mut fitted = Vec::new();
     let mut thickness = Vec::new();
-    for (name, (horizontal, a, b)) in ["top", "bottom", "left", "right"].iter().zip(sides) {
-        match refine(width, height, read, horizontal, a, b, reach)? {
-            Some((side, runs)) => {
+    for (name, (horizontal, outside_first, a, b)) in ["top", "bottom", "left", "right"].iter().zip(sides) {
+        match refine(width, height, read, (horizontal, outside_first), a, b, reach)? {
+            Some((side, run)) => {
                 fitted.push(side);
-                thickness.extend(runs);
+                thickness.push(run);
             }
             None => return Ok(Err(format!("the {name} side of the frame could not be traced at full resolution"))),
         }
@@ -398,6 +410,12 @@ mod tests {
 
     /// A white scan with a black frame of `thickness` pixels, turned by `degrees` about its centre.
     fn framed(width: u32, height: u32, frame: (f64, f64, f64, f64), degrees: f64, thickness: f64) -> Rgb {
+        framed_map(width, height, frame, degrees, thickness, (10, (255, 0.0)))
+    }
+
+    /// The same with the frame line in grey `line` and, along half of each side in stretches of
+    /// 150 pixels, the map just inside it dark for `map.1` pixels, in grey `map.0`.
+    fn framed_map(width: u32, height: u32, frame: (f64, f64, f64, f64), degrees: f64, thickness: f64, (line, map): (u8, (u8, f64))) -> Rgb {
         let (cx, cy) = (f64::from(width) / 2.0, f64::from(height) / 2.0);
         let (sin, cos) = degrees.to_radians().sin_cos();
         let mut pixels = vec![255_u8; (width * height * 3) as usize];
@@ -412,9 +430,11 @@ mod tests {
                     || (ux - x1).abs() <= thickness / 2.0
                     || (uy - y0).abs() <= thickness / 2.0
                     || (uy - y1).abs() <= thickness / 2.0;
+                let at = ((y * width + x) * 3) as usize;
                 if inside && near {
-                    let at = ((y * width + x) * 3) as usize;
-                    pixels[at..at + 3].copy_from_slice(&[10, 10, 10]);
+                    pixels[at..at + 3].copy_from_slice(&[line; 3]);
+                } else if inside && (ux + uy).rem_euclid(300.0) < 150.0 && [ux - x0, x1 - ux, uy - y0, y1 - uy].iter().any(|d| *d <= map.1) {
+                    pixels[at..at + 3].copy_from_slice(&[map.0; 3]);
                 }
             }
         }
@@ -438,6 +458,22 @@ mod tests {
         for (corner, expected) in found.corners.iter().zip(truth) {
             let error = ((corner[0] - expected[0]).powi(2) + (corner[1] - expected[1]).powi(2)).sqrt();
             assert!(error < 0.5, "{corner:?} against {expected:?}");
+        }
+    }
+
+    #[test]
+    fn a_thin_grey_frame_around_a_darker_map_is_found_at_the_line_not_inside_it() {
+        let (width, height) = (1400, 1000);
+        let frame = (200.0, 150.0, 1200.0, 850.0);
+        let image = framed_map(width, height, frame, 0.3, 1.0, (100, (70, 12.0)));
+        let mut read = |window: (u32, u32, u32, u32)| Ok(image.crop(window));
+        let found = find(width, height, &mut read, None).unwrap().expect("a frame");
+        let (sin, cos) = 0.3_f64.to_radians().sin_cos();
+        let truth = [(frame.0, frame.1), (frame.2, frame.1), (frame.2, frame.3), (frame.0, frame.3)]
+            .map(|(x, y)| (700.0 + (x - 700.0) * cos - (y - 500.0) * sin, 500.0 + (x - 700.0) * sin + (y - 500.0) * cos));
+        for (corner, expected) in found.corners.iter().zip(truth) {
+            let error = ((corner[0] - expected.0).powi(2) + (corner[1] - expected.1).powi(2)).sqrt();
+            assert!(error < 0.75, "{corner:?} against {expected:?} ({found:?})");
         }
     }
 

@@ -11,6 +11,7 @@ use geomap_store::media::MediaError;
 use geomap_vision::detect::pipeline::DetectError;
 use geomap_vision::graticule::datum::CrsDecision;
 use geomap_vision::graticule::neatline::Neatline;
+use geomap_vision::graticule::ticks::Anchor;
 use geomap_vision::graticule::{GraticuleError, LabelPoint, LabelReport, LabelTimings, Sheet};
 
 use super::{RegisteredMap, located, open_registered};
@@ -37,7 +38,8 @@ pub struct GeoreferenceArgs {
     /// The part of the scan the bounds cover, in whole pixels (default: the whole image).
     pub pixel_region: Option<PixelRegion>,
     /// Pixel → CRS points (col/row from the image's top-left corner; pixel centres at +0.5). With
-    /// `from: "labels"`, points added to those the labels give.
+    /// `from: "labels"`, points added to those the labels give, in `crs` or else in the labels' CRS
+    /// (`labels.crs_decision.crs`).
     pub control_points: Option<Vec<ControlPoint>>,
     /// How control points map pixels to the CRS (default affine; with `from: "labels"`, affine
     /// unless a second-order polynomial fits many spread points much better).
@@ -273,15 +275,33 @@ fn from_labels(
     let mut points: Vec<ControlPoint> =
         found.control_points.iter().map(|p| ControlPoint { col: Coordinate(p.col), row: Coordinate(p.row), x: Coordinate(p.x), y: Coordinate(p.y) }).collect();
     points.extend(args.control_points.iter().flatten().cloned());
-    let (transform, transform_choice) = match args.transform {
-        Some(transform) => (transform, format!("{}, as asked", transform.name())),
-        None => choose_transform(map.record.width, map.record.height, &crs, &points)?,
-    };
+    // A sheet's graticule is straight in its projection, not in degrees: degrees decided from the
+    // sheet's words are also tried in the UTM zone of the map on the same datum.
+    let mut fits = vec![(crs, points)];
+    if let Some(utm) = found.crs.as_ref().filter(|_| args.crs.is_none()).and_then(|decision| utm_alternative(decision, &fits[0].1)) {
+        let projected = geomap_georef::reproject(&fits[0].0, &utm, &fits[0].1.iter().map(|p| (p.x.0, p.y.0)).collect::<Vec<_>>())?;
+        let points = fits[0].1.iter().zip(projected).map(|(p, (x, y))| ControlPoint { x: Coordinate(x), y: Coordinate(y), ..*p }).collect();
+        fits.push((utm, points));
+    }
+    // A corner is where two fitted sides cross, and the agent's points are the agent's: only ticks may be false.
+    let droppable: Vec<bool> = found.control_points.iter().map(|p| p.anchor != Anchor::Corner).chain(std::iter::repeat(false)).take(fits[0].1.len()).collect();
+    let chosen = choose_fit(map.record.width, map.record.height, fits, &droppable, args.transform)?;
+    let (crs, transform, transform_choice) = (chosen.crs, chosen.transform, chosen.why);
+    let mut labels = found.labels;
+    for &(index, error_px) in &chosen.dropped {
+        for &label in &found.control_points[index].labels {
+            labels[label].used = false;
+            labels[label].reason = Some(format!("its tick lies {error_px:.1} px from where the other points put it: a line of the map taken for a tick?"));
+        }
+    }
+    let kept = |index: &usize| !chosen.dropped.iter().any(|(dropped, _)| dropped == index);
+    let points: Vec<ControlPoint> = chosen.points.into_iter().enumerate().filter(|(i, _)| kept(i)).map(|(_, point)| point).collect();
+    let label_points: Vec<LabelPoint> = found.control_points.into_iter().enumerate().filter(|(i, _)| kept(i)).map(|(_, point)| point).collect();
     send(50, "labels read; fitting".to_owned());
     let report = LabelsReport {
         neatline: found.neatline,
-        control_points: found.control_points,
-        labels: found.labels,
+        control_points: label_points,
+        labels,
         crs_decision: found.crs,
         crs_given: args.crs.is_some(),
         transform_choice,
@@ -296,29 +316,107 @@ fn from_labels(
     Ok((geomap_georef::Request { crs, placement: Placement::ControlPoints { points, transform, region: Some(region) } }, report))
 }
 
-/// Affine, unless twice the points a second-order polynomial needs fit one with under half the
-/// affine residual (a graticule on a polyconic or UTM base is not affine to the pixel; with fewer
-/// points a polynomial fits its points' errors too), and why.
-fn choose_transform(width: u64, height: u64, crs: &str, points: &[ControlPoint]) -> Result<(TransformKind, String), ToolError> {
-    let rmse = |transform: TransformKind| -> Result<f64, geomap_georef::GeorefError> {
-        let request = geomap_georef::Request { crs: crs.to_owned(), placement: Placement::ControlPoints { points: points.to_vec(), transform, region: None } };
-        Ok(geomap_georef::describe(width, height, &request, "rev_trial")?.rmse.map_or(0.0, |rmse| rmse.pixels))
-    };
-    let affine = rmse(TransformKind::Affine)?;
-    let enough = points.len() >= 2 * TransformKind::Polynomial2.minimum_points() && affine > 1.0;
-    match enough.then(|| rmse(TransformKind::Polynomial2)) {
-        Some(Ok(polynomial)) if polynomial < 0.5 * affine => {
-            return Ok((
-                TransformKind::Polynomial2,
-                format!("polynomial2: its RMSE is {polynomial:.2} px against the affine's {affine:.2} px over {} points", points.len()),
-            ));
-        }
-        Some(Ok(polynomial)) => {
-            return Ok((TransformKind::Affine, format!("affine: RMSE {affine:.2} px (a second-order polynomial gave {polynomial:.2} px, not enough better)")));
-        }
-        _ => {}
+/// The UTM CRS, on the decision's datum, of the zone the points' mean longitude lies in, for a
+/// decision in degrees.
+fn utm_alternative(decision: &CrsDecision, points: &[ControlPoint]) -> Option<String> {
+    if decision.utm_zone.is_some() || points.is_empty() {
+        return None;
     }
-    Ok((TransformKind::Affine, format!("affine: RMSE {affine:.2} px over {} points", points.len())))
+    let n = points.len() as f64;
+    let (lon, lat) = points.iter().fold((0.0, 0.0), |(x, y), p| (x + p.x.0 / n, y + p.y.0 / n));
+    decision.datum.utm_crs_at(lon, lat)
+}
+
+/// The root-mean-square residual in pixels of `points` in `crs` under `transform`.
+fn rmse_px(width: u64, height: u64, crs: &str, points: &[ControlPoint], transform: TransformKind) -> Result<f64, geomap_georef::GeorefError> {
+    let request = geomap_georef::Request { crs: crs.to_owned(), placement: Placement::ControlPoints { points: points.to_vec(), transform, region: None } };
+    Ok(geomap_georef::describe(width, height, &request, "rev_trial")?.rmse.map_or(0.0, |rmse| rmse.pixels))
+}
+
+/// A tick lies at least this far (pixels) from where the other points put it before it is dropped.
+const FALSE_TICK_PX: f64 = 3.0;
+/// Points kept at the least, whatever their residuals.
+const KEPT_AT_LEAST: usize = 5;
+
+/// The points of `points` that `droppable` allows to drop and that an affine fit of the others
+/// puts far from where they are, worst first, with how far (pixels): one at a time while the worst
+/// lies past both [`FALSE_TICK_PX`] and twice the median of every point's such distance.
+fn false_ticks(points: &[ControlPoint], droppable: &[bool]) -> Vec<(usize, f64)> {
+    let mut kept: Vec<usize> = (0..points.len()).collect();
+    let mut dropped = Vec::new();
+    while kept.len() > KEPT_AT_LEAST {
+        let errors = geomap_georef::leave_one_out_px(&kept.iter().map(|i| points[*i]).collect::<Vec<_>>());
+        let mut known: Vec<f64> = errors.iter().flatten().copied().collect();
+        known.sort_by(f64::total_cmp);
+        let Some(&median) = known.get(known.len() / 2) else { break };
+        let worst = (0..kept.len()).filter(|k| droppable[kept[*k]]).filter_map(|k| errors[k].map(|error| (k, error))).max_by(|a, b| a.1.total_cmp(&b.1));
+        match worst {
+            Some((k, error)) if error > FALSE_TICK_PX.max(2.0 * median) => dropped.push((kept.remove(k), error)),
+            _ => break,
+        }
+    }
+    dropped
+}
+
+/// The fit [`choose_fit`] chose.
+struct ChosenFit {
+    crs: String,
+    /// Every point, in that CRS (the dropped ones included).
+    points: Vec<ControlPoint>,
+    /// Indices into `points` of false ticks, with how far off they lie (pixels).
+    dropped: Vec<(usize, f64)>,
+    transform: TransformKind,
+    why: String,
+}
+
+/// Of the same points in one CRS or more (the first is the labels' own), the CRS and transform to
+/// write, and why. In each CRS the false ticks are found ([`false_ticks`]); the CRS whose affine
+/// fit of the rest leaves the smaller residual wins (another than the first only when it leaves
+/// under 80% of the first's); in it, `asked`, or affine unless twice the points a second-order
+/// polynomial needs fit one with under half the affine residual (with fewer points a polynomial
+/// fits its points' errors too).
+fn choose_fit(
+    width: u64,
+    height: u64,
+    fits: Vec<(String, Vec<ControlPoint>)>,
+    droppable: &[bool],
+    asked: Option<TransformKind>,
+) -> Result<ChosenFit, ToolError> {
+    let mut trials = Vec::new();
+    for (crs, points) in fits {
+        let dropped = false_ticks(&points, droppable);
+        let kept: Vec<ControlPoint> = points.iter().enumerate().filter(|(i, _)| !dropped.iter().any(|(d, _)| d == i)).map(|(_, p)| *p).collect();
+        let affine = rmse_px(width, height, &crs, &kept, TransformKind::Affine)?;
+        trials.push((crs, points, kept, dropped, affine));
+    }
+    let chosen = (1..trials.len()).filter(|i| trials[*i].4 < 0.8 * trials[0].4).min_by(|a, b| trials[*a].4.total_cmp(&trials[*b].4)).unwrap_or(0);
+    let projection = match chosen {
+        0 if trials.len() > 1 => format!(" in {} (in {} it leaves {:.2} px)", trials[0].0, trials[1].0, trials[1].4),
+        0 => String::new(),
+        _ => format!(" in {}: the graticule is straighter there than in {}, where it leaves {:.2} px", trials[chosen].0, trials[0].0, trials[0].4),
+    };
+    let (crs, points, kept, dropped, affine) = trials.swap_remove(chosen);
+    let dropped_note = match dropped.len() {
+        0 => String::new(),
+        n => format!("; {n} tick(s) dropped as false"),
+    };
+    let (transform, why) = match asked {
+        Some(transform) => (transform, format!("{}, as asked", transform.name())),
+        None => {
+            let enough = kept.len() >= 2 * TransformKind::Polynomial2.minimum_points() && affine > 1.0;
+            match enough.then(|| rmse_px(width, height, &crs, &kept, TransformKind::Polynomial2)).transpose()? {
+                Some(polynomial) if polynomial < 0.5 * affine => (
+                    TransformKind::Polynomial2,
+                    format!("polynomial2: its RMSE is {polynomial:.2} px against the affine's {affine:.2} px over {} points", kept.len()),
+                ),
+                Some(polynomial) => {
+                    (TransformKind::Affine, format!("affine: RMSE {affine:.2} px (a second-order polynomial gave {polynomial:.2} px, not enough better)"))
+                }
+                None => (TransformKind::Affine, format!("affine: RMSE {affine:.2} px over {} points", kept.len())),
+            }
+        }
+    };
+    Ok(ChosenFit { crs, points, dropped, transform, why: format!("{why}{projection}{dropped_note}") })
 }
 
 /// `labels` with the fit's accuracy in metres, against the standard at the printed scale.
