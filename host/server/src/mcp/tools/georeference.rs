@@ -279,9 +279,11 @@ fn from_labels(
     // sheet's words are also tried in the UTM zone of the map on the same datum.
     let mut fits = vec![(crs, points)];
     if let Some(utm) = found.crs.as_ref().filter(|_| args.crs.is_none()).and_then(|decision| utm_alternative(decision, &fits[0].1)) {
-        let projected = geomap_georef::reproject(&fits[0].0, &utm, &fits[0].1.iter().map(|p| (p.x.0, p.y.0)).collect::<Vec<_>>())?;
-        let points = fits[0].1.iter().zip(projected).map(|(p, (x, y))| ControlPoint { x: Coordinate(x), y: Coordinate(y), ..*p }).collect();
-        fits.push((utm, points));
+        // Only an alternative: where PROJ cannot take the points there, the fit stays in degrees.
+        if let Ok(projected) = geomap_georef::reproject(&fits[0].0, &utm, &fits[0].1.iter().map(|p| (p.x.0, p.y.0)).collect::<Vec<_>>()) {
+            let points = fits[0].1.iter().zip(projected).map(|(p, (x, y))| ControlPoint { x: Coordinate(x), y: Coordinate(y), ..*p }).collect();
+            fits.push((utm, points));
+        }
     }
     // A corner is where two fitted sides cross, and the agent's points are the agent's: only ticks may be false.
     let droppable: Vec<bool> = found.control_points.iter().map(|p| p.anchor != Anchor::Corner).chain(std::iter::repeat(false)).take(fits[0].1.len()).collect();
@@ -294,9 +296,9 @@ fn from_labels(
             labels[label].reason = Some(format!("its tick lies {error_px:.1} px from where the other points put it: a line of the map taken for a tick?"));
         }
     }
-    let kept = |index: &usize| !chosen.dropped.iter().any(|(dropped, _)| dropped == index);
-    let points: Vec<ControlPoint> = chosen.points.into_iter().enumerate().filter(|(i, _)| kept(i)).map(|(_, point)| point).collect();
-    let label_points: Vec<LabelPoint> = found.control_points.into_iter().enumerate().filter(|(i, _)| kept(i)).map(|(_, point)| point).collect();
+    let points = chosen.kept;
+    let label_points: Vec<LabelPoint> =
+        found.control_points.into_iter().enumerate().filter(|(i, _)| !chosen.dropped.iter().any(|(dropped, _)| dropped == i)).map(|(_, point)| point).collect();
     send(50, "labels read; fitting".to_owned());
     let report = LabelsReport {
         neatline: found.neatline,
@@ -361,12 +363,20 @@ fn false_ticks(points: &[ControlPoint], droppable: &[bool]) -> Vec<(usize, f64)>
 /// The fit [`choose_fit`] chose.
 struct ChosenFit {
     crs: String,
-    /// Every point, in that CRS (the dropped ones included).
-    points: Vec<ControlPoint>,
-    /// Indices into `points` of false ticks, with how far off they lie (pixels).
+    /// The points in that CRS, without the false ticks.
+    kept: Vec<ControlPoint>,
+    /// Indices into the points given of the false ticks, with how far off they lie (pixels).
     dropped: Vec<(usize, f64)>,
     transform: TransformKind,
     why: String,
+}
+
+/// The points of one CRS without their false ticks, and the affine residual they leave (pixels).
+struct Trial {
+    crs: String,
+    kept: Vec<ControlPoint>,
+    dropped: Vec<(usize, f64)>,
+    affine: f64,
 }
 
 /// Of the same points in one CRS or more (the first is the labels' own), the CRS and transform to
@@ -387,15 +397,16 @@ fn choose_fit(
         let dropped = false_ticks(&points, droppable);
         let kept: Vec<ControlPoint> = points.iter().enumerate().filter(|(i, _)| !dropped.iter().any(|(d, _)| d == i)).map(|(_, p)| *p).collect();
         let affine = rmse_px(width, height, &crs, &kept, TransformKind::Affine)?;
-        trials.push((crs, points, kept, dropped, affine));
+        trials.push(Trial { crs, kept, dropped, affine });
     }
-    let chosen = (1..trials.len()).filter(|i| trials[*i].4 < 0.8 * trials[0].4).min_by(|a, b| trials[*a].4.total_cmp(&trials[*b].4)).unwrap_or(0);
+    let chosen =
+        (1..trials.len()).filter(|i| trials[*i].affine < 0.8 * trials[0].affine).min_by(|a, b| trials[*a].affine.total_cmp(&trials[*b].affine)).unwrap_or(0);
     let projection = match chosen {
-        0 if trials.len() > 1 => format!(" in {} (in {} it leaves {:.2} px)", trials[0].0, trials[1].0, trials[1].4),
+        0 if trials.len() > 1 => format!(" in {} (in {} it leaves {:.2} px)", trials[0].crs, trials[1].crs, trials[1].affine),
         0 => String::new(),
-        _ => format!(" in {}: the graticule is straighter there than in {}, where it leaves {:.2} px", trials[chosen].0, trials[0].0, trials[0].4),
+        _ => format!(" in {}: the graticule is straighter there than in {}, where it leaves {:.2} px", trials[chosen].crs, trials[0].crs, trials[0].affine),
     };
-    let (crs, points, kept, dropped, affine) = trials.swap_remove(chosen);
+    let Trial { crs, kept, dropped, affine } = trials.swap_remove(chosen);
     let dropped_note = match dropped.len() {
         0 => String::new(),
         n => format!("; {n} tick(s) dropped as false"),
@@ -416,7 +427,7 @@ fn choose_fit(
             }
         }
     };
-    Ok(ChosenFit { crs, points, dropped, transform, why: format!("{why}{projection}{dropped_note}") })
+    Ok(ChosenFit { crs, kept, dropped, transform, why: format!("{why}{projection}{dropped_note}") })
 }
 
 /// `labels` with the fit's accuracy in metres, against the standard at the printed scale.
