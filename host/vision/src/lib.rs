@@ -12,3 +12,4 @@ pub mod graticule;
 pub mod ocr;
 pub mod onnx;
 pub mod pixels;
+pub mod units;
