@@ -1,7 +1,8 @@
 //! The only `unsafe` GDAL calls: what the `gdal` crate does not wrap
 //! (GCPs → geotransform, GCP polynomial and thin-plate-spline transformers,
-//! `GDALCreateCopy` with progress, and the `gdal_translate` and `gdalwarp`
-//! library entry points).
+//! `GDALCreateCopy` with progress, the `gdal_translate` and `gdalwarp`
+//! library entry points, and the sieve, polygonize, category names and
+//! segmentize the units' layers use).
 //!
 //! Invariants: every pointer handed to GDAL outlives the call (`GcpList` owns
 //! its strings; transformers are destroyed in `Drop`); every C string comes
@@ -241,6 +242,56 @@ pub fn raise_block_cache(bytes: u64) {
 pub fn release_free_memory() {
     // SAFETY: malloc_trim only walks and trims the allocator's own free lists.
     unsafe { libc::malloc_trim(0) };
+}
+
+/// `GDALSieveFilter` in place on `band`: 4-connected regions under `threshold` pixels take the
+/// class of their largest neighbour; pixels of value 0 (`mask` off) are left alone.
+pub fn sieve(band: &gdal::raster::RasterBand<'_>, threshold: usize, mut progress: Progress<'_>) -> Result<(), String> {
+    let threshold = c_int::try_from(threshold).map_err(|_| "the minimum area is too large".to_owned())?;
+    let data = &mut progress as *mut Progress<'_> as *mut c_void;
+    // SAFETY: the band is live for the call (source, mask and destination alike: GDAL allows
+    // sieving in place); `data` points at `progress`, which outlives it.
+    let status = unsafe {
+        let handle = band.c_rasterband();
+        gdal_sys::GDALSieveFilter(handle, handle, handle, threshold, 4, ptr::null_mut(), Some(forward_progress), data)
+    };
+    if status != gdal_sys::CPLErr::CE_None {
+        return Err(last_error_message("GDALSieveFilter failed"));
+    }
+    Ok(())
+}
+
+/// `GDALPolygonize`: one 4-connected polygon per region of equal value of `band` (pixels of
+/// value 0 skipped, the band being its own mask) into `layer`, the value in its field 0.
+pub fn polygonize(band: &gdal::raster::RasterBand<'_>, layer: &gdal::vector::Layer<'_>, mut progress: Progress<'_>) -> Result<(), String> {
+    use gdal::vector::LayerAccess;
+    let data = &mut progress as *mut Progress<'_> as *mut c_void;
+    // SAFETY: the band and the layer are live for the call; `data` points at `progress`.
+    let status = unsafe {
+        let handle = band.c_rasterband();
+        gdal_sys::GDALPolygonize(handle, handle, layer.c_layer(), 0, ptr::null_mut(), Some(forward_progress), data)
+    };
+    if status != gdal_sys::CPLErr::CE_None {
+        return Err(last_error_message("GDALPolygonize failed"));
+    }
+    Ok(())
+}
+
+/// Names `band`'s values (a raster attribute as GIS tools read it: `names[v]` for value `v`).
+pub fn set_category_names(band: &gdal::raster::RasterBand<'_>, names: &[String]) -> Result<(), String> {
+    let list: gdal::cpl::CslStringList = names.iter().map(String::as_str).collect();
+    // SAFETY: the band is live; GDAL copies the NULL-terminated list.
+    let status = unsafe { gdal_sys::GDALSetRasterCategoryNames(band.c_rasterband(), list.as_ptr()) };
+    if status != gdal_sys::CPLErr::CE_None {
+        return Err(last_error_message("GDALSetRasterCategoryNames failed"));
+    }
+    Ok(())
+}
+
+/// Adds vertices to `geometry` so that no segment is longer than `length` (`OGR_G_Segmentize`).
+pub fn segmentize(geometry: &mut gdal::vector::Geometry, length: f64) {
+    // SAFETY: the geometry is live and owned by the caller.
+    unsafe { gdal_sys::OGR_G_Segmentize(geometry.c_geometry(), length) }
 }
 
 fn last_error_message(fallback: &str) -> String {

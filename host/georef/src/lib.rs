@@ -22,6 +22,7 @@
 //!   overviews; the staging file is removed when the call ends, whatever the outcome.
 
 pub mod ffi;
+pub mod units;
 
 use std::fs;
 use std::path::Path;

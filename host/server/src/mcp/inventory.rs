@@ -17,6 +17,7 @@ use super::tools::MapReport;
 pub use super::tools::ToolName;
 use super::tools::capabilities::{CapabilitiesArgs, CapabilitiesResult};
 use super::tools::describe_map::DescribeMapArgs;
+use super::tools::extract_units::{ExtractUnitsArgs, UnitExtraction};
 use super::tools::georeference::{GeoreferenceArgs, GeoreferenceReport};
 use super::tools::lookup::{LookupArgs, LookupResult};
 use super::tools::prepare_detectors::{PrepareDetectorsArgs, PrepareDetectorsResult};
@@ -42,7 +43,7 @@ impl ToolSpec {
     /// Whether the call takes one of the heavy-call slots before it runs: it decodes a whole scan, runs models or warps.
     /// The preparation tools take one themselves, once the user agreed to their download.
     pub fn heavy(&self) -> bool {
-        matches!(self.name, ToolName::Georeference | ToolName::ProcessImage | ToolName::ReadText | ToolName::UnitAt)
+        matches!(self.name, ToolName::Georeference | ToolName::ProcessImage | ToolName::ReadText | ToolName::UnitAt | ToolName::ExtractUnits)
     }
 
     /// Whether the call may change what the server reports: it is not annotated read-only.
@@ -126,6 +127,12 @@ impl Inventory {
                 "The unit under a point",
                 "Which legend unit is under a point of a registered scan — `col` and `row` in its pixels, or `lon` and `lat` on WGS84 through its newest georeference (none yet is georef_required) — with its code, description, ages (ICS intervals in Ma) and rock names: the legend swatch whose colour is nearest the map's colour around the point (CIELAB ΔE, ink and labels left out), with the runner-up and both distances. A colour over ΔE 15 from every swatch matches no unit, and the result says so rather than guess. Reads the map's newest layout (or `layout_id`); without one it fails with artifact_not_found (reason no_layout): call geomap_process_image first.",
                 annotations("The unit under a point", true, true),
+            ),
+            spec::<ExtractUnitsArgs, UnitExtraction>(
+                ToolName::ExtractUnits,
+                "The map's units as GIS layers",
+                "Turn a registered scan's main map into its geologic units as GIS layers: every pixel goes to the nearest legend swatch (CIELAB), linework, printed codes and thin strokes are filled from the units around them, regions under the minimum mapping unit (`min_area_px`) are merged away, and the regions are polygonized. Writes a GeoPackage in the DARPA CriticalMAAS TA1 schema (map, geologic_unit with ages and rock names, polygon_type, polygon_feature in pixel coordinates, and polygon_feature_georeferenced in the CRS of the map's newest georeference revision when there is one), a unit raster (Cloud Optimized GeoTIFF with the swatches as its palette) and a preview beside the scan, all as resources and with their server paths. Reports per unit its polygons, share, area in km² when georeferenced and mean confidence, and warns of units with no pixels, large unclassified areas and swatches too close to tell apart. Uses the newest layout (or `layout_id`); without one it fails with artifact_not_found (reason no_layout): call geomap_process_image first. Not idempotent: every call writes a new extraction.",
+                annotations("The map's units as GIS layers", false, false),
             ),
             spec::<PrepareDetectorsArgs, PrepareDetectorsResult>(
                 ToolName::PrepareDetectors,

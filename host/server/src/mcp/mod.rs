@@ -52,7 +52,7 @@ use tokio_util::sync::CancellationToken;
 use tools::preparation::{FailedAsset, PreparationReport, Prepared};
 use tools::prepare_detectors::{self, PrepareDetectorsResult};
 use tools::prepare_knowledge::{self, PrepareKnowledgeResult};
-use tools::{capabilities, describe_map, georeference, lookup, process_image, query_knowledge, read_text, register_map, unit_at};
+use tools::{capabilities, describe_map, extract_units, georeference, lookup, process_image, query_knowledge, read_text, register_map, unit_at};
 
 /// How long a call cancelled by a stopping server gets to reach a stage boundary and clean up.
 const STOP_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
@@ -295,6 +295,16 @@ impl GeomapServer {
             ToolName::UnitAt => {
                 let answer = unit_at::unit_at(state, arguments::parse(arguments)?).await?;
                 Ok(ToolOutput::new(&answer, Vec::new()))
+            }
+            ToolName::ExtractUnits => {
+                let extraction = extract_units::extract_units(state, arguments::parse(arguments)?, progress, call.cancel).await?;
+                let links = vec![
+                    resources::layout_resource(&extraction.resource_uri, "application/json"),
+                    resources::layout_resource(&extraction.geopackage_uri, resources::GEOPACKAGE_MEDIA_TYPE),
+                    resources::layout_resource(&extraction.raster_uri, resources::GEOTIFF_MEDIA_TYPE),
+                    resources::layout_resource(&extraction.preview_uri, "image/png"),
+                ];
+                Ok(ToolOutput::new(&extraction, links))
             }
             ToolName::ReadText => {
                 let reading = read_text::read_text(state, arguments::parse(arguments)?, progress, call.cancel).await?;

@@ -216,15 +216,30 @@ fn read_recorded(path: std::path::PathBuf, name: &str, unknown: impl Fn() -> Too
     }
 }
 
-/// The bytes and media type of a file stored with a layout; only names the
-/// layout's recorded document lists are served.
+/// The media type of a GeoPackage.
+pub const GEOPACKAGE_MEDIA_TYPE: &str = "application/geopackage+sqlite3";
+/// The media type of a (Cloud Optimized) GeoTIFF.
+pub const GEOTIFF_MEDIA_TYPE: &str = "image/tiff; application=geotiff; profile=cloud-optimized";
+
+/// The media type of a stored document's file, by its name.
+fn media_type_of(name: &str) -> &'static str {
+    match name.rsplit('.').next() {
+        Some("json") => "application/json",
+        Some("gpkg") => GEOPACKAGE_MEDIA_TYPE,
+        Some("tif") => GEOTIFF_MEDIA_TYPE,
+        _ => "image/png",
+    }
+}
+
+/// The bytes and media type of a file stored with a layout, a reading or a unit extraction;
+/// only names the recorded document lists are served.
 pub async fn read_layout_file(state: Arc<ServerState>, map_id: String, layout_id: String, name: String) -> Result<(Vec<u8>, &'static str), ToolError> {
     trace::spawn_blocking(move || {
         let unknown = || ToolError::MapNotFound { map_id: map_id.clone(), reason: MapGone::UnknownArtifact, registered_as: None };
         if !super::tools::stored::files(&state, &map_id, &layout_id)?.contains(&name) {
             return Err(unknown());
         }
-        let media_type = if name.ends_with(".json") { "application/json" } else { "image/png" };
+        let media_type = media_type_of(&name);
         let path = layout_dir(&state, &map_id, &layout_id).join(&name);
         Ok((read_recorded(path, &name, unknown)?, media_type))
     })

@@ -25,11 +25,12 @@ use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 use super::{CorruptProblem, RegistryError};
 
 /// The schema migrations, in order: migration `i` takes `user_version` from `i` to `i + 1`.
-const MIGRATIONS: [&str; 4] = [
+const MIGRATIONS: [&str; 5] = [
     include_str!("migrations/0001_maps_and_revisions.sql"),
     include_str!("migrations/0002_knowledge_bundles.sql"),
     include_str!("migrations/0003_layouts.sql"),
     include_str!("migrations/0004_readings.sql"),
+    include_str!("migrations/0005_unit_extractions.sql"),
 ];
 
 /// The schema version this server writes (SQLite's `user_version`).

@@ -227,6 +227,8 @@ pub enum Document {
     Layout,
     /// A `geomap-text/v1` document (`txt_` IDs), written by geomap_read_text.
     Reading,
+    /// A `geomap-units/v1` document (`unt_` IDs), written by geomap_extract_units.
+    Units,
 }
 
 impl Document {
@@ -235,6 +237,7 @@ impl Document {
         match self {
             Document::Layout => ("layouts", "layout_id"),
             Document::Reading => ("readings", "reading_id"),
+            Document::Units => ("unit_extractions", "units_id"),
         }
     }
 
@@ -243,6 +246,7 @@ impl Document {
         match self {
             Document::Layout => "record a layout in",
             Document::Reading => "record a text reading in",
+            Document::Units => "record a unit extraction in",
         }
     }
 
@@ -251,6 +255,7 @@ impl Document {
         match self {
             Document::Layout => "read a layout from",
             Document::Reading => "read a text reading from",
+            Document::Units => "read a unit extraction from",
         }
     }
 }
@@ -397,11 +402,13 @@ impl Registry {
         })
     }
 
-    /// Every revision, layout and reading ID recorded: what the artifact folders may hold (see [`crate::sweep`]).
+    /// Every revision, layout, reading and unit extraction ID recorded: what the artifact folders may hold (see [`crate::sweep`]).
     pub fn artifact_ids(&self) -> Result<std::collections::HashSet<String>, RegistryError> {
         self.pool.run("list the artifacts of", |connection| {
-            let mut query = connection
-                .prepare_cached("SELECT revision_id FROM revisions UNION ALL SELECT layout_id FROM layouts UNION ALL SELECT reading_id FROM readings")?;
+            let mut query = connection.prepare_cached(
+                "SELECT revision_id FROM revisions UNION ALL SELECT layout_id FROM layouts UNION ALL SELECT reading_id FROM readings \
+                 UNION ALL SELECT units_id FROM unit_extractions",
+            )?;
             let ids = query.query_map([], |row| row.get::<_, String>(0))?.collect::<Result<_, _>>()?;
             Ok(ids)
         })

@@ -98,10 +98,10 @@ fn fill_pass(classes: &mut [u8], confidence: &mut [u8], width: usize, height: us
                         votes.add(classes[wy * width + wx], 1);
                     }
                 }
-                if votes.voters > 0 {
-                    let (class, count) = votes.mode(units);
+                let (class, count) = votes.mode(units);
+                if let Some(share) = (127 * count).checked_div(votes.voters) {
                     classes[row + x] = class;
-                    confidence[row + x] = (127 * count / votes.voters) as u8;
+                    confidence[row + x] = share as u8;
                     changed = true;
                 }
             }

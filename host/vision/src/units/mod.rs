@@ -9,9 +9,12 @@
 //! be filled; nothing here decodes, allocates the whole scan, or calls GDAL.
 
 pub mod filter;
+pub mod preview;
 pub mod regions;
 
+use crate::detect::Rgb;
 use crate::detect::legend::{delta_e, lab};
+use preview::Preview;
 
 /// A pixel that matches no swatch and is not ink: water, paper, an area the legend does not cover.
 pub const NO_UNIT: u8 = 0;
@@ -86,6 +89,37 @@ impl Classifier {
             (*class, *sure) = self.classify((pixel[0], pixel[1], pixel[2]));
         }
     }
+}
+
+/// Rows of the map classified per window read.
+pub const STRIP_ROWS: u32 = 256;
+
+/// The main map classified: a class and a confidence per pixel, and the preview's scan half.
+pub struct Classified {
+    /// Classes, `width × height`, row-major.
+    pub classes: Vec<u8>,
+    /// Confidences 0–255, likewise.
+    pub confidence: Vec<u8>,
+    /// The preview, its scan half drawn.
+    pub preview: Preview,
+}
+
+/// Classifies the `width × height` map by strips of [`STRIP_ROWS`] rows: `read(first_row, rows)`
+/// gives a strip's pixels (`width` wide), and says whether to go on (progress, cancellation)
+/// through its error. Memory: the two rasters and one strip.
+pub fn classify_map<E>(swatches: &[(u8, u8, u8)], width: u32, height: u32, mut read: impl FnMut(u32, u32) -> Result<Rgb, E>) -> Result<Classified, E> {
+    let mut classifier = Classifier::new(swatches);
+    let pixels = width as usize * height as usize;
+    let (mut classes, mut confidence) = (vec![NO_UNIT; pixels], vec![0_u8; pixels]);
+    let mut preview = Preview::new(width, height);
+    for first_row in (0..height).step_by(STRIP_ROWS as usize) {
+        let rows = STRIP_ROWS.min(height - first_row);
+        let strip = read(first_row, rows)?;
+        let range = first_row as usize * width as usize..(first_row + rows) as usize * width as usize;
+        classifier.classify_rows(&strip.pixels, &mut classes[range.clone()], &mut confidence[range]);
+        preview.sample_scan(&strip, first_row);
+    }
+    Ok(Classified { classes, confidence, preview })
 }
 
 /// The pairs of swatches (indices into `swatches`) closer than [`INDISTINCT_DELTA_E`], with their distance.

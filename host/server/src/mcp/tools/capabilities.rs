@@ -401,6 +401,10 @@ fn capabilities_now(state: &ServerState) -> CapabilitiesResult {
                     }
                 },
                 ToolName::UnitAt => blocked(false),
+                ToolName::ExtractUnits => match georeference.readiness.missing.is_empty() {
+                    true => blocked(true),
+                    false => Some((ErrorCode::MissingSystemDependency, "GDAL lacks what writing the units' layers needs (see georeference.missing)")),
+                },
                 ToolName::ReadText => match reading {
                     true => blocked(true),
                     false => Some((ErrorCode::MissingExtra, "the ONNX Runtime or the OCR models (asset ppocr-v4) are not installed")),

@@ -7,6 +7,7 @@
 
 pub mod capabilities;
 pub mod describe_map;
+pub mod extract_units;
 pub mod georeference;
 pub mod layout_words;
 pub mod lookup;
@@ -53,6 +54,8 @@ pub enum ToolName {
     ReadText,
     /// `geomap_unit_at`
     UnitAt,
+    /// `geomap_extract_units`
+    ExtractUnits,
     /// `geomap_prepare_detectors`
     PrepareDetectors,
     /// `geomap_query_knowledge`
@@ -73,6 +76,7 @@ impl ToolName {
             ToolName::ProcessImage => "geomap_process_image",
             ToolName::ReadText => "geomap_read_text",
             ToolName::UnitAt => "geomap_unit_at",
+            ToolName::ExtractUnits => "geomap_extract_units",
             ToolName::PrepareDetectors => "geomap_prepare_detectors",
             ToolName::QueryKnowledge => "geomap_query_knowledge",
             ToolName::PrepareKnowledge => "geomap_prepare_knowledge",

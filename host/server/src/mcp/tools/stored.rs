@@ -23,6 +23,9 @@ use geomap_vision::detect::pipeline::DetectError;
 /// A stored layout, as `geomap_unit_at` and `geomap_read_text` read it.
 #[derive(Debug, Deserialize)]
 pub struct StoredLayout {
+    /// The title read, when one was.
+    #[serde(default)]
+    pub title: Option<String>,
     /// The scan's width in pixels.
     pub width: u32,
     /// The scan's height in pixels.
@@ -108,6 +111,34 @@ pub fn newest_layout(state: &ServerState, map_id: &str) -> Result<(String, Store
     Ok((layout_id, parse(map_id, &document)?))
 }
 
+/// A stored unit extraction, as `geomap_unit_at` reads it.
+#[derive(Debug, Deserialize)]
+pub struct StoredUnits {
+    /// The layout it classified against.
+    pub layout_id: String,
+    /// The unit raster's extent in the scan's pixels.
+    pub region: PixelBox,
+    /// Its units: which legend entry each raster class is.
+    pub units: Vec<StoredUnitClass>,
+}
+
+/// One class of a stored unit extraction.
+#[derive(Debug, Deserialize)]
+pub struct StoredUnitClass {
+    /// Its value in the unit raster.
+    pub class: u8,
+    /// Its index into the layout's `legend_entries`.
+    pub legend_entry: usize,
+}
+
+/// The newest unit extraction of map `map_id`, with its ID (none before `geomap_extract_units`).
+pub fn newest_units(state: &ServerState, map_id: &str) -> Result<Option<(String, StoredUnits)>, ToolError> {
+    match state.registry.newest_document(Document::Units, map_id)? {
+        Some((units_id, document)) => Ok(Some((units_id, parse(map_id, &document)?))),
+        None => Ok(None),
+    }
+}
+
 /// A stored reading, as `geomap_georeference {from: "labels"}` reads it: the words of its lines.
 #[derive(Debug, Deserialize)]
 struct StoredReading {
@@ -129,11 +160,15 @@ pub fn newest_reading_lines(state: &ServerState, map_id: &str) -> Result<Vec<Str
     }
 }
 
-/// The files stored with layout or reading `id` of map `map_id` (one URI route serves both).
+/// The files stored with layout, reading or unit extraction `id` of map `map_id` (one URI route serves them all).
 pub fn files(state: &ServerState, map_id: &str, id: &str) -> Result<Vec<String>, ToolError> {
-    let document = match state.registry.document(Document::Layout, map_id, id)? {
-        Some(document) => document,
-        None => state.registry.document(Document::Reading, map_id, id)?.ok_or_else(|| unknown(map_id))?,
-    };
+    let mut document = None;
+    for kind in [Document::Layout, Document::Reading, Document::Units] {
+        document = state.registry.document(kind, map_id, id)?;
+        if document.is_some() {
+            break;
+        }
+    }
+    let document = document.ok_or_else(|| unknown(map_id))?;
     Ok(parse::<StoredFiles>(map_id, &document)?.files)
 }

@@ -88,6 +88,10 @@ pub struct UnitAt {
     pub unit: Option<UnitCandidate>,
     /// The nearest and the next nearest swatches, with their distances, whether they match or not.
     pub nearest: Vec<UnitCandidate>,
+    /// The unit extraction `unit` was read from (the class its polygons give the point), when the
+    /// map has one for this layout; absent: `unit` is the nearest swatch to the colour here.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub units_id: Option<String>,
     /// What the answer means, in a sentence.
     pub summary: String,
 }
@@ -161,12 +165,51 @@ pub async fn unit_at(state: Arc<ServerState>, args: UnitAtArgs) -> Result<UnitAt
             })
             .collect();
         ranked.sort_by(|a, b| a.delta_e.total_cmp(&b.delta_e));
+        let candidates = ranked.clone();
         ranked.truncate(2);
-        let unit = ranked.first().filter(|best| best.delta_e <= NO_MATCH_DELTA_E).cloned();
+        let extracted = extracted_unit(&state, &map_id, &layout_id, col, row)?;
+        let unit = match &extracted {
+            Some((_, legend_entry)) => legend_entry.and_then(|entry| candidates.iter().find(|c| c.legend_entry == entry).cloned()),
+            None => ranked.first().filter(|best| best.delta_e <= NO_MATCH_DELTA_E).cloned(),
+        };
         let name = |c: &UnitCandidate| c.code.clone().or(c.description.clone()).unwrap_or_else(|| format!("legend entry {}", c.legend_entry));
-        let summary = match (&unit, ranked.first()) {
+        let summary = match (&extracted, &unit) {
+            (Some((units_id, _)), Some(best)) => {
+                format!("The extracted units ({units_id}) put {} here; its swatch is ΔE {:.1} from the colour here.", name(best), best.delta_e)
+            }
+            (Some((units_id, _)), None) => format!("The extracted units ({units_id}) put no unit here: water, paper or a colour the legend lacks."),
+            (None, _) => colour_summary(&unit, &ranked, colour, &name),
+        };
+        let units_id = extracted.map(|(units_id, _)| units_id);
+        Ok(UnitAt { map_id, layout_id, revision_id, col, row, colour_hex: hex(colour), unit, nearest: ranked, units_id, summary })
+    })
+    .await
+}
+
+/// The class the newest unit extraction of `layout_id` gives scan pixel `(col, row)`: its ID and
+/// the legend entry (none: no unit there), or `None` without an extraction covering the point.
+fn extracted_unit(state: &ServerState, map_id: &str, layout_id: &str, col: f64, row: f64) -> Result<Option<(String, Option<usize>)>, ToolError> {
+    let Some((units_id, units)) = super::stored::newest_units(state, map_id)?.filter(|(_, units)| units.layout_id == layout_id) else {
+        return Ok(None);
+    };
+    let (x, y) = (col - units.region.x0, row - units.region.y0);
+    if x < 0.0 || y < 0.0 {
+        return Ok(None);
+    }
+    let raster = crate::mcp::uris::layout_dir(state, map_id, &units_id).join(geomap_georef::units::UNIT_RASTER);
+    let Some(class) = geomap_georef::units::class_at(&raster, x as u32, y as u32)? else { return Ok(None) };
+    let entry = units.units.iter().find(|unit| unit.class == class).map(|unit| unit.legend_entry);
+    Ok(Some((units_id, entry)))
+}
+
+/// What the nearest swatches say of the colour at a point.
+fn colour_summary(unit: &Option<UnitCandidate>, ranked: &[UnitCandidate], colour: (u8, u8, u8), name: &dyn Fn(&UnitCandidate) -> String) -> String {
+    {
+        match (unit, ranked.first()) {
             (Some(best), _) => match ranked.get(1) {
-                Some(next) => format!("The map here is {} (ΔE {:.1}); the next nearest swatch is {} (ΔE {:.1}).", name(best), best.delta_e, name(next), next.delta_e),
+                Some(next) => {
+                    format!("The map here is {} (ΔE {:.1}); the next nearest swatch is {} (ΔE {:.1}).", name(best), best.delta_e, name(next), next.delta_e)
+                }
                 None => format!("The map here is {} (ΔE {:.1}).", name(best), best.delta_e),
             },
             (None, Some(best)) => format!(
@@ -176,8 +219,6 @@ pub async fn unit_at(state: Arc<ServerState>, args: UnitAtArgs) -> Result<UnitAt
                 best.delta_e
             ),
             (None, None) => unreachable!("there is at least one swatch"),
-        };
-        Ok(UnitAt { map_id, layout_id, revision_id, col, row, colour_hex: hex(colour), unit, nearest: ranked, summary })
-    })
-    .await
+        }
+    }
 }

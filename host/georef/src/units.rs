@@ -1,0 +1,476 @@
+//! A map's units as GIS layers with GDAL: the class raster sieved to a minimum
+//! mapping unit, polygonized, simplified within half a pixel and written as a
+//! GeoPackage in the DARPA CriticalMAAS TA1 schema (`map`, `geologic_unit`,
+//! `polygon_type`, `polygon_feature` in pixel coordinates, and
+//! `polygon_feature_georeferenced` in the revision's CRS when there is one),
+//! with the raster as a Cloud Optimized GeoTIFF whose palette is the swatches.
+//!
+//! Invariants: the class raster holds 0 for no unit and `1..=n` for the units
+//! (0 is never a polygon and is the raster's nodata); pixel coordinates are the
+//! scan's (x = column, y = row from the top, the TA1 convention), whatever part
+//! of the scan the raster covers; a georeferenced vertex goes through the
+//! revision's own transform (affine, polynomial or thin-plate spline), edges
+//! densified first when it is not affine; files are written into the folder the
+//! caller gives and nowhere else.
+
+use std::path::Path;
+
+use gdal::raster::{Buffer, ColorEntry, ColorTable, PaletteInterpretation};
+use gdal::spatial_ref::SpatialRef;
+use gdal::vector::{Geometry, LayerAccess, LayerOptions, OGRFieldType, OGRwkbGeometryType};
+use gdal::{Dataset, DriverManager};
+use geomap_model::georeference::Revision;
+
+use crate::ffi::{self, GroundControl, Progress, Transformer};
+use crate::{GeorefError, Readiness, gdal_error, gdal_model, resolve_crs};
+
+/// The GeoPackage's file name.
+pub const GEOPACKAGE: &str = "units.gpkg";
+/// The unit raster's file name.
+pub const UNIT_RASTER: &str = "units.tif";
+/// Polygon outlines are simplified within this many pixels.
+const SIMPLIFY_PX: f64 = 0.5;
+/// Before a transform that is not affine, no edge is longer than this many pixels.
+const DENSIFY_PX: f64 = 8.0;
+
+/// One legend unit, as the GeoPackage's `geologic_unit` and `polygon_type` rows describe it.
+#[derive(Debug, Clone, Default)]
+pub struct UnitRow {
+    /// Its code (`polygon_type.abbreviation`).
+    pub code: Option<String>,
+    /// Its description.
+    pub description: Option<String>,
+    /// Its swatch colour.
+    pub colour: (u8, u8, u8),
+    /// The legend heading it stands under (`polygon_type.category`).
+    pub category: Option<String>,
+    /// Its ages as the legend words them.
+    pub age_text: Option<String>,
+    /// The youngest ICS interval named.
+    pub t_interval: Option<String>,
+    /// The oldest ICS interval named.
+    pub b_interval: Option<String>,
+    /// The youngest age, Ma.
+    pub t_age: Option<f64>,
+    /// The oldest age, Ma.
+    pub b_age: Option<f64>,
+    /// Its rock names, comma-separated.
+    pub lithology: Option<String>,
+}
+
+/// What the GeoPackage's `map` row says of the map.
+#[derive(Debug, Clone)]
+pub struct MapRow {
+    /// The map's ID.
+    pub map_id: String,
+    /// Its name (the title read, else the file's name).
+    pub name: String,
+    /// Where the scan is (`geomap://maps/{map_id}`).
+    pub image_url: String,
+    /// The scan's width in pixels.
+    pub width: u64,
+    /// The scan's height in pixels.
+    pub height: u64,
+}
+
+/// The class raster of a part of the scan, in GDAL's memory.
+pub struct UnitRaster {
+    dataset: Dataset,
+    left: u32,
+    top: u32,
+    width: usize,
+    height: usize,
+}
+
+/// What [`UnitRaster::write`] wrote.
+#[derive(Debug, Clone)]
+pub struct Written {
+    /// Polygons per class (index 0: no unit, always 0).
+    pub polygons: Vec<u64>,
+    /// The georeferenced layer's CRS as given, when written.
+    pub crs: Option<String>,
+}
+
+/// Pixel → CRS through a revision.
+enum ToCrs {
+    Affine([f64; 6]),
+    Warp(Transformer),
+}
+
+impl ToCrs {
+    fn of(revision: &Revision) -> Result<ToCrs, GeorefError> {
+        if let Some(geotransform) = revision.geotransform {
+            return Ok(ToCrs::Affine(geotransform));
+        }
+        let gcps: Vec<GroundControl> = revision.control_points.iter().map(|p| GroundControl { pixel: p.col.0, line: p.row.0, x: p.x.0, y: p.y.0 }).collect();
+        match gdal_model(revision.transform) {
+            Some(model) => Transformer::fit(model, &gcps).map(ToCrs::Warp),
+            None => ffi::gcps_to_geotransform(&gcps).map(ToCrs::Affine),
+        }
+        .ok_or_else(|| GeorefError::InvalidBounds("The revision's control points no longer fit a transform.".to_owned()))
+    }
+
+    fn apply(&self, xs: &mut [f64], ys: &mut [f64]) -> bool {
+        match self {
+            ToCrs::Affine([x0, a, b, y0, c, d]) => {
+                for (x, y) in xs.iter_mut().zip(ys.iter_mut()) {
+                    (*x, *y) = (x0 + a * *x + b * *y, y0 + c * *x + d * *y);
+                }
+                true
+            }
+            ToCrs::Warp(transformer) => transformer.forward(xs, ys),
+        }
+    }
+}
+
+/// The area in km² of one scan pixel at `(col, row)` under `revision`: the transform's local
+/// Jacobian there, in metres (degrees on the sphere's local scale at that latitude).
+pub fn pixel_area_km2(revision: &Revision, col: f64, row: f64) -> Result<f64, GeorefError> {
+    Readiness::check().require()?;
+    let srs = resolve_crs(&revision.crs)?;
+    let to_crs = ToCrs::of(revision)?;
+    let (mut xs, mut ys) = (vec![col, col + 1.0, col], vec![row, row, row + 1.0]);
+    if !to_crs.apply(&mut xs, &mut ys) {
+        return Err(GeorefError::InvalidBounds("The revision's transform does not reach the map's centre.".to_owned()));
+    }
+    let (dx_col, dy_col, dx_row, dy_row) = (xs[1] - xs[0], ys[1] - ys[0], xs[2] - xs[0], ys[2] - ys[0]);
+    let area = (dx_col * dy_row - dx_row * dy_col).abs();
+    let square_metres = if srs.is_geographic() {
+        let metres_per_degree = 111_320.0;
+        area * metres_per_degree * metres_per_degree * ys[0].to_radians().cos()
+    } else {
+        area * srs.linear_units().powi(2)
+    };
+    Ok(square_metres / 1e6)
+}
+
+impl UnitRaster {
+    /// The class raster `classes` (`width × height`) of the part of the scan whose top-left
+    /// pixel is `(left, top)`, moved into GDAL's memory; [`UnitRaster::into_classes`] gives it back.
+    pub fn new(classes: Vec<u8>, width: usize, height: usize, left: u32, top: u32) -> Result<UnitRaster, GeorefError> {
+        Readiness::check().require()?;
+        let driver = DriverManager::get_driver_by_name("MEM").map_err(gdal_error("find GDAL's memory driver"))?;
+        let mut dataset = driver.create_with_band_type::<u8, _>("", width, height, 1).map_err(gdal_error("hold the unit raster in memory"))?;
+        let mut buffer = Buffer::new((width, height), classes);
+        dataset.rasterband(1).and_then(|mut band| band.write((0, 0), (width, height), &mut buffer)).map_err(gdal_error("fill the unit raster"))?;
+        drop(buffer);
+        // Pixel coordinates of the scan: x = column, y = row from the top.
+        dataset.set_geo_transform(&[f64::from(left), 1.0, 0.0, f64::from(top), 0.0, 1.0]).map_err(gdal_error("place the unit raster"))?;
+        Ok(UnitRaster { dataset, left, top, width, height })
+    }
+
+    /// Removes regions under `min_area` pixels (GDAL's sieve filter, 4-connected): each takes the
+    /// class of its largest neighbour.
+    pub fn sieve(&self, min_area: usize, progress: Progress<'_>) -> Result<(), GeorefError> {
+        let band = self.dataset.rasterband(1).map_err(gdal_error("read the unit raster"))?;
+        let mut stopped = false;
+        let mut go_on = |done: f64| crate::told_to_go_on(progress(done), &mut stopped);
+        let sieved = ffi::sieve(&band, min_area, &mut go_on);
+        match (stopped, sieved) {
+            (true, _) => Err(GeorefError::Cancelled),
+            (false, Err(message)) => Err(GeorefError::Gdal { action: "sieve the unit raster", message }),
+            (false, Ok(())) => Ok(()),
+        }
+    }
+
+    /// The classes as they are now, into `into` (`width × height`).
+    pub fn read_classes(&self, into: &mut [u8]) -> Result<(), GeorefError> {
+        let band = self.dataset.rasterband(1).map_err(gdal_error("read the unit raster"))?;
+        band.read_into_slice((0, 0), (self.width, self.height), (self.width, self.height), into, None).map_err(gdal_error("read the unit raster"))
+    }
+
+    /// Writes the GeoPackage and the unit raster into `folder`. `units[k - 1]` describes class `k`;
+    /// `confidence(x, y)` is the mean confidence of the region whose first pixel (raster order,
+    /// scan pixels) is `(x, y)`; with `revision`, the georeferenced layer and raster too.
+    pub fn write(
+        &self,
+        folder: &Path,
+        map: &MapRow,
+        units: &[UnitRow],
+        confidence: &dyn Fn(u32, u32) -> Option<f64>,
+        revision: Option<&Revision>,
+        progress: Progress<'_>,
+    ) -> Result<Written, GeorefError> {
+        let georeferenced = match revision {
+            Some(revision) => Some((revision, resolve_crs(&revision.crs)?, ToCrs::of(revision)?)),
+            None => None,
+        };
+        let mut stopped = false;
+        let mut polygons = vec![0_u64; units.len() + 1];
+        let memory = DriverManager::get_driver_by_name("Memory").map_err(gdal_error("find GDAL's memory vector driver"))?;
+        let mut outlines = memory.create_vector_only("").map_err(gdal_error("hold the outlines in memory"))?;
+        {
+            let layer = outlines
+                .create_layer(LayerOptions { name: "outlines", ty: OGRwkbGeometryType::wkbPolygon, ..Default::default() })
+                .map_err(gdal_error("hold the outlines in memory"))?;
+            layer.create_defn_fields(&[("class", OGRFieldType::OFTInteger)]).map_err(gdal_error("hold the outlines in memory"))?;
+            let band = self.dataset.rasterband(1).map_err(gdal_error("read the unit raster"))?;
+            let mut go_on = |done: f64| crate::told_to_go_on(progress(0.6 * done), &mut stopped);
+            let drawn = ffi::polygonize(&band, &layer, &mut go_on);
+            match (stopped, drawn) {
+                (true, _) => return Err(GeorefError::Cancelled),
+                (false, Err(message)) => return Err(GeorefError::Gdal { action: "polygonize the unit raster", message }),
+                (false, Ok(())) => {}
+            }
+        }
+        let path = folder.join(GEOPACKAGE);
+        let driver = DriverManager::get_driver_by_name("GPKG").map_err(gdal_error("find GDAL's GeoPackage driver"))?;
+        let mut package = driver.create_vector_only(&path).map_err(gdal_error("create the GeoPackage"))?;
+        write_tables(&package, map, units)?;
+        let feature_fields = [
+            ("id", OGRFieldType::OFTString),
+            ("map_id", OGRFieldType::OFTString),
+            ("type", OGRFieldType::OFTString),
+            ("confidence", OGRFieldType::OFTReal),
+            ("provenance", OGRFieldType::OFTString),
+        ];
+        let options = ["FID=fid", "GEOMETRY_NAME=geometry"];
+        let create = |package: &mut Dataset, name: &str, srs: Option<&SpatialRef>| -> Result<(), GeorefError> {
+            let layer = package
+                .create_layer(LayerOptions { name, srs, ty: OGRwkbGeometryType::wkbMultiPolygon, options: Some(&options) })
+                .map_err(gdal_error("create a GeoPackage layer"))?;
+            layer.create_defn_fields(&feature_fields).map_err(gdal_error("create a GeoPackage layer"))
+        };
+        create(&mut package, "polygon_feature", None)?;
+        if let Some((_, srs, _)) = &georeferenced {
+            create(&mut package, "polygon_feature_georeferenced", Some(srs))?;
+        }
+        let transaction = package.start_transaction().map_err(gdal_error("write the GeoPackage"))?;
+        let mut source = outlines.layer(0).map_err(gdal_error("read the outlines"))?;
+        let total = source.feature_count().max(1) as f64;
+        for (index, feature) in source.features().enumerate() {
+            if index % 256 == 0 && !progress(0.6 + 0.35 * index as f64 / total) {
+                return Err(GeorefError::Cancelled);
+            }
+            let class = feature.field_as_integer(0).ok().flatten().unwrap_or(0);
+            let (Some(outline), Ok(class)) = (feature.geometry(), usize::try_from(class)) else { continue };
+            if class == 0 || class > units.len() {
+                continue;
+            }
+            let (first_x, first_y) = first_vertex(outline);
+            let sure = confidence(first_x, first_y).unwrap_or(0.0);
+            let simplified = outline.simplify_preserve_topology(SIMPLIFY_PX).map_err(gdal_error("simplify a polygon"))?;
+            if simplified.is_empty() {
+                continue;
+            }
+            polygons[class] += 1;
+            let values = [
+                gdal::vector::FieldValue::StringValue(format!("{}_p{}", map.map_id, index + 1)),
+                gdal::vector::FieldValue::StringValue(map.map_id.clone()),
+                gdal::vector::FieldValue::StringValue(format!("type_{class}")),
+                gdal::vector::FieldValue::RealValue((sure * 1000.0).round() / 1000.0),
+                gdal::vector::FieldValue::StringValue("modelled".to_owned()),
+            ];
+            if let Some((revision, _, to_crs)) = &georeferenced {
+                let mut dense = simplified.clone();
+                if revision.geotransform.is_none() {
+                    ffi::segmentize(&mut dense, DENSIFY_PX);
+                }
+                let placed = multi(transformed(&dense, to_crs)?).map_err(gdal_error("build a polygon"))?;
+                add_feature(&transaction, "polygon_feature_georeferenced", placed, &values)?;
+            }
+            add_feature(&transaction, "polygon_feature", multi(simplified).map_err(gdal_error("build a polygon"))?, &values)?;
+        }
+        transaction.commit().map_err(gdal_error("write the GeoPackage"))?;
+        self.write_raster(folder, units, georeferenced.as_ref().map(|(revision, srs, _)| (*revision, srs)), &mut |done| progress(0.95 + 0.05 * done))?;
+        Ok(Written { polygons, crs: revision.map(|revision| revision.crs.clone()) })
+    }
+
+    /// The unit raster as a Cloud Optimized GeoTIFF: the swatches as its palette, the codes as
+    /// its category names, 0 as nodata; georeferenced through `georeferenced` when given.
+    fn write_raster(
+        &self,
+        folder: &Path,
+        units: &[UnitRow],
+        georeferenced: Option<(&Revision, &SpatialRef)>,
+        progress: Progress<'_>,
+    ) -> Result<(), GeorefError> {
+        let driver = DriverManager::get_driver_by_name("MEM").map_err(gdal_error("find GDAL's memory driver"))?;
+        let mut styled = driver.create_with_band_type::<u8, _>("", self.width, self.height, 1).map_err(gdal_error("style the unit raster"))?;
+        let mut rows = Buffer::new((self.width, self.height), vec![0_u8; self.width * self.height]);
+        self.read_classes(rows.data_mut())?;
+        let (left, top) = (f64::from(self.left), f64::from(self.top));
+        match georeferenced {
+            Some((revision, srs)) => {
+                styled.set_spatial_ref(srs).map_err(gdal_error("georeference the unit raster"))?;
+                match revision.geotransform {
+                    Some([x0, a, b, y0, c, d]) => styled
+                        .set_geo_transform(&[x0 + a * left + b * top, a, b, y0 + c * left + d * top, c, d])
+                        .map_err(gdal_error("georeference the unit raster"))?,
+                    None => {
+                        let gcps = revision
+                            .control_points
+                            .iter()
+                            .enumerate()
+                            .map(|(i, p)| gdal::Gcp {
+                                id: (i + 1).to_string(),
+                                info: String::new(),
+                                pixel: p.col.0 - left,
+                                line: p.row.0 - top,
+                                x: p.x.0,
+                                y: p.y.0,
+                                z: 0.0,
+                            })
+                            .collect();
+                        styled.set_gcps(gcps, srs).map_err(gdal_error("georeference the unit raster"))?
+                    }
+                }
+            }
+            None => styled.set_geo_transform(&[left, 1.0, 0.0, top, 0.0, 1.0]).map_err(gdal_error("place the unit raster"))?,
+        }
+        {
+            let mut band = styled.rasterband(1).map_err(gdal_error("style the unit raster"))?;
+            band.write((0, 0), (self.width, self.height), &mut rows).map_err(gdal_error("style the unit raster"))?;
+            let mut palette = ColorTable::new(PaletteInterpretation::Rgba);
+            palette.set_color_entry(0, &ColorEntry::rgba(0, 0, 0, 0));
+            let mut names = vec!["no unit".to_owned()];
+            for (index, unit) in units.iter().enumerate() {
+                let (r, g, b) = unit.colour;
+                palette.set_color_entry((index + 1) as u16, &ColorEntry::rgba(r.into(), g.into(), b.into(), 255));
+                names.push(unit.code.clone().or(unit.description.clone()).unwrap_or_else(|| format!("unit {}", index + 1)));
+            }
+            band.set_color_table(&palette);
+            band.set_no_data_value(Some(0.0)).map_err(gdal_error("style the unit raster"))?;
+            ffi::set_category_names(&band, &names).map_err(|message| GeorefError::Gdal { action: "name the unit raster's classes", message })?;
+        }
+        drop(rows);
+        let cog = DriverManager::get_driver_by_name("COG").map_err(gdal_error("find GDAL's COG driver"))?;
+        let options = ["COMPRESS=DEFLATE", "OVERVIEW_RESAMPLING=NEAREST", "NUM_THREADS=1"];
+        let mut stopped = false;
+        let mut go_on = |done: f64| crate::told_to_go_on(progress(done), &mut stopped);
+        let written = ffi::create_copy(&cog, &styled, &folder.join(UNIT_RASTER), &options, &mut go_on);
+        match (stopped, written) {
+            (true, _) => Err(GeorefError::Cancelled),
+            (false, Err(message)) => Err(GeorefError::Gdal { action: "write the unit raster", message }),
+            (false, Ok(_)) => Ok(()),
+        }
+    }
+}
+
+/// The class at pixel `(x, y)` of the unit raster `path` (its own pixels: 0 is no unit), or
+/// `None` outside it.
+pub fn class_at(path: &Path, x: u32, y: u32) -> Result<Option<u8>, GeorefError> {
+    Readiness::check().require()?;
+    let dataset = Dataset::open(path).map_err(gdal_error("open the unit raster"))?;
+    let (width, height) = dataset.raster_size();
+    if x as usize >= width || y as usize >= height {
+        return Ok(None);
+    }
+    let band = dataset.rasterband(1).map_err(gdal_error("read the unit raster"))?;
+    let mut value = [0_u8];
+    band.read_into_slice((x as isize, y as isize), (1, 1), (1, 1), &mut value, None).map_err(gdal_error("read the unit raster"))?;
+    Ok(Some(value[0]))
+}
+
+/// Adds a feature of `geometry` and `values` (the TA1 polygon fields, in order) to layer `name`.
+fn add_feature(package: &Dataset, name: &str, geometry: Geometry, values: &[gdal::vector::FieldValue]) -> Result<(), GeorefError> {
+    let layer = package.layer_by_name(name).map_err(gdal_error("write a polygon"))?;
+    let mut feature = gdal::vector::Feature::new(layer.defn()).map_err(gdal_error("write a polygon"))?;
+    for (index, value) in values.iter().enumerate() {
+        feature.set_field(index, value).map_err(gdal_error("write a polygon"))?;
+    }
+    feature.set_geometry(geometry).map_err(gdal_error("write a polygon"))?;
+    feature.create(&layer).map_err(gdal_error("write a polygon"))
+}
+
+/// The lowest, then leftmost vertex of `outline`'s outer ring: the top-left corner of its
+/// region's first pixel in raster order.
+fn first_vertex(outline: &Geometry) -> (u32, u32) {
+    let mut points = Vec::new();
+    if outline.geometry_count() > 0 {
+        outline.get_geometry(0).get_points(&mut points);
+    }
+    let (x, y) = points.iter().map(|&(x, y, _)| (x, y)).min_by(|a, b| a.1.total_cmp(&b.1).then(a.0.total_cmp(&b.0))).unwrap_or((0.0, 0.0));
+    (x.round() as u32, y.round() as u32)
+}
+
+/// `polygon` with every vertex taken through `to_crs`.
+fn transformed(polygon: &Geometry, to_crs: &ToCrs) -> Result<Geometry, GeorefError> {
+    let mut placed = Geometry::empty(OGRwkbGeometryType::wkbPolygon).map_err(gdal_error("build a polygon"))?;
+    let mut points = Vec::new();
+    for ring in 0..polygon.geometry_count() {
+        points.clear();
+        polygon.get_geometry(ring).get_points(&mut points);
+        let (mut xs, mut ys): (Vec<f64>, Vec<f64>) = points.iter().map(|&(x, y, _)| (x, y)).unzip();
+        if !to_crs.apply(&mut xs, &mut ys) {
+            return Err(GeorefError::InvalidBounds("A polygon's vertex lies where the revision's transform does not reach.".to_owned()));
+        }
+        let mut out = Geometry::empty(OGRwkbGeometryType::wkbLinearRing).map_err(gdal_error("build a polygon"))?;
+        xs.into_iter().zip(ys).for_each(|point| out.add_point_2d(point));
+        placed.add_geometry(out).map_err(gdal_error("build a polygon"))?;
+    }
+    Ok(placed)
+}
+
+/// `polygon` as a one-part MULTIPOLYGON (the TA1 geometry type).
+fn multi(polygon: Geometry) -> gdal::errors::Result<Geometry> {
+    let mut multi = Geometry::empty(OGRwkbGeometryType::wkbMultiPolygon)?;
+    multi.add_geometry(polygon)?;
+    Ok(multi)
+}
+
+/// A text value as an SQL literal (`NULL` when absent).
+fn literal(value: Option<&str>) -> String {
+    value.map_or_else(|| "NULL".to_owned(), |text| format!("'{}'", text.replace('\0', "").replace('\'', "''")))
+}
+
+/// A number as an SQL literal.
+fn number(value: Option<f64>) -> String {
+    value.filter(|v| v.is_finite()).map_or_else(|| "NULL".to_owned(), |v| v.to_string())
+}
+
+/// The TA1 attribute tables (`map`, `geologic_unit`, `polygon_type` and the enumerations they
+/// name), registered in `gpkg_contents` so GIS tools list them.
+fn write_tables(package: &Dataset, map: &MapRow, units: &[UnitRow]) -> Result<(), GeorefError> {
+    let mut statements: Vec<String> = [
+        "CREATE TABLE enum_provenance_type (name TEXT PRIMARY KEY)",
+        "INSERT INTO enum_provenance_type (name) VALUES ('ground truth'), ('human verified'), ('human modified'), ('modelled'), ('raw data'), ('not processed')",
+        "CREATE TABLE enum_polygon_type (name TEXT PRIMARY KEY)",
+        "INSERT INTO enum_polygon_type (name) VALUES ('geologic unit'), ('tailings'), ('outcrop'), ('body of water'), ('other'), ('unknown')",
+        "CREATE TABLE map (id TEXT PRIMARY KEY, name TEXT NOT NULL, source_url TEXT NOT NULL, image_url TEXT NOT NULL, image_width INTEGER NOT NULL, image_height INTEGER NOT NULL)",
+        "CREATE TABLE geologic_unit (id TEXT PRIMARY KEY, name TEXT, description TEXT, age_text TEXT, t_interval TEXT, b_interval TEXT, t_age REAL, b_age REAL, lithology TEXT)",
+        "CREATE TABLE polygon_type (id TEXT PRIMARY KEY, name TEXT NOT NULL, color TEXT NOT NULL, pattern TEXT, abbreviation TEXT, description TEXT, category TEXT, map_unit TEXT,
+             FOREIGN KEY (map_unit) REFERENCES geologic_unit(id), FOREIGN KEY (name) REFERENCES enum_polygon_type(name))",
+        "INSERT INTO gpkg_contents (table_name, data_type, identifier, description) VALUES
+             ('map', 'attributes', 'map', 'The map'),
+             ('geologic_unit', 'attributes', 'geologic_unit', 'Geologic units from the legend'),
+             ('polygon_type', 'attributes', 'polygon_type', 'Polygon types: one per legend unit')",
+    ]
+    .map(str::to_owned)
+    .into();
+    statements.push(format!(
+        "INSERT INTO map VALUES ({}, {}, {}, {}, {}, {})",
+        literal(Some(&map.map_id)),
+        literal(Some(&map.name)),
+        literal(Some(&map.image_url)),
+        literal(Some(&map.image_url)),
+        map.width,
+        map.height
+    ));
+    for (index, unit) in units.iter().enumerate() {
+        let class = index + 1;
+        let name = unit.description.as_deref().map(|d| d.split(['(', ',']).next().unwrap_or(d).trim().to_owned());
+        statements.push(format!(
+            "INSERT INTO geologic_unit VALUES ('unit_{class}', {}, {}, {}, {}, {}, {}, {}, {})",
+            literal(name.as_deref().or(unit.code.as_deref())),
+            literal(unit.description.as_deref()),
+            literal(unit.age_text.as_deref()),
+            literal(unit.t_interval.as_deref()),
+            literal(unit.b_interval.as_deref()),
+            number(unit.t_age),
+            number(unit.b_age),
+            literal(unit.lithology.as_deref()),
+        ));
+        let (r, g, b) = unit.colour;
+        statements.push(format!(
+            "INSERT INTO polygon_type VALUES ('type_{class}', 'geologic unit', '#{r:02x}{g:02x}{b:02x}', NULL, {}, {}, {}, 'unit_{class}')",
+            literal(unit.code.as_deref()),
+            literal(unit.description.as_deref()),
+            literal(unit.category.as_deref()),
+        ));
+    }
+    for statement in &statements {
+        package.execute_sql(statement, None, gdal::vector::sql::Dialect::DEFAULT).map_err(gdal_error("write the GeoPackage's tables"))?;
+    }
+    Ok(())
+}

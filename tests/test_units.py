@@ -1,0 +1,156 @@
+"""geomap_extract_units end to end on a map the test draws with known units (a close colour pair, black
+contacts, a fault, brown contours over every unit, printed codes, symbols, a slight skew, blur and
+JPEG): the layout read with the real OCR models, then every unit's pixel F1 from the unit raster, the
+GeoPackage opened with GDAL's ogrinfo (the TA1 tables, the pixel layer, the georeferenced layer in the
+revision's CRS, a vertex checked against the known transform, thin-plate spline included), unit_at
+answering from the extraction, no_layout before a layout, cancellation leaving nothing; and the USGS
+scan when it is present."""
+
+import json
+import shutil
+import statistics
+import subprocess
+
+import pytest
+from PIL import Image
+
+import unit_maps
+from conftest import assert_envelope, interrupt, shared_asset
+from test_detect import ocr_wheel, runtime_wheel  # noqa: F401 (session fixtures)
+from test_layout_words import prepared_layout, reading_server
+from test_providers import compile_cache  # noqa: F401 (session fixture)
+
+pytestmark = pytest.mark.anyio
+
+WEST, NORTH, EAST, SOUTH = -113.0, 36.0, -112.0, 35.4  # over the whole 1700 × 1000 scan
+
+
+def lonlat(col: float, row: float) -> tuple[float, float]:
+    width, height = unit_maps.SCAN
+    return WEST + col * (EAST - WEST) / width, NORTH - row * (NORTH - SOUTH) / height
+
+
+def ogr_json(path, layer: str) -> dict:
+    out = subprocess.run(["ogr2ogr", "-f", "GeoJSON", "/vsistdout/", str(path), layer], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)
+
+
+def unit_raster(path, tmp_path) -> Image.Image:
+    png = tmp_path / "units.png"
+    subprocess.run(["gdal_translate", "-q", "-of", "PNG", str(path), str(png)], check=True)
+    return Image.open(png)
+
+
+def drawn_code(colour_hex: str) -> str:
+    """The drawn unit whose colour is nearest a swatch's (the reader may read a code's case wrong: "PC")."""
+    rgb = tuple(int(colour_hex[i : i + 2], 16) for i in (1, 3, 5))
+    return min(unit_maps.UNITS, key=lambda unit: sum((a - b) ** 2 for a, b in zip(unit[2], rgb)))[0]
+
+
+async def extracted(server, name: str, transform: str | None = None) -> tuple[str, dict, dict]:
+    layout = await prepared_layout(server, name)
+    map_id = layout["map_id"]
+    async with server.connect() as client:
+        if transform == "affine":
+            placed = await client.call_tool("geomap_georeference", {"map_id": map_id, "crs": "EPSG:4326", "bounds": {"west": WEST, "south": SOUTH, "east": EAST, "north": NORTH}})
+            assert placed.is_error is False, placed
+        elif transform:
+            cells = [(100, 80), (1600, 90), (850, 500), (120, 930), (1580, 920), (500, 300), (1200, 700)]
+            points = [{"col": c, "row": r, "x": lonlat(c, r)[0], "y": lonlat(c, r)[1]} for c, r in cells]
+            placed = await client.call_tool("geomap_georeference", {"map_id": map_id, "crs": "EPSG:4326", "control_points": points, "transform": transform})
+            assert placed.is_error is False, placed
+        result = await client.call_tool("geomap_extract_units", {"map_id": map_id})
+    assert result.is_error is False, result
+    return map_id, layout, result.structured_content
+
+
+async def test_a_drawn_map_gives_each_unit_its_polygons_in_a_ta1_geopackage(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache):  # noqa: F811
+    server = reading_server(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache)
+    truth = unit_maps.draw(server.map_root / "units.jpg")
+    map_id, layout, units = await extracted(server, "units.jpg", "affine")
+    codes = {entry["code"].casefold() for entry in layout["legend_entries"] if entry.get("colour_hex")}
+    assert {code.casefold() for code, _, _ in unit_maps.UNITS} <= codes, layout["legend_entries"]
+
+    region = units["region"]
+    box = tuple(round(region[key]) for key in ("x0", "y0", "x1", "y1"))
+    classes = {unit["class"]: drawn_code(unit["colour_hex"]) for unit in units["units"]}
+    f1 = unit_maps.f1_per_unit(truth, unit_raster(units["raster_path"], tmp_path), classes, box)
+    print("per-unit F1:", {code: round(value, 3) for code, value in f1.items()})
+    assert statistics.median(f1.values()) >= 0.9, f1
+    assert min(f1.values()) >= 0.75, f1
+    by_code = {drawn_code(unit["colour_hex"]): unit for unit in units["units"]}
+    assert all(by_code[code]["polygons"] >= 1 and by_code[code]["area_km2"] > 0 for code, _, _ in unit_maps.UNITS), units["units"]
+    assert not [warning for warning in units["warnings"] if "told apart" in warning], "ΔE 7 is told apart (the F1 above shows it)"
+    assert units["crs"] == "EPSG:4326" and units["revision_id"]
+
+    info = subprocess.run(["ogrinfo", "-ro", "-so", units["geopackage_path"]], capture_output=True, text=True, check=True).stdout
+    for table in ("map", "geologic_unit", "polygon_type", "polygon_feature", "polygon_feature_georeferenced"):
+        assert f": {table} (" in info or f": {table}" in info, info
+    pixel, placed = ogr_json(units["geopackage_path"], "polygon_feature"), ogr_json(units["geopackage_path"], "polygon_feature_georeferenced")
+    assert len(pixel["features"]) == len(placed["features"]) == sum(unit["polygons"] for unit in units["units"])
+    feature = pixel["features"][0]
+    assert feature["geometry"]["type"] == "MultiPolygon" and feature["properties"]["provenance"] == "modelled"
+    assert 0 < feature["properties"]["confidence"] <= 1
+    twin = next(f for f in placed["features"] if f["properties"]["id"] == feature["properties"]["id"])
+    col, row = feature["geometry"]["coordinates"][0][0][0]
+    lon, lat = twin["geometry"]["coordinates"][0][0][0]
+    assert box[0] <= col <= box[2] and box[1] <= row <= box[3], "pixel coordinates: x = column, y = row from the top"
+    want = lonlat(col, row)
+    assert abs(lon - want[0]) < 1e-6 and abs(lat - want[1]) < 1e-6, (lon, lat, want)
+    rows = subprocess.run(["ogrinfo", "-ro", "-q", "-sql", "SELECT abbreviation, name, map_unit FROM polygon_type", units["geopackage_path"]], capture_output=True, text=True, check=True).stdout
+    assert f"abbreviation (String) = {by_code['Pc']['code']}" in rows and "geologic unit" in rows, rows
+    ages = subprocess.run(["ogrinfo", "-ro", "-q", "-sql", "SELECT description, b_age, t_interval, lithology FROM geologic_unit", units["geopackage_path"]], capture_output=True, text=True, check=True).stdout
+    assert "b_age (Real) = 0.0117\n  t_interval (String) = Holocene\n  lithology (String) = alluvium" in ages, ages  # Qal, Alluvium (Holocene)
+
+    async with server.connect() as client:
+        inside = [(unit, outline) for unit, outline in unit_maps.polygons() if unit == 2][0][1]
+        col = sum(x for x, _ in inside) / len(inside) + 60
+        row = sum(y for _, y in inside) / len(inside) + 60
+        answer = await client.call_tool("geomap_unit_at", {"map_id": map_id, "col": col, "row": row})
+        preview = await client.read_resource(units["preview_uri"])
+        package = await client.read_resource(units["geopackage_uri"])
+    assert answer.structured_content["units_id"] == units["units_id"], answer.structured_content
+    assert drawn_code(answer.structured_content["unit"]["colour_hex"]) == "Pc", answer.structured_content
+    assert preview.contents[0].mime_type == "image/png"
+    assert package.contents[0].mime_type == "application/geopackage+sqlite3"
+
+
+async def test_a_thin_plate_spline_revision_places_the_vertices_and_cancelling_keeps_nothing(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache, era):  # noqa: F811
+    server = reading_server(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache)
+    unit_maps.draw(server.map_root / "units.jpg")
+    async with server.connect(era) as client:
+        map_id = (await client.call_tool("geomap_register_map", {"path": "units.jpg"})).structured_content["map_id"]
+        early = await client.call_tool("geomap_extract_units", {"map_id": map_id})
+    assert assert_envelope(early, "artifact_not_found", server)["details"]["reason"] == "no_layout"
+    map_id, _, units = await extracted(server, "units.jpg", "thin_plate_spline")
+    pixel, placed = ogr_json(units["geopackage_path"], "polygon_feature"), ogr_json(units["geopackage_path"], "polygon_feature_georeferenced")
+    twins = {f["properties"]["id"]: f for f in placed["features"]}
+    for feature in pixel["features"][:5]:
+        col, row = feature["geometry"]["coordinates"][0][0][0]
+        lon, lat = twins[feature["properties"]["id"]]["geometry"]["coordinates"][0][0][0]
+        want = lonlat(col, row)
+        assert abs(lon - want[0]) < 1e-6 and abs(lat - want[1]) < 1e-6, "a spline through affine points is that affine"
+    folder = server.data_root / "artifacts" / map_id / "layouts"
+    before = set(folder.iterdir())
+    async with server.connect(era) as client:
+        await interrupt(client, "geomap_extract_units", {"map_id": map_id}, lambda message, _: message.startswith("filling linework"))
+    import anyio
+
+    with anyio.fail_after(30):
+        while len([line for line in server.tool_call_lines() if line["tool"] == "geomap_extract_units"]) < 3:
+            await anyio.sleep(0.05)
+    last = [line for line in server.tool_call_lines() if line["tool"] == "geomap_extract_units"][-1]
+    assert last["outcome"] == "cancelled", server.log()
+    assert set(folder.iterdir()) == before, "nothing of the cancelled extraction is kept"
+
+
+async def test_the_usgs_scan_gives_polygons_for_most_of_its_legend(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache):  # noqa: F811
+    scan = shared_asset("sample_usgs.jpg") / "sample_usgs.jpg"
+    server = reading_server(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache)
+    shutil.copy(scan, server.map_root / "usgs.jpg")
+    _, _, units = await extracted(server, "usgs.jpg")
+    with_polygons = [unit["code"] for unit in units["units"] if unit["polygons"] > 0]
+    print("units with polygons:", len(with_polygons), "of", len(units["units"]), "unclassified", units["unclassified_share"])
+    assert len(with_polygons) >= 30, units["units"]
+    info = subprocess.run(["ogrinfo", "-ro", "-so", units["geopackage_path"], "polygon_feature"], capture_output=True, text=True, check=True).stdout
+    assert "MULTIPOLYGON" in info.upper() or "Multi Polygon" in info, info
