@@ -20,6 +20,7 @@ EXPECTED_TOOLS = {
     "geomap_process_image": (False, False),
     "geomap_read_text": (False, False),
     "geomap_unit_at": (True, True),
+    "geomap_extract_units": (False, False),
     "geomap_prepare_knowledge": (False, True),
     "geomap_prepare_detectors": (False, True),
 }
