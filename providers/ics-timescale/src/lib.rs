@@ -7,6 +7,15 @@
 //! chronostratigraphic "Lower/Upper" as the geochronologic "Early/Late" (the
 //! chart names series "Lower Jurassic"; their epochs are "Early Jurassic"),
 //! and knows every label in every language the chart carries, and the short codes.
+//!
+//! A modifier the chart has no interval for is read by the informal
+//! conventions of [`informal::PARTS`]: "Lower Permian" answers the Cisuralian,
+//! "middle Miocene" the span of the Langhian and Serravallian (from the
+//! oldest beginning to the youngest end; its `id` is their IRIs joined by
+//! spaces). Such an answer keeps the words asked and the intervals it spans in
+//! `data.informal`. Any other modifier is not found, as before.
+
+pub mod informal;
 
 use std::collections::HashMap;
 
@@ -15,6 +24,8 @@ use geomap_provider_sdk::text::{close_matches, fold};
 use geomap_provider_sdk::{Descriptor, Entry, LookupRequest, Provider, ProviderError, export_provider, parse_options};
 use serde::Deserialize;
 use serde_json::{Value as Json, json};
+
+use crate::informal::{PARTS, Part, readings};
 
 /// The asset this provider reads.
 pub const ASSET: &str = "ics-chart";
@@ -43,6 +54,9 @@ pub struct IcsTimescale {
     chart: Vocabulary,
     /// Folded (and Early/Late-normalised) name → concept IRIs.
     index: HashMap<String, Vec<String>>,
+    /// (part, IRI of the interval it divides) → the IRIs of the intervals it means, oldest first
+    /// ([`informal::PARTS`] with the rows whose intervals the chart holds).
+    parts: HashMap<(Part, String), Vec<String>>,
 }
 
 /// "LowerCretaceous" → "Lower Cretaceous", "CambrianStage10" → "Cambrian Stage 10".
@@ -117,7 +131,15 @@ impl IcsTimescale {
                 }
             }
         }
-        IcsTimescale { chart, index }
+        let by_local_name: HashMap<&str, &String> = chart.concepts().iter().map(|concept| (local_name(concept), concept)).collect();
+        let parts = PARTS
+            .iter()
+            .filter_map(|(part, of, means)| {
+                let means: Option<Vec<String>> = means.iter().map(|name| by_local_name.get(name).map(|iri| (*iri).clone())).collect();
+                Some(((*part, by_local_name.get(of)?.to_string()), means?))
+            })
+            .collect();
+        IcsTimescale { chart, index, parts }
     }
 
     /// The interval's name in `language` (English names in their Early/Late form).
@@ -137,10 +159,8 @@ impl IcsTimescale {
         self.chart.values(concept, RANK).next().and_then(Value::iri).map(|iri| local_name(iri).to_owned())
     }
 
-    fn entry(&self, concept: &str, language: Option<&str>) -> Entry {
-        let label = self.label(concept, language);
-        let rank = self.rank(concept);
-        let (begin, end) = (boundary(&self.chart, concept, BEGINNING), boundary(&self.chart, concept, END));
+    /// The chain of broader intervals, nearest first.
+    fn parents(&self, concept: &str, language: Option<&str>) -> Vec<Json> {
         let mut parents = Vec::new();
         let mut current = concept.to_owned();
         while let Some(parent) = self.chart.links(&current, "broader").first().map(|p| p.to_string()) {
@@ -150,15 +170,19 @@ impl IcsTimescale {
             parents.push(json!({ "id": parent, "label": self.label(&parent, language), "rank": self.rank(&parent) }));
             current = parent;
         }
+        parents
+    }
+
+    fn entry(&self, concept: &str, language: Option<&str>) -> Entry {
+        let label = self.label(concept, language);
+        let rank = self.rank(concept);
+        let (begin, end) = (boundary(&self.chart, concept, BEGINNING), boundary(&self.chart, concept, END));
+        let parents = self.parents(concept, language);
         let series_name = words(local_name(concept));
         let definition = Vocabulary::best(&self.chart.texts(concept, "definition"), language).map(str::to_owned);
-        let chain: Vec<&str> = parents.iter().filter_map(|p| p["label"].as_str()).collect();
         let summary = format!(
-            "{}{}, {} to {} Ma{}",
-            rank.as_deref().unwrap_or("Interval"),
-            if chain.is_empty() { String::new() } else { format!(" in {}", chain.join(" < ")) },
-            age_text(&begin),
-            age_text(&end),
+            "{}{}",
+            summary(rank.as_deref().unwrap_or("Interval"), &parents, &begin, &end),
             if series_name.starts_with("Lower ") || series_name.starts_with("Upper ") { format!(" (as rocks: {series_name} Series)") } else { String::new() }
         );
         Entry::new(concept, &label, &summary).with_data(json!({
@@ -172,6 +196,78 @@ impl IcsTimescale {
             "english_name": self.label(concept, Some("en")),
         }))
     }
+
+    /// Several chart intervals (never none: every row of [`informal::PARTS`] names one) as one
+    /// answer: from the first's beginning to the last's end, in the first's parents, of the rank
+    /// they share; its `id` is their IRIs joined by spaces.
+    fn span_entry(&self, concepts: &[String], language: Option<&str>) -> Entry {
+        let (first, last) = (&concepts[0], &concepts[concepts.len() - 1]);
+        let ranks: Vec<Option<String>> = concepts.iter().map(|concept| self.rank(concept)).collect();
+        let rank = ranks[0].clone().filter(|rank| ranks.iter().all(|other| other.as_ref() == Some(rank)));
+        let (begin, end) = (boundary(&self.chart, first, BEGINNING), boundary(&self.chart, last, END));
+        let parents = self.parents(first, language);
+        let names = |language: Option<&str>| concepts.iter().map(|concept| self.label(concept, language)).collect::<Vec<_>>().join("–");
+        let summary = summary(&format!("{}s", rank.as_deref().unwrap_or("Interval")), &parents, &begin, &end);
+        Entry::new(&concepts.join(" "), &names(language), &summary).with_data(json!({
+            "rank": rank,
+            "begin": begin,
+            "end": end,
+            "parents": parents,
+            "colour": null,
+            "short_code": null,
+            "definition": null,
+            "english_name": names(Some("en")),
+        }))
+    }
+
+    /// Each informal reading of `term` ([`informal::PARTS`]): the part named, the IRI of the
+    /// interval it divides, and the IRIs of the intervals it means.
+    fn informal(&self, term: &str) -> Vec<(Part, &str, &[String])> {
+        let folded = fold(term);
+        let mut found: Vec<(Part, &str, &[String])> = Vec::new();
+        for (part, rest) in readings(&folded) {
+            for of in self.index.get(&key(rest)).into_iter().flatten() {
+                if let Some(means) = self.parts.get(&(part, of.clone()))
+                    && !found.iter().any(|(p, o, _)| (*p, *o) == (part, of.as_str()))
+                {
+                    found.push((part, of.as_str(), means.as_slice()));
+                }
+            }
+        }
+        found
+    }
+
+    /// The answer for an informal reading: the one interval it means, or the span of several, with
+    /// `data.informal` keeping the words asked, the part, the interval divided and the intervals spanned.
+    fn informal_entry(&self, term: &str, (part, of, means): (Part, &str, &[String]), language: Option<&str>) -> Entry {
+        let mut entry = match means {
+            [one] => self.entry(one, language),
+            _ => self.span_entry(means, language),
+        };
+        let spans: Vec<Json> = means
+            .iter()
+            .map(|concept| {
+                json!({
+                    "id": concept,
+                    "label": self.label(concept, language),
+                    "rank": self.rank(concept),
+                    "begin": boundary(&self.chart, concept, BEGINNING),
+                    "end": boundary(&self.chart, concept, END),
+                })
+            })
+            .collect();
+        let names: Vec<&str> = spans.iter().filter_map(|span| span["label"].as_str()).collect();
+        let divided = self.label(of, language);
+        entry.summary = format!("{}; \"{term}\" is informal: the {} {divided}, {}", entry.summary, part.word(), names.join(" + "));
+        entry.data["informal"] = json!({ "term": term, "part": part.word(), "of": { "id": of, "label": divided }, "spans": spans });
+        entry
+    }
+}
+
+/// "Epoch in Permian < Paleozoic, 298.9 ± 0.15 to 274.4 ± 0.4 Ma".
+fn summary(rank: &str, parents: &[Json], begin: &Json, end: &Json) -> String {
+    let chain: Vec<&str> = parents.iter().filter_map(|p| p["label"].as_str()).collect();
+    format!("{rank}{}, {} to {} Ma", if chain.is_empty() { String::new() } else { format!(" in {}", chain.join(" < ")) }, age_text(begin), age_text(end))
 }
 
 impl Provider for IcsTimescale {
@@ -202,18 +298,28 @@ impl Provider for IcsTimescale {
     fn lookup(&self, request: &LookupRequest) -> Result<Vec<Entry>, ProviderError> {
         let options: Options = parse_options(&request.options)?;
         let wanted_rank = options.rank.as_deref();
-        let found: Vec<&String> = self
-            .index
-            .get(&key(&request.term))
-            .into_iter()
-            .flatten()
-            .filter(|concept| wanted_rank.is_none_or(|rank| self.rank(concept).as_deref() == Some(rank)))
-            .collect();
-        if found.is_empty() {
-            let names: Vec<String> = self.chart.concepts().iter().map(|concept| self.label(concept, request.language.as_deref())).collect();
+        let language = request.language.as_deref();
+        let named = self.index.get(&key(&request.term));
+        let entries: Vec<Entry> = match named {
+            Some(concepts) => concepts
+                .iter()
+                .filter(|concept| wanted_rank.is_none_or(|rank| self.rank(concept).as_deref() == Some(rank)))
+                .take(request.limit as usize)
+                .map(|concept| self.entry(concept, language))
+                .collect(),
+            None => self
+                .informal(&request.term)
+                .into_iter()
+                .map(|reading| self.informal_entry(&request.term, reading, language))
+                .filter(|entry| wanted_rank.is_none_or(|rank| entry.data["rank"] == rank))
+                .take(request.limit as usize)
+                .collect(),
+        };
+        if entries.is_empty() {
+            let names: Vec<String> = self.chart.concepts().iter().map(|concept| self.label(concept, language)).collect();
             return Err(ProviderError::NotFound(close_matches(&request.term, names.iter().map(String::as_str), 5)));
         }
-        Ok(found.into_iter().take(request.limit as usize).map(|concept| self.entry(concept, request.language.as_deref())).collect())
+        Ok(entries)
     }
 }
 
@@ -242,6 +348,14 @@ ischart:Jurassic a skos:Concept ; gts:rank rank:Period ; skos:broader ischart:Me
 ischart:Cretaceous a skos:Concept ; gts:rank rank:Period ; skos:broader ischart:Mesozoic ; skos:prefLabel "Cretaceous"@en .
 ischart:LowerCretaceous a skos:Concept ; gts:rank rank:Epoch ; skos:broader ischart:Cretaceous ; skos:notation "K1" ;
     time:hasBeginning [ ischart:inMYA 143.1 ; schema:marginOfError 0.6 ] ; time:hasEnd [ ischart:inMYA 100.5 ; schema:marginOfError 0.1 ] .
+ischart:Permian a skos:Concept ; gts:rank rank:Period ; skos:prefLabel "Permian"@en , "Pérmico"@es .
+ischart:Cisuralian a skos:Concept ; gts:rank rank:Epoch ; skos:broader ischart:Permian ; skos:prefLabel "Cisuralian"@en , "Cisuraliense"@es ;
+    time:hasBeginning [ ischart:inMYA 298.9 ; schema:marginOfError 0.15 ] ; time:hasEnd [ ischart:inMYA 274.4 ; schema:marginOfError 0.4 ] .
+ischart:Miocene a skos:Concept ; gts:rank rank:Epoch ; skos:prefLabel "Miocene"@en .
+ischart:Langhian a skos:Concept ; gts:rank rank:Age ; skos:broader ischart:Miocene ; skos:prefLabel "Langhian"@en ;
+    time:hasBeginning [ ischart:inMYA 15.98 ] ; time:hasEnd [ ischart:inMYA 13.82 ] .
+ischart:Serravallian a skos:Concept ; gts:rank rank:Age ; skos:broader ischart:Miocene ; skos:prefLabel "Serravallian"@en ;
+    time:hasBeginning [ ischart:inMYA 13.82 ] ; time:hasEnd [ ischart:inMYA 11.63 ] .
 "##;
 
     fn harness() -> Harness {
@@ -286,5 +400,119 @@ ischart:LowerCretaceous a skos:Concept ; gts:rank rank:Epoch ; skos:broader isch
         assert!(matches!(harness().lookup_with::<IcsTimescale>(&request), Err(ProviderError::NotFound(_))));
         let request = LookupRequest { term: "Jurassic".into(), options: json!({ "colour": true }), limit: 5, language: None };
         assert!(matches!(harness().lookup_with::<IcsTimescale>(&request), Err(ProviderError::InvalidOptions { .. })));
+    }
+
+    #[test]
+    fn an_informal_modifier_reads_as_the_intervals_it_means() {
+        let lower = &harness().lookup::<IcsTimescale>("Lower Permian").unwrap()[0];
+        assert_eq!((lower.id.as_str(), lower.label.as_str()), ("http://resource.geosciml.org/classifier/ics/ischart/Cisuralian", "Cisuralian"));
+        assert_eq!((lower.data["begin"]["ma"].as_f64(), lower.data["end"]["ma"].as_f64()), (Some(298.9), Some(274.4)));
+        assert_eq!(lower.data["informal"]["term"], "Lower Permian", "the words asked are kept");
+        assert_eq!((lower.data["informal"]["part"].as_str(), lower.data["informal"]["of"]["label"].as_str()), (Some("early"), Some("Permian")));
+        assert!(lower.summary.ends_with("; \"Lower Permian\" is informal: the early Permian, Cisuralian"), "{}", lower.summary);
+        assert_eq!(harness().lookup::<IcsTimescale>("early pérmico").unwrap()[0].label, "Cisuralian", "the interval in any language of the chart");
+
+        let middle = &harness().lookup::<IcsTimescale>("mid-Miocene").unwrap()[0];
+        assert_eq!(middle.label, "Langhian–Serravallian");
+        assert_eq!(middle.id, "http://resource.geosciml.org/classifier/ics/ischart/Langhian http://resource.geosciml.org/classifier/ics/ischart/Serravallian");
+        assert_eq!((middle.data["begin"]["ma"].as_f64(), middle.data["end"]["ma"].as_f64()), (Some(15.98), Some(11.63)));
+        assert_eq!((middle.data["rank"].as_str(), middle.data["parents"][0]["label"].as_str()), (Some("Age"), Some("Miocene")));
+        let spans: Vec<&str> = middle.data["informal"]["spans"].as_array().unwrap().iter().filter_map(|span| span["label"].as_str()).collect();
+        assert_eq!(spans, ["Langhian", "Serravallian"]);
+        assert_eq!(middle.summary, "Ages in Miocene, 15.98 to 11.63 Ma; \"mid-Miocene\" is informal: the middle Miocene, Langhian + Serravallian");
+
+        let ranked = |rank: &str| LookupRequest { term: "middle Miocene".into(), options: json!({ "rank": rank }), limit: 5, language: None };
+        assert_eq!(harness().lookup_with::<IcsTimescale>(&ranked("Age")).unwrap().len(), 1, "a span has the rank its intervals share");
+        assert!(matches!(harness().lookup_with::<IcsTimescale>(&ranked("Epoch")), Err(ProviderError::NotFound(_))));
+    }
+
+    #[test]
+    fn a_modifier_with_no_reading_is_not_found() {
+        for term in ["Middle Cretaceous", "upper Permian", "Lower"] {
+            // No row for the Cretaceous; the row for the late Permian names a Lopingian this chart lacks.
+            assert!(matches!(harness().lookup::<IcsTimescale>(term), Err(ProviderError::NotFound(_))), "{term}");
+        }
+        assert!(harness().lookup::<IcsTimescale>("Lower Cretaceous").unwrap()[0].data.get("informal").is_none(), "a formal name is no informal reading");
+    }
+
+    /// The real chart (`shared/assets` beside the clone), parsed once; `None` after saying `test` is skipped.
+    fn real_chart(test: &str) -> Option<&'static IcsTimescale> {
+        static CHART: std::sync::OnceLock<Option<IcsTimescale>> = std::sync::OnceLock::new();
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/assets").join(FILE);
+        let chart = CHART.get_or_init(|| std::fs::read(&path).ok().map(|turtle| IcsTimescale::from_chart(Vocabulary::parse(&turtle, FILE).unwrap())));
+        if chart.is_none() {
+            eprintln!("SKIPPED {test}: {} is absent (real upstream data beside the clone)", path.display());
+        }
+        chart.as_ref()
+    }
+
+    /// (label, begin Ma, end Ma, the informal term when it was read as one) of the best answer for `term`.
+    fn answer(chart: &IcsTimescale, term: &str) -> (String, f64, f64, Option<String>) {
+        let request = LookupRequest { term: term.into(), options: json!({}), limit: 1, language: Some("en".into()) };
+        let entry = chart.lookup(&request).unwrap().remove(0);
+        let ma = |edge: &str| entry.data[edge]["ma"].as_f64().unwrap();
+        (entry.label.clone(), ma("begin"), ma("end"), entry.data.get("informal").map(|informal| informal["term"].as_str().unwrap().to_owned()))
+    }
+
+    #[test]
+    fn the_real_chart_answers_modifiers_at_the_precision_of_the_words() {
+        let Some(chart) = real_chart("the_real_chart_answers_modifiers_at_the_precision_of_the_words") else { return };
+        let informal = |label: &str, begin: f64, end: f64, term: &str| (label.to_owned(), begin, end, Some(term.to_owned()));
+        let formal = |label: &str, begin: f64, end: f64| (label.to_owned(), begin, end, None);
+        // Figures as the chart file (ICS 2024-12) gives them.
+        assert_eq!(answer(chart, "Lower Permian"), informal("Cisuralian", 298.9, 274.4, "Lower Permian"));
+        assert_eq!(answer(chart, "Middle Permian"), informal("Guadalupian", 274.4, 259.51, "Middle Permian"));
+        assert_eq!(answer(chart, "Lower Cambrian"), informal("Terreneuvian–Cambrian Series 2", 538.8, 506.5, "Lower Cambrian"));
+        assert_eq!(answer(chart, "Middle Cambrian"), informal("Miaolingian", 506.5, 497.0, "Middle Cambrian"));
+        assert_eq!(answer(chart, "Late Cambrian"), informal("Furongian", 497.0, 486.85, "Late Cambrian"));
+        assert_eq!(answer(chart, "Upper Silurian"), informal("Ludlow–Pridoli", 426.7, 419.62, "Upper Silurian"));
+        assert_eq!(answer(chart, "early Miocene"), informal("Aquitanian–Burdigalian", 23.03, 15.98, "early Miocene"));
+        assert_eq!(answer(chart, "middle Miocene"), informal("Langhian–Serravallian", 15.98, 11.63, "middle Miocene"));
+        assert_eq!(answer(chart, "upper Miocene"), informal("Tortonian–Messinian", 11.63, 5.333, "upper Miocene"));
+        assert_eq!(answer(chart, "Lower Pleistocene"), informal("Gelasian–Calabrian", 2.58, 0.774, "Lower Pleistocene"));
+        assert_eq!(answer(chart, "Middle Pleistocene"), informal("Chibanian", 0.774, 0.129, "Middle Pleistocene"));
+        assert_eq!(answer(chart, "Early Proterozoic"), informal("Paleoproterozoic", 2500.0, 1600.0, "Early Proterozoic"));
+        assert_eq!(answer(chart, "Late Proterozoic"), informal("Neoproterozoic", 1000.0, 538.8, "Late Proterozoic"));
+        assert_eq!(answer(chart, "Early Archean"), informal("Eoarchean–Paleoarchean", 4031.0, 3200.0, "Early Archean"));
+        // Names the chart holds keep answering by name.
+        assert_eq!(answer(chart, "Upper Mississippian"), formal("Late Mississippian", 330.3, 323.4));
+        assert_eq!(answer(chart, "Upper Cretaceous"), formal("Late Cretaceous", 100.5, 66.0));
+        assert_eq!(answer(chart, "Middle Jurassic"), formal("Middle Jurassic", 174.7, 161.5));
+        assert_eq!(answer(chart, "upper Pleistocene"), formal("Late Pleistocene", 0.129, 0.0117));
+        // No reading: not found, so the host asks for the interval without its modifier, as before.
+        for term in ["Middle Cretaceous", "Middle Silurian", "middle Pliocene", "late Quaternary"] {
+            let request = LookupRequest { term: term.into(), options: json!({}), limit: 1, language: None };
+            assert!(matches!(chart.lookup(&request), Err(ProviderError::NotFound(_))), "{term}");
+        }
+    }
+
+    #[test]
+    fn every_informal_part_is_children_of_its_interval_in_order() {
+        let Some(chart) = real_chart("every_informal_part_is_children_of_its_interval_in_order") else { return };
+        let iri = |name: &str| format!("http://resource.geosciml.org/classifier/ics/ischart/{name}");
+        let ma = |concept: &str, edge: &str| boundary(&chart.chart, concept, edge)["ma"].as_f64().unwrap();
+        let mut previous: Option<(&str, f64)> = None;
+        for (part, of, _) in PARTS {
+            let means: &Vec<String> = chart.parts.get(&(part, iri(of))).unwrap_or_else(|| panic!("the chart lacks a {part:?} {of} interval"));
+            for concept in means {
+                assert!(chart.parents(concept, None).iter().any(|parent| parent["id"] == iri(of)), "{concept} is not in {of}");
+            }
+            // Oldest first, with no gap between them (the chart's Ludlow ends at 419.62 Ma, overlapping the
+            // Pridoli's 422.7 to 419.62 Ma: only a gap would mean an interval left out).
+            for pair in means.windows(2) {
+                assert!(ma(&pair[0], BEGINNING) > ma(&pair[1], BEGINNING), "{part:?} {of}: {} before {}", pair[0], pair[1]);
+                assert!(ma(&pair[0], END) <= ma(&pair[1], BEGINNING), "{part:?} {of}: no gap after {}", pair[0]);
+            }
+            let (begin, end) = (ma(&means[0], BEGINNING), ma(&means[means.len() - 1], END));
+            assert!(begin <= ma(&iri(of), BEGINNING) && end >= ma(&iri(of), END), "{part:?} {of} lies in {of}");
+            if let Some((previous_of, previous_end)) = previous.filter(|(previous_of, _)| *previous_of == of) {
+                assert_eq!(previous_end, begin, "the parts of {previous_of} follow each other");
+            }
+            previous = Some((of, end));
+            for name in chart.index.keys() {
+                let shadows = readings(name).any(|(p, rest)| p == part && chart.index.get(rest).is_some_and(|concepts| concepts.contains(&iri(of))));
+                assert!(!shadows, "the chart's own {name:?} is read before the {part:?} {of} row, which is then never read");
+            }
+        }
     }
 }

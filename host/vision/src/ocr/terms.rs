@@ -254,6 +254,11 @@ mod tests {
         assert_eq!(terms("Shivwits basalt (upper Miocene)"), [t("upper Miocene", false)]);
         assert_eq!(terms("Young gravel and sedimentary deposits (Pliocene to upper Miocene)"), [t("Pliocene", false), t("upper Miocene", false)]);
         assert_eq!(
+            terms("Volcanic rocks of the Hualapai Plateau, undivided (middle to lower Miocene)"),
+            [t("middle Miocene", false), t("lower Miocene", false)],
+            "a range of modifiers: each end narrows the name"
+        );
+        assert_eq!(
             terms("Supai Group (Lower Permian, Upper, Middle, and Lower Pennsylvanian, and Upper Mississippian)"),
             [
                 t("Lower Permian", false),

@@ -63,7 +63,8 @@ pub struct AgeTermInfo {
     pub term: String,
     /// Written with "(?)".
     pub uncertain: bool,
-    /// Its ICS interval (of the term without its modifier when the chart has no such interval).
+    /// Its ICS interval: the one it names, or the span an informal modifier means ("Lower Permian" is the
+    /// Cisuralian, "middle Miocene" the Langhian–Serravallian); of the term without its modifier when neither.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ics: Option<Resolved>,
 }
@@ -164,7 +165,7 @@ fn distinct(terms: impl Iterator<Item = String>) -> Vec<String> {
 }
 
 /// Each of `terms` as `provider` resolves it (its best entry); a term with a modifier the
-/// provider does not know ("upper Miocene") is resolved without it ("Miocene").
+/// provider does not know ("middle Cretaceous") is resolved without it ("Cretaceous").
 async fn resolve(state: &ServerState, provider: &str, terms: &[String], warnings: &mut Vec<Warning>) -> Result<BTreeMap<String, Resolved>, ToolError> {
     let mut resolved = BTreeMap::new();
     if terms.is_empty() {
