@@ -39,7 +39,7 @@ def polygons(scale: float = 1.0) -> list[tuple[int, list[tuple[float, float]]]]:
     return [(unit, [(x0 + x * scale, y0 + y * scale) for x, y in outline]) for unit, outline in shapes]
 
 
-def draw(path: Path, *, scale: float = 1.0, legend: bool = True, quality: int = 88) -> "Image.Image":
+def draw(path: Path, *, scale: float = 1.0, quality: int = 88) -> "Image.Image":
     """Draws the map at `path` (JPEG) and returns the truth: a palette image, unit index + 1 per pixel, 0 outside the main map."""
     size = (int(SCAN[0] * scale), int(SCAN[1] * scale))
     box = tuple(int(v * scale) for v in MAIN_MAP)
@@ -69,15 +69,15 @@ def draw(path: Path, *, scale: float = 1.0, legend: bool = True, quality: int = 
         draw_image.line([(x - 14 * scale, y), (x + 14 * scale, y)], fill=(15, 15, 15), width=line)
         draw_image.line([(x, y), (x, y + 9 * scale)], fill=(15, 15, 15), width=line)
     draw_image.rectangle(box, outline=(0, 0, 0), width=line)
-    if legend:
-        font, bold = ImageFont.truetype(str(FONT), 28), ImageFont.truetype(str(BOLD), 34)
-        draw_image.text((1120, 60), "EXPLANATION", fill=(20, 20, 20), font=bold)
-        for index, (code, description, colour) in enumerate(UNITS):
-            top = 140 + index * 80
-            draw_image.rectangle((1120, top, 1209, top + 45), fill=colour, outline=(0, 0, 0), width=2)
-            width = draw_image.textlength(code, font=font)
-            draw_image.text((1120 + (90 - width) / 2, top + 8), code, fill=(20, 20, 20), font=font)
-            draw_image.text((1240, top + 8), description, fill=(20, 20, 20), font=font)
+    # The legend, at the same scale.
+    font, bold = ImageFont.truetype(str(FONT), round(28 * scale)), ImageFont.truetype(str(BOLD), round(34 * scale))
+    draw_image.text((1120 * scale, 60 * scale), "EXPLANATION", fill=(20, 20, 20), font=bold)
+    for index, (code, description, colour) in enumerate(UNITS):
+        top = (140 + index * 80) * scale
+        draw_image.rectangle((1120 * scale, top, 1209 * scale, top + 45 * scale), fill=colour, outline=(0, 0, 0), width=max(2, round(2 * scale)))
+        width = draw_image.textlength(code, font=font)
+        draw_image.text(((1120 + 45) * scale - width / 2, top + 8 * scale), code, fill=(20, 20, 20), font=font)
+        draw_image.text((1240 * scale, top + 8 * scale), description, fill=(20, 20, 20), font=font)
     centre = (size[0] / 2, size[1] / 2)
     image = image.rotate(SKEW_DEGREES, resample=Image.BICUBIC, center=centre, fillcolor=PAPER)
     truth = truth.rotate(SKEW_DEGREES, resample=Image.NEAREST, center=centre, fillcolor=0)

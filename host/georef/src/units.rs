@@ -179,11 +179,12 @@ impl UnitRaster {
         band.read_into_slice((0, 0), (self.width, self.height), (self.width, self.height), into, None).map_err(gdal_error("read the unit raster"))
     }
 
-    /// Writes the GeoPackage and the unit raster into `folder`. `units[k - 1]` describes class `k`;
+    /// Writes the GeoPackage and the unit raster into `folder` (then the raster is styled and
+    /// placed for GIS tools: write it once). `units[k - 1]` describes class `k`;
     /// `confidence(x, y)` is the mean confidence of the region whose first pixel (raster order,
     /// scan pixels) is `(x, y)`; with `revision`, the georeferenced layer and raster too.
     pub fn write(
-        &self,
+        &mut self,
         folder: &Path,
         map: &MapRow,
         units: &[UnitRow],
@@ -277,50 +278,31 @@ impl UnitRaster {
     }
 
     /// The unit raster as a Cloud Optimized GeoTIFF: the swatches as its palette, the codes as
-    /// its category names, 0 as nodata; georeferenced through `georeferenced` when given.
-    fn write_raster(
-        &self,
-        folder: &Path,
-        units: &[UnitRow],
-        georeferenced: Option<(&Revision, &SpatialRef)>,
-        progress: Progress<'_>,
-    ) -> Result<(), GeorefError> {
-        let driver = DriverManager::get_driver_by_name("MEM").map_err(gdal_error("find GDAL's memory driver"))?;
-        let mut styled = driver.create_with_band_type::<u8, _>("", self.width, self.height, 1).map_err(gdal_error("style the unit raster"))?;
-        let mut rows = Buffer::new((self.width, self.height), vec![0_u8; self.width * self.height]);
-        self.read_classes(rows.data_mut())?;
+    /// its category names, 0 as nodata; georeferenced through `georeferenced` when given. Styles
+    /// the memory dataset itself (its polygons are drawn by now), so no second copy is made.
+    fn write_raster(&mut self, folder: &Path, units: &[UnitRow], georeferenced: Option<(&Revision, &SpatialRef)>, progress: Progress<'_>) -> Result<(), GeorefError> {
         let (left, top) = (f64::from(self.left), f64::from(self.top));
-        match georeferenced {
-            Some((revision, srs)) => {
-                styled.set_spatial_ref(srs).map_err(gdal_error("georeference the unit raster"))?;
-                match revision.geotransform {
-                    Some([x0, a, b, y0, c, d]) => styled
-                        .set_geo_transform(&[x0 + a * left + b * top, a, b, y0 + c * left + d * top, c, d])
-                        .map_err(gdal_error("georeference the unit raster"))?,
-                    None => {
-                        let gcps = revision
-                            .control_points
-                            .iter()
-                            .enumerate()
-                            .map(|(i, p)| gdal::Gcp {
-                                id: (i + 1).to_string(),
-                                info: String::new(),
-                                pixel: p.col.0 - left,
-                                line: p.row.0 - top,
-                                x: p.x.0,
-                                y: p.y.0,
-                                z: 0.0,
-                            })
-                            .collect();
-                        styled.set_gcps(gcps, srs).map_err(gdal_error("georeference the unit raster"))?
-                    }
+        if let Some((revision, srs)) = georeferenced {
+            match revision.geotransform {
+                Some([x0, a, b, y0, c, d]) => {
+                    self.dataset.set_spatial_ref(srs).map_err(gdal_error("georeference the unit raster"))?;
+                    self.dataset.set_geo_transform(&[x0 + a * left + b * top, a, b, y0 + c * left + d * top, c, d]).map_err(gdal_error("georeference the unit raster"))?
+                }
+                None => {
+                    let gcps = revision
+                        .control_points
+                        .iter()
+                        .enumerate()
+                        .map(|(i, p)| gdal::Gcp { id: (i + 1).to_string(), info: String::new(), pixel: p.col.0 - left, line: p.row.0 - top, x: p.x.0, y: p.y.0, z: 0.0 })
+                        .collect();
+                    // GDAL's default transform reads as none, so the GeoTIFF carries the GCPs alone.
+                    self.dataset.set_geo_transform(&[0.0, 1.0, 0.0, 0.0, 0.0, 1.0]).map_err(gdal_error("georeference the unit raster"))?;
+                    self.dataset.set_gcps(gcps, srs).map_err(gdal_error("georeference the unit raster"))?
                 }
             }
-            None => styled.set_geo_transform(&[left, 1.0, 0.0, top, 0.0, 1.0]).map_err(gdal_error("place the unit raster"))?,
         }
         {
-            let mut band = styled.rasterband(1).map_err(gdal_error("style the unit raster"))?;
-            band.write((0, 0), (self.width, self.height), &mut rows).map_err(gdal_error("style the unit raster"))?;
+            let mut band = self.dataset.rasterband(1).map_err(gdal_error("style the unit raster"))?;
             let mut palette = ColorTable::new(PaletteInterpretation::Rgba);
             palette.set_color_entry(0, &ColorEntry::rgba(0, 0, 0, 0));
             let mut names = vec!["no unit".to_owned()];
@@ -333,12 +315,11 @@ impl UnitRaster {
             band.set_no_data_value(Some(0.0)).map_err(gdal_error("style the unit raster"))?;
             ffi::set_category_names(&band, &names).map_err(|message| GeorefError::Gdal { action: "name the unit raster's classes", message })?;
         }
-        drop(rows);
         let cog = DriverManager::get_driver_by_name("COG").map_err(gdal_error("find GDAL's COG driver"))?;
         let options = ["COMPRESS=DEFLATE", "OVERVIEW_RESAMPLING=NEAREST", "NUM_THREADS=1"];
         let mut stopped = false;
         let mut go_on = |done: f64| crate::told_to_go_on(progress(done), &mut stopped);
-        let written = ffi::create_copy(&cog, &styled, &folder.join(UNIT_RASTER), &options, &mut go_on);
+        let written = ffi::create_copy(&cog, &self.dataset, &folder.join(UNIT_RASTER), &options, &mut go_on);
         match (stopped, written) {
             (true, _) => Err(GeorefError::Cancelled),
             (false, Err(message)) => Err(GeorefError::Gdal { action: "write the unit raster", message }),

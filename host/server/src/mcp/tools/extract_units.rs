@@ -222,7 +222,7 @@ pub async fn extract_units(
 
         let started = Instant::now();
         send(55, "removing speckle below the minimum mapping unit");
-        let gdal_raster = UnitRaster::new(raster, width as usize, height as usize, left, top)?;
+        let mut gdal_raster = UnitRaster::new(raster, width as usize, height as usize, left, top)?;
         gdal_raster.sieve(min_area as usize, &mut |done| {
             send(55 + (done * 10.0) as u64, "removing speckle below the minimum mapping unit");
             !cancel.is_cancelled()
