@@ -86,6 +86,8 @@ async def test_a_drawn_map_gives_each_unit_its_polygons_in_a_ta1_geopackage(tmp_
     info = subprocess.run(["ogrinfo", "-ro", "-so", units["geopackage_path"]], capture_output=True, text=True, check=True).stdout
     for table in ("map", "geologic_unit", "polygon_type", "polygon_feature", "polygon_feature_georeferenced"):
         assert f": {table} (" in info or f": {table}" in info, info
+    placed_info = subprocess.run(["ogrinfo", "-ro", "-so", units["geopackage_path"], "polygon_feature_georeferenced"], capture_output=True, text=True, check=True).stdout
+    assert "Geometry: Multi Polygon" in placed_info and 'ID["EPSG",4326]' in placed_info, placed_info
     pixel, placed = ogr_json(units["geopackage_path"], "polygon_feature"), ogr_json(units["geopackage_path"], "polygon_feature_georeferenced")
     assert len(pixel["features"]) == len(placed["features"]) == sum(unit["polygons"] for unit in units["units"])
     feature = pixel["features"][0]

@@ -280,20 +280,36 @@ impl UnitRaster {
     /// The unit raster as a Cloud Optimized GeoTIFF: the swatches as its palette, the codes as
     /// its category names, 0 as nodata; georeferenced through `georeferenced` when given. Styles
     /// the memory dataset itself (its polygons are drawn by now), so no second copy is made.
-    fn write_raster(&mut self, folder: &Path, units: &[UnitRow], georeferenced: Option<(&Revision, &SpatialRef)>, progress: Progress<'_>) -> Result<(), GeorefError> {
+    fn write_raster(
+        &mut self,
+        folder: &Path,
+        units: &[UnitRow],
+        georeferenced: Option<(&Revision, &SpatialRef)>,
+        progress: Progress<'_>,
+    ) -> Result<(), GeorefError> {
         let (left, top) = (f64::from(self.left), f64::from(self.top));
         if let Some((revision, srs)) = georeferenced {
             match revision.geotransform {
                 Some([x0, a, b, y0, c, d]) => {
                     self.dataset.set_spatial_ref(srs).map_err(gdal_error("georeference the unit raster"))?;
-                    self.dataset.set_geo_transform(&[x0 + a * left + b * top, a, b, y0 + c * left + d * top, c, d]).map_err(gdal_error("georeference the unit raster"))?
+                    self.dataset
+                        .set_geo_transform(&[x0 + a * left + b * top, a, b, y0 + c * left + d * top, c, d])
+                        .map_err(gdal_error("georeference the unit raster"))?
                 }
                 None => {
                     let gcps = revision
                         .control_points
                         .iter()
                         .enumerate()
-                        .map(|(i, p)| gdal::Gcp { id: (i + 1).to_string(), info: String::new(), pixel: p.col.0 - left, line: p.row.0 - top, x: p.x.0, y: p.y.0, z: 0.0 })
+                        .map(|(i, p)| gdal::Gcp {
+                            id: (i + 1).to_string(),
+                            info: String::new(),
+                            pixel: p.col.0 - left,
+                            line: p.row.0 - top,
+                            x: p.x.0,
+                            y: p.y.0,
+                            z: 0.0,
+                        })
                         .collect();
                     // GDAL's default transform reads as none, so the GeoTIFF carries the GCPs alone.
                     self.dataset.set_geo_transform(&[0.0, 1.0, 0.0, 0.0, 0.0, 1.0]).map_err(gdal_error("georeference the unit raster"))?;
@@ -454,4 +470,60 @@ fn write_tables(package: &Dataset, map: &MapRow, units: &[UnitRow]) -> Result<()
         package.execute_sql(statement, None, gdal::vector::sql::Dialect::DEFAULT).map_err(gdal_error("write the GeoPackage's tables"))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::RefCell;
+
+    #[test]
+    fn each_polygon_asks_for_its_regions_first_pixel_and_small_regions_are_sieved() {
+        // At scan offset (10, 20): a U of class 1 around a 2, a lone pixel of 2 (sieved into
+        // the 1 around it), class 0 left out.
+        #[rustfmt::skip]
+        let classes = vec![
+            1, 1, 1, 1, 1, 1,
+            1, 2, 2, 1, 2, 1,
+            1, 2, 2, 1, 1, 1,
+            1, 1, 1, 1, 0, 0,
+        ];
+        let mut raster = UnitRaster::new(classes, 6, 4, 10, 20).unwrap();
+        raster.sieve(2, &mut |_| true).unwrap();
+        let mut sieved = vec![0; 24];
+        raster.read_classes(&mut sieved).unwrap();
+        assert_eq!(sieved[10], 1, "the lone pixel joined its neighbour");
+        let folder = tempfile::tempdir().unwrap();
+        let asked = RefCell::new(Vec::new());
+        let map = MapRow { map_id: "map_x".to_owned(), name: "a map".to_owned(), image_url: "geomap://maps/map_x".to_owned(), width: 100, height: 100 };
+        let units = [
+            UnitRow { code: Some("Qal".to_owned()), colour: (250, 235, 150), ..Default::default() },
+            UnitRow { code: Some("Tb".to_owned()), colour: (230, 120, 110), ..Default::default() },
+        ];
+        let written = raster
+            .write(
+                folder.path(),
+                &map,
+                &units,
+                &|x, y| {
+                    asked.borrow_mut().push((x, y));
+                    Some(0.5)
+                },
+                None,
+                &mut |_| true,
+            )
+            .unwrap();
+        assert_eq!(written.polygons, vec![0, 1, 1]);
+        let mut asked = asked.into_inner();
+        asked.sort();
+        assert_eq!(asked, vec![(10, 20), (11, 21)], "the top-left corners of each region's first pixel, in the scan's pixels");
+        let package = Dataset::open(folder.path().join(GEOPACKAGE)).unwrap();
+        let mut layer = package.layer_by_name("polygon_feature").unwrap();
+        assert_eq!(layer.feature_count(), 2);
+        let feature = layer.features().next().unwrap();
+        assert_eq!(feature.field_as_double(3).unwrap(), Some(0.5));
+        let class_of_corner = class_at(&folder.path().join(UNIT_RASTER), 1, 1).unwrap();
+        assert_eq!(class_of_corner, Some(2));
+        assert_eq!(class_at(&folder.path().join(UNIT_RASTER), 6, 0).unwrap(), None, "outside the raster");
+    }
 }
