@@ -23,7 +23,8 @@ pub const NO_UNIT: u8 = 0;
 pub const INK: u8 = 255;
 /// At most this many swatches (classes `1..=MAX_UNITS`; 0 and 255 are taken).
 pub const MAX_UNITS: usize = 253;
-/// Beyond this ΔE from every swatch a colour matches no unit (the distance `geomap_unit_at` uses).
+/// Beyond this ΔE from every swatch a colour matches no unit (about where two printed map colours
+/// read as different); `geomap_unit_at` uses it too.
 pub const NO_MATCH_DELTA_E: f64 = 15.0;
 /// Swatches closer than this (CIE76 ΔE) cannot be told apart reliably on a scan.
 pub const INDISTINCT_DELTA_E: f64 = 5.0;

@@ -16,13 +16,12 @@ use geomap_model::trace;
 use geomap_store::media::MediaError;
 use geomap_vision::detect::legend::{delta_e, hex, lab};
 use geomap_vision::ocr::words::ground_colour;
+use geomap_vision::units::NO_MATCH_DELTA_E;
 
 use super::layout_words::{AgeSpan, AgeTermInfo, LithologyInfo};
 use super::open_registered;
 use super::stored::{self, StoredEntry};
 
-/// Beyond this ΔE from every swatch, the colour matches no unit (about where two printed map colours read as different).
-pub const NO_MATCH_DELTA_E: f64 = 15.0;
 /// The map's colour at a point is sampled from the square this many pixels either side of it.
 const SAMPLE_RADIUS: f64 = 5.0;
 
@@ -204,21 +203,19 @@ fn extracted_unit(state: &ServerState, map_id: &str, layout_id: &str, col: f64, 
 
 /// What the nearest swatches say of the colour at a point.
 fn colour_summary(unit: &Option<UnitCandidate>, ranked: &[UnitCandidate], colour: (u8, u8, u8), name: &dyn Fn(&UnitCandidate) -> String) -> String {
-    {
-        match (unit, ranked.first()) {
-            (Some(best), _) => match ranked.get(1) {
-                Some(next) => {
-                    format!("The map here is {} (ΔE {:.1}); the next nearest swatch is {} (ΔE {:.1}).", name(best), best.delta_e, name(next), next.delta_e)
-                }
-                None => format!("The map here is {} (ΔE {:.1}).", name(best), best.delta_e),
-            },
-            (None, Some(best)) => format!(
-                "The colour here ({}) matches no legend unit: the nearest swatch, {}, is ΔE {:.1} away (over {NO_MATCH_DELTA_E}). The point may be on a symbol, a label, water or a part of the map the legend does not cover.",
-                hex(colour),
-                name(best),
-                best.delta_e
-            ),
-            (None, None) => unreachable!("there is at least one swatch"),
-        }
+    match (unit, ranked.first()) {
+        (Some(best), _) => match ranked.get(1) {
+            Some(next) => {
+                format!("The map here is {} (ΔE {:.1}); the next nearest swatch is {} (ΔE {:.1}).", name(best), best.delta_e, name(next), next.delta_e)
+            }
+            None => format!("The map here is {} (ΔE {:.1}).", name(best), best.delta_e),
+        },
+        (None, Some(best)) => format!(
+            "The colour here ({}) matches no legend unit: the nearest swatch, {}, is ΔE {:.1} away (over {NO_MATCH_DELTA_E}). The point may be on a symbol, a label, water or a part of the map the legend does not cover.",
+            hex(colour),
+            name(best),
+            best.delta_e
+        ),
+        (None, None) => unreachable!("there is at least one swatch"),
     }
 }
