@@ -77,24 +77,6 @@ pub fn read_layout(lines: &[Line], image: &Rgb) -> WordsLayout {
     WordsLayout { title, legends, main_map }
 }
 
-/// "thePeachSprings30'x60'Quadrangle" → "the Peach Springs 30'x60' Quadrangle": the recogniser
-/// often drops the spaces between words; a lower-case run followed by a capitalised word, or a
-/// word followed by a number, is a word boundary.
-pub fn spaced(text: &str) -> String {
-    let chars: Vec<char> = text.chars().collect();
-    let mut out = String::with_capacity(text.len() + 8);
-    for (i, &c) in chars.iter().enumerate() {
-        let lower_run = i >= 2 && chars[i - 1].is_lowercase() && chars[i - 2].is_lowercase();
-        let capitalised = c.is_uppercase() && chars.get(i + 1).is_some_and(|n| n.is_lowercase());
-        let number = c.is_ascii_digit() && lower_run;
-        if lower_run && (capitalised || number) {
-            out.push(' ');
-        }
-        out.push(c);
-    }
-    out
-}
-
 /// The heading `text` reads as (spaces, punctuation and case aside; up to one slip in six letters).
 pub fn legend_heading(text: &str) -> Option<&'static str> {
     let letters: String =
@@ -260,13 +242,13 @@ fn is_section_heading(text: &str) -> bool {
 fn join(parts: &[String]) -> String {
     let mut text = String::new();
     for part in parts {
-        let part = spaced(part.trim());
+        let part = part.trim();
         if text.ends_with('-') && part.starts_with(|c: char| c.is_lowercase()) {
             text.pop();
         } else if !text.is_empty() {
             text.push(' ');
         }
-        text.push_str(&part);
+        text.push_str(part);
     }
     text
 }
@@ -458,7 +440,7 @@ fn title(lines: &[Line], main_map: Option<&PixelBox>, legends: &[PixelBox]) -> O
         }
     }
     chosen.sort_by(|a, b| a.bbox.y0.total_cmp(&b.bbox.y0));
-    Some(TitleText { text: chosen.iter().map(|l| spaced(&l.text)).collect::<Vec<_>>().join(" "), bbox })
+    Some(TitleText { text: chosen.iter().map(|l| l.text.as_str()).collect::<Vec<_>>().join(" "), bbox })
 }
 
 #[cfg(test)]
@@ -486,13 +468,6 @@ mod tests {
 
     fn b(x0: f64, y0: f64, x1: f64, y1: f64) -> PixelBox {
         PixelBox { x0, y0, x1, y1 }
-    }
-
-    #[test]
-    fn run_together_words_are_spaced() {
-        assert_eq!(spaced("GeologicMapof thePeachSprings30'x60'Quadrangle"), "Geologic Mapof the Peach Springs 30'x60'Quadrangle");
-        assert_eq!(spaced("(LowerTriassic)"), "(Lower Triassic)");
-        assert_eq!(spaced("McDonald QTg"), "McDonald QTg", "a capital after one lower-case letter, and codes, stay");
     }
 
     #[test]
@@ -541,7 +516,7 @@ mod tests {
             line("Unrelated paragraph below", 190.0, 205.0, 500.0, 225.0),
             line("SEDIMENTARY ROCKS", 230.0, 205.0, 400.0, 225.0),
             line("Pk", 118.0, 235.0, 142.0, 255.0),
-            line("Kaibab Formation (LowerPermian)", 190.0, 235.0, 480.0, 255.0),
+            line("Kaibab Formation (Lower Permian)", 190.0, 235.0, 480.0, 255.0),
         ];
         let legends = legends(&lines, &picture);
         assert_eq!(legends.len(), 1);

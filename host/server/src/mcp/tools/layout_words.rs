@@ -16,7 +16,7 @@ use geomap_providers::{CallError, Kind, LookupRequest, ProviderError, ProviderFa
 use geomap_vision::detect::pipeline::LegendEntry;
 use geomap_vision::ocr::reader::Line;
 use geomap_vision::ocr::terms::{age_terms, lithology_terms};
-use geomap_vision::ocr::words::{spaced, unit_code};
+use geomap_vision::ocr::words::unit_code;
 
 use super::provider_calls::{all_at_once, plan};
 
@@ -121,7 +121,7 @@ fn centre_inside(line: &Line, bbox: &PixelBox) -> bool {
 
 /// The text of the lines whose centres lie in `bbox`, top to bottom.
 pub fn text_in(lines: &[Line], bbox: &PixelBox) -> Option<String> {
-    let inside: Vec<String> = lines.iter().filter(|line| centre_inside(line, bbox)).map(|line| spaced(&line.text)).collect();
+    let inside: Vec<String> = lines.iter().filter(|line| centre_inside(line, bbox)).map(|line| line.text.clone()).collect();
     (!inside.is_empty()).then(|| inside.join(" "))
 }
 
