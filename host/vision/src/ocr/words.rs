@@ -19,6 +19,9 @@ const HEADINGS: [&str; 6] = ["EXPLANATION", "LISTOFMAPUNITS", "DESCRIPTIONOFMAPU
 const MIN_COLUMN: usize = 3;
 /// A colour this close (CIE76 ΔE) to a sampled colour belongs to the same swatch.
 const SAME_COLOUR: f64 = 12.0;
+/// A code this many of the column's typical row steps below the previous one starts another list
+/// (the sample's symbols list, whose "M207" sits 22 steps below the last unit).
+const COLUMN_BREAK: f64 = 8.0;
 
 /// The layout the words give.
 #[derive(Debug, Clone, PartialEq)]
@@ -66,33 +69,20 @@ pub struct UnitEntry {
     pub swatch: PixelBox,
     /// The swatch's colour; none when the code sits on paper with no coloured box beside it.
     pub colour: Option<(u8, u8, u8)>,
+    /// The heading the unit is listed under ("Supai Group (Lower Permian, …)"), when its
+    /// description is indented beneath one.
+    pub group: Option<String>,
 }
 
-/// Reads the layout from `lines` (the whole scan's) and the scan's pixels.
-pub fn read_layout(lines: &[Line], image: &Rgb) -> WordsLayout {
-    let legends = legends(lines, image);
+/// Reads the layout from `lines` (the whole scan's) and the scan's pixels. `read_codes` reads
+/// the codes of swatches the text detector found no words in: it gets each swatch's inside (in the
+/// scan's pixels) and returns the lines it read there, each with the box it was given.
+pub fn read_layout<E>(lines: &[Line], image: &Rgb, mut read_codes: impl FnMut(&[PixelBox]) -> Result<Vec<Line>, E>) -> Result<WordsLayout, E> {
+    let legends = legends(lines, image, &mut read_codes)?;
     let legend_boxes: Vec<PixelBox> = legends.iter().map(|legend| legend.bbox).collect();
     let main_map = main_map(image, &legend_boxes);
     let title = title(lines, main_map.as_ref(), &legend_boxes);
-    WordsLayout { title, legends, main_map }
-}
-
-/// "thePeachSprings30'x60'Quadrangle" → "the Peach Springs 30'x60' Quadrangle": the recogniser
-/// often drops the spaces between words; a lower-case run followed by a capitalised word, or a
-/// word followed by a number, is a word boundary.
-pub fn spaced(text: &str) -> String {
-    let chars: Vec<char> = text.chars().collect();
-    let mut out = String::with_capacity(text.len() + 8);
-    for (i, &c) in chars.iter().enumerate() {
-        let lower_run = i >= 2 && chars[i - 1].is_lowercase() && chars[i - 2].is_lowercase();
-        let capitalised = c.is_uppercase() && chars.get(i + 1).is_some_and(|n| n.is_lowercase());
-        let number = c.is_ascii_digit() && lower_run;
-        if lower_run && (capitalised || number) {
-            out.push(' ');
-        }
-        out.push(c);
-    }
-    out
+    Ok(WordsLayout { title, legends, main_map })
 }
 
 /// The heading `text` reads as (spaces, punctuation and case aside; up to one slip in six letters).
@@ -138,32 +128,41 @@ fn overlaps(a: &PixelBox, b: &PixelBox) -> bool {
 struct Candidate {
     code: usize,
     first: usize,
+    /// The swatch, when the code was read from its inside (the code's box is then the swatch's).
+    swatch: Option<PixelBox>,
 }
 
-/// Every legend column: codes with a description to their right, aligned in a column.
-fn legends(lines: &[Line], image: &Rgb) -> Vec<TextLegend> {
-    let codes: Vec<usize> = (0..lines.len()).filter(|&i| unit_code(&lines[i].text).is_some()).collect();
-    let mut candidates: Vec<Candidate> = codes
-        .iter()
-        .filter_map(|&code| {
+/// Each code with the nearest description to its right on its row: a line of at least four
+/// letters that shares half the rows of the lower of the two and starts within three type heights
+/// (the larger of the two: a code of capitals without ascenders is boxed lower than its text).
+fn candidates(lines: &[Line]) -> Vec<Candidate> {
+    (0..lines.len())
+        .filter(|&i| unit_code(&lines[i].text).is_some())
+        .filter_map(|code| {
             let c = &lines[code].bbox;
-            let h = height(c);
             (0..lines.len())
                 .filter(|&d| {
                     let b = &lines[d].bbox;
+                    let h = height(c).max(height(b));
                     let shared_rows = (c.y1.min(b.y1) - c.y0.max(b.y0)).max(0.0);
                     let words = lines[d].text.chars().filter(|ch| ch.is_alphabetic()).count();
                     d != code
                         && unit_code(&lines[d].text).is_none()
                         && words >= 4
-                        && shared_rows >= 0.5 * h.min(height(b))
-                        && b.x0 >= c.x1 - 0.2 * h
+                        && shared_rows >= 0.5 * height(c).min(height(b))
+                        && b.x0 >= c.x1 - 0.2 * height(c)
                         && b.x0 - c.x1 <= 3.0 * h
                 })
                 .min_by(|&a, &b| lines[a].bbox.x0.total_cmp(&lines[b].bbox.x0))
-                .map(|first| Candidate { code, first })
+                .map(|first| Candidate { code, first, swatch: None })
         })
-        .collect();
+        .collect()
+}
+
+/// The candidates in columns: codes aligned within 1.5 type heights, top to bottom, the same code
+/// seen twice kept once, and a column cut where a code lies [`COLUMN_BREAK`] row steps below the
+/// one before it.
+fn columns(lines: &[Line], mut candidates: Vec<Candidate>) -> Vec<Vec<Candidate>> {
     candidates.sort_by(|a, b| centre_x(&lines[a.code].bbox).total_cmp(&centre_x(&lines[b.code].bbox)));
     let mut columns: Vec<Vec<Candidate>> = Vec::new();
     for candidate in candidates {
@@ -173,33 +172,158 @@ fn legends(lines: &[Line], image: &Rgb) -> Vec<TextLegend> {
             _ => columns.push(vec![candidate]),
         }
     }
-    let headings: Vec<&Line> = lines.iter().filter(|line| legend_heading(&line.text).is_some()).collect();
-    columns
-        .into_iter()
-        .filter_map(|mut column| {
-            column.sort_by(|a, b| lines[a.code].bbox.y0.total_cmp(&lines[b.code].bbox.y0));
-            // The same code seen twice (two tiles, or a code inside a code's box): keep the first.
-            column.dedup_by(|later, kept| overlaps(&lines[later.code].bbox, &lines[kept.code].bbox) || later.first == kept.first);
-            let top = column.first().map(|c| lines[c.code].bbox)?;
-            let span = column.iter().fold(top, |acc, c| union(&union(&acc, &lines[c.code].bbox), &lines[c.first].bbox));
-            let heading = headings
-                .iter()
-                .filter(|h| h.bbox.y1 <= top.y0 + 1.0 && top.y0 - h.bbox.y1 <= 12.0 * height(&top) && h.bbox.x1 > span.x0 && h.bbox.x0 < span.x1)
-                .min_by(|a, b| (top.y0 - a.bbox.y1).total_cmp(&(top.y0 - b.bbox.y1)));
-            if column.len() < MIN_COLUMN && !(heading.is_some() && column.len() >= 2) {
-                return None;
+    let mut cut = Vec::new();
+    for mut column in columns {
+        column.sort_by(|a, b| lines[a.code].bbox.y0.total_cmp(&lines[b.code].bbox.y0));
+        // The same code seen twice (two tiles, or a code inside a code's box): keep the first.
+        column.dedup_by(|later, kept| overlaps(&lines[later.code].bbox, &lines[kept.code].bbox) || later.first == kept.first);
+        let steps: Vec<f64> = column.windows(2).map(|pair| lines[pair[1].code].bbox.y0 - lines[pair[0].code].bbox.y0).collect();
+        let step = median(&steps).unwrap_or(0.0);
+        let mut part = Vec::new();
+        for (index, candidate) in column.into_iter().enumerate() {
+            if index > 0 && steps[index - 1] > COLUMN_BREAK * step {
+                cut.push(std::mem::take(&mut part));
             }
-            let entries = entries(lines, &column, image);
-            if entries.iter().filter(|e| e.colour.is_some()).count() * 2 < entries.len() {
-                return None; // codes on paper: a table or an index, not a legend
+            part.push(candidate);
+        }
+        cut.push(part);
+    }
+    cut
+}
+
+/// The median of `values` (the upper one of an even count), or none of none.
+fn median(values: &[f64]) -> Option<f64> {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    sorted.get(sorted.len() / 2).copied()
+}
+
+/// Every legend column: codes with a description to their right, aligned in a column; then the
+/// rows of the column whose swatch holds a code the text detector missed, read by `read_codes`;
+/// then the headings grouped units are listed under.
+fn legends<E>(lines: &[Line], image: &Rgb, read_codes: &mut impl FnMut(&[PixelBox]) -> Result<Vec<Line>, E>) -> Result<Vec<TextLegend>, E> {
+    let mut lines = lines.to_vec();
+    let headings: Vec<Line> = lines.iter().filter(|line| legend_heading(&line.text).is_some()).cloned().collect();
+    let mut legends = Vec::new();
+    for mut column in columns(&lines, candidates(&lines)) {
+        let Some(top) = column.first().map(|c| lines[c.code].bbox) else { continue };
+        let span = column.iter().fold(top, |acc, c| union(&union(&acc, &lines[c.code].bbox), &lines[c.first].bbox));
+        let heading = headings
+            .iter()
+            .filter(|h| h.bbox.y1 <= top.y0 + 1.0 && top.y0 - h.bbox.y1 <= 12.0 * height(&top) && h.bbox.x1 > span.x0 && h.bbox.x0 < span.x1)
+            .min_by(|a, b| (top.y0 - a.bbox.y1).total_cmp(&(top.y0 - b.bbox.y1)));
+        if column.len() < MIN_COLUMN && !(heading.is_some() && column.len() >= 2) {
+            continue;
+        }
+        let mut found = entries(&lines, &column, image);
+        if found.iter().filter(|e| e.colour.is_some()).count() * 2 < found.len() {
+            continue; // codes on paper: a table or an index, not a legend
+        }
+        let unread = unread_swatches(&lines, &found, image);
+        if !unread.is_empty() {
+            let insides: Vec<PixelBox> = unread.iter().map(|(_, inside)| *inside).collect();
+            for code in read_codes(&insides)? {
+                let Some(&(first, _)) = unread.iter().find(|(_, inside)| *inside == code.bbox) else { continue };
+                if unit_code(&code.text).is_some() {
+                    let inside = code.bbox;
+                    lines.push(code);
+                    column.push(Candidate { code: lines.len() - 1, first, swatch: Some(inside) });
+                }
             }
-            let mut bbox = entries.iter().fold(span, |acc, e| union(&union(&acc, &e.swatch), &e.description_box));
-            if let Some(heading) = heading {
-                bbox = union(&bbox, &heading.bbox);
-            }
-            Some(TextLegend { bbox, heading: heading.map(|h| h.text.clone()), entries })
-        })
-        .collect()
+            column.sort_by(|a, b| lines[a.first].bbox.y0.total_cmp(&lines[b.first].bbox.y0));
+            found = entries(&lines, &column, image);
+        }
+        group(&lines, &column, &mut found);
+        let mut bbox = found.iter().fold(span, |acc, e| union(&union(&acc, &e.swatch), &e.description_box));
+        if let Some(heading) = heading {
+            bbox = union(&bbox, &heading.bbox);
+        }
+        legends.push(TextLegend { bbox, heading: heading.map(|h| h.text.clone()), entries: found });
+    }
+    Ok(legends)
+}
+
+/// Whether a line's centre lies in an entry's code or description box (it is read already).
+fn is_read(entries: &[UnitEntry], bbox: &PixelBox) -> bool {
+    let (x, y) = (centre_x(bbox), centre_y(bbox));
+    let inside = |b: &PixelBox| b.x0 <= x && x <= b.x1 && b.y0 <= y && y <= b.y1;
+    entries.iter().any(|e| inside(&e.code_box) || inside(&e.description_box))
+}
+
+/// The column's description edge (the lower quartile of its entries' descriptions' left sides:
+/// grouped units are indented beyond it) and its type height (the median code height).
+fn description_edge(entries: &[UnitEntry]) -> (f64, f64) {
+    let mut edges: Vec<f64> = entries.iter().map(|e| e.description_box.x0).collect();
+    edges.sort_by(f64::total_cmp);
+    let heights: Vec<f64> = entries.iter().map(|e| height(&e.code_box)).collect();
+    (edges[edges.len() / 4], median(&heights).unwrap_or(0.0))
+}
+
+/// The rows of a legend column that have a description and a swatch but no code read: each line
+/// not yet read into an entry that starts at the column's description edge (or a grouped unit's
+/// indent) within the column's rows, with a box of one colour to its left the size of the column's
+/// swatches (within 20% of their width, 30% of their height). Each comes with its swatch's inside.
+fn unread_swatches(lines: &[Line], entries: &[UnitEntry], image: &Rgb) -> Vec<(usize, PixelBox)> {
+    let swatches: Vec<&PixelBox> = entries.iter().filter(|e| e.colour.is_some()).map(|e| &e.swatch).collect();
+    if entries.len() < MIN_COLUMN || swatches.len() < MIN_COLUMN {
+        return Vec::new();
+    }
+    let typical = |side: fn(&PixelBox) -> f64| median(&swatches.iter().map(|b| side(b)).collect::<Vec<_>>()).unwrap_or(0.0);
+    let (left, right) = (typical(|b| b.x0), typical(|b| b.x1));
+    let (width, tall) = (right - left, typical(height));
+    let (edge, h) = description_edge(entries);
+    let rows = (entries[0].swatch.y0 - 3.0 * tall, entries[entries.len() - 1].swatch.y1 + 3.0 * tall);
+    let mut unread: Vec<(usize, PixelBox)> = Vec::new();
+    for (index, line) in lines.iter().enumerate() {
+        let b = &line.bbox;
+        let letters = line.text.chars().filter(|c| c.is_alphabetic()).count();
+        let at_edge = b.x0 >= edge - 0.5 * h && b.x0 <= edge + 1.5 * h && horizontal(b);
+        if !at_edge || letters < 4 || centre_y(b) < rows.0 || centre_y(b) > rows.1 || is_read(entries, b) || is_section_heading(&line.text) {
+            continue;
+        }
+        let y = centre_y(b);
+        let seed = PixelBox { x0: left + 0.3 * width, y0: y - 0.2 * tall, x1: right - 0.3 * width, y1: y + 0.2 * tall };
+        let Some(colour) = ground_colour(image, &seed).filter(|c| !is_paper(*c) && lab(*c)[0] > 25.0) else { continue };
+        let inside = grow(image, seed, colour, tall);
+        let fits = ((inside.x1 - inside.x0) - width).abs() <= 0.2 * width && (height(&inside) - tall).abs() <= 0.3 * tall;
+        let free = !entries.iter().any(|e| overlaps(&e.swatch, &inside)) && !unread.iter().any(|(_, other)| overlaps(other, &inside));
+        if fits && free && (centre_y(&inside) - y).abs() <= 0.5 * tall {
+            unread.push((index, inside));
+        }
+    }
+    unread
+}
+
+/// Records the heading each grouped unit is listed under: a unit whose description is indented
+/// beyond the column's edge belongs to the nearest line above it at the edge that no entry holds
+/// (with the lines that continue it), unless an unindented unit or a section heading came between.
+fn group(lines: &[Line], column: &[Candidate], entries: &mut [UnitEntry]) {
+    if entries.is_empty() {
+        return;
+    }
+    let (edge, h) = description_edge(entries);
+    let mut heading: Option<String> = None;
+    for index in 0..entries.len() {
+        let first = &lines[column[index].first].bbox;
+        let from = if index == 0 { first.y0 - 4.0 * h } else { entries[index - 1].description_box.y1.max(entries[index - 1].swatch.y1) };
+        let mut between: Vec<&Line> = lines
+            .iter()
+            .filter(|l| centre_y(&l.bbox) > from && centre_y(&l.bbox) < first.y0 && l.bbox.x0 >= edge - 0.5 * h && horizontal(&l.bbox))
+            .filter(|l| unit_code(&l.text).is_none() && !is_read(entries, &l.bbox))
+            .collect();
+        between.sort_by(|a, b| a.bbox.y0.total_cmp(&b.bbox.y0));
+        if let Some(start) = between.iter().rposition(|l| l.bbox.x0 <= edge + 0.3 * h && !is_section_heading(&l.text)) {
+            let parts: Vec<String> = between[start..].iter().map(|l| l.text.clone()).collect();
+            heading = Some(join(&parts));
+        } else if between.iter().any(|l| is_section_heading(&l.text)) {
+            heading = None;
+        }
+        if entries[index].description_box.x0 > edge + 0.3 * h {
+            entries[index].group = heading.clone();
+        } else {
+            heading = None;
+        }
+    }
 }
 
 fn centre_x(bbox: &PixelBox) -> f64 {
@@ -245,8 +369,12 @@ fn entries(lines: &[Line], column: &[Candidate], image: &Rgb) -> Vec<UnitEntry> 
                     _ => break,
                 }
             }
-            let (swatch, colour) = swatch(image, &code_box);
-            UnitEntry { code: unit_code(&lines[candidate.code].text).unwrap_or_default(), code_box, description: join(&parts), description_box, swatch, colour }
+            let (swatch, colour) = match candidate.swatch {
+                Some(inside) => (inside, ground_colour(image, &inside)),
+                None => swatch(image, &code_box),
+            };
+            let code = unit_code(&lines[candidate.code].text).unwrap_or_default();
+            UnitEntry { code, code_box, description: join(&parts), description_box, swatch, colour, group: None }
         })
         .collect()
 }
@@ -260,13 +388,13 @@ fn is_section_heading(text: &str) -> bool {
 fn join(parts: &[String]) -> String {
     let mut text = String::new();
     for part in parts {
-        let part = spaced(part.trim());
+        let part = part.trim();
         if text.ends_with('-') && part.starts_with(|c: char| c.is_lowercase()) {
             text.pop();
         } else if !text.is_empty() {
             text.push(' ');
         }
-        text.push_str(&part);
+        text.push_str(part);
     }
     text
 }
@@ -458,7 +586,7 @@ fn title(lines: &[Line], main_map: Option<&PixelBox>, legends: &[PixelBox]) -> O
         }
     }
     chosen.sort_by(|a, b| a.bbox.y0.total_cmp(&b.bbox.y0));
-    Some(TitleText { text: chosen.iter().map(|l| spaced(&l.text)).collect::<Vec<_>>().join(" "), bbox })
+    Some(TitleText { text: chosen.iter().map(|l| l.text.as_str()).collect::<Vec<_>>().join(" "), bbox })
 }
 
 #[cfg(test)]
@@ -488,11 +616,94 @@ mod tests {
         PixelBox { x0, y0, x1, y1 }
     }
 
+    /// A reader of swatch codes that reads none.
+    fn no_codes(_: &[PixelBox]) -> Result<Vec<Line>, std::convert::Infallible> {
+        Ok(Vec::new())
+    }
+
+    /// A column of swatches 60 × 30 at x 100, one row every 40 pixels from y 100, each with its
+    /// code (when given; capitals without ascenders, boxed 8 high) and its description (type 16
+    /// high) at x 170 plus `indent`: an indented description starts more than three code heights
+    /// from its code, as on the USGS scan.
+    /// A legend row: its code (if the detector found one), description, indent and swatch colour.
+    type Row<'a> = (Option<&'a str>, &'a str, f64, (u8, u8, u8));
+
+    fn column(rows: &[Row]) -> (Rgb, Vec<Line>) {
+        let mut swatches = Vec::new();
+        let mut lines = Vec::new();
+        for (index, (code, description, indent, colour)) in rows.iter().enumerate() {
+            let top = 100.0 + 40.0 * index as f64;
+            if *colour != (255, 255, 255) {
+                swatches.push((b(100.0, top, 160.0, top + 30.0), *colour));
+            }
+            if let Some(code) = code {
+                lines.push(line(code, 120.0, top + 11.0, 148.0, top + 19.0));
+            }
+            lines.push(line(description, 170.0 + indent, top + 7.0, 420.0 + indent, top + 23.0));
+        }
+        (image(600, 140 + 40 * rows.len() as u32, &swatches), lines)
+    }
+
     #[test]
-    fn run_together_words_are_spaced() {
-        assert_eq!(spaced("GeologicMapof thePeachSprings30'x60'Quadrangle"), "Geologic Mapof the Peach Springs 30'x60'Quadrangle");
-        assert_eq!(spaced("(LowerTriassic)"), "(Lower Triassic)");
-        assert_eq!(spaced("McDonald QTg"), "McDonald QTg", "a capital after one lower-case letter, and codes, stay");
+    fn a_code_the_text_detector_missed_is_read_from_its_swatch() {
+        let (tan, red, blue, grey) = ((222, 184, 135), (220, 20, 60), (90, 140, 220), (180, 180, 170));
+        let (picture, lines) = column(&[
+            (Some("Qs"), "Stream-channel deposits (Holocene)", 0.0, tan),
+            (None, "227-Mile intrusive (Miocene)", 0.0, red),
+            (Some("Pe"), "Esplanade Sandstone (Lower Permian)", 0.0, blue),
+            (Some("Xu"), "Crystalline rocks, undifferentiated", 0.0, grey),
+        ]);
+        let mut asked = Vec::new();
+        let mut read = |insides: &[PixelBox]| {
+            asked.extend_from_slice(insides);
+            Ok::<_, std::convert::Infallible>(insides.iter().map(|inside| Line { text: "T227i".to_owned(), bbox: *inside, score: 0.9 }).collect())
+        };
+        let legends = legends(&lines, &picture, &mut read).expect("no reading fails");
+        assert_eq!(asked, [b(100.0, 140.0, 160.0, 170.0)], "the red swatch's inside, and nothing else");
+        type Read<'a> = (&'a str, Option<(u8, u8, u8)>);
+        let read: Vec<Read> = legends[0].entries.iter().map(|e| (e.code.as_str(), e.colour)).collect();
+        assert_eq!(read, [("Qs", Some(tan)), ("T227i", Some(red)), ("Pe", Some(blue)), ("Xu", Some(grey))]);
+        assert_eq!(legends[0].entries[1].description, "227-Mile intrusive (Miocene)");
+        assert_eq!(legends[0].entries[1].swatch, b(100.0, 140.0, 160.0, 170.0));
+        let mut unreadable = |_: &[PixelBox]| Ok::<_, std::convert::Infallible>(vec![Line { text: "rocks".to_owned(), bbox: asked[0], score: 0.9 }]);
+        let codes: Vec<String> = legends_codes(&lines, &picture, &mut unreadable);
+        assert_eq!(codes, ["Qs", "Pe", "Xu"], "a reading that is no code adds no entry");
+    }
+
+    fn legends_codes(lines: &[Line], picture: &Rgb, read: &mut impl FnMut(&[PixelBox]) -> Result<Vec<Line>, std::convert::Infallible>) -> Vec<String> {
+        legends(lines, picture, read).expect("no reading fails").iter().flat_map(|l| l.entries.iter().map(|e| e.code.clone())).collect()
+    }
+
+    #[test]
+    fn grouped_units_carry_their_heading_and_a_far_code_is_another_list() {
+        let (tan, green, blue, purple, paper) = ((222, 184, 135), (120, 200, 120), (90, 140, 220), (160, 110, 190), (255, 255, 255));
+        let (mut picture, mut lines) = column(&[
+            (Some("Ph"), "Hermit Formation (Lower Permian)", 0.0, tan),
+            (None, "Supai Group (Lower Permian and Upper", 0.0, paper),
+            (Some("Pe"), "Esplanade Sandstone (Lower Permian)", 10.0, green),
+            (Some("Pw"), "Wescogame Formation and", 10.0, blue),
+            (Some("Ms"), "Surprise Canyon Formation", 0.0, purple),
+        ]);
+        lines.insert(2, line("Pennsylvanian)", 190.0, 164.0, 310.0, 180.0)); // the heading's second line
+        lines.push(line("Watahomigi Formation", 190.0, 244.0, 380.0, 260.0)); // Pw's second line
+        // A symbols list far below: a mile marker on paper.
+        picture = Rgb { height: 1200, pixels: [picture.pixels, vec![255; 600 * (1200 - picture.height as usize) * 3]].concat(), ..picture };
+        lines.push(line("M207", 118.0, 1100.0, 142.0, 1112.0));
+        lines.push(line("River mile measured from Lees Ferry", 170.0, 1098.0, 480.0, 1114.0));
+        let legends = legends(&lines, &picture, &mut no_codes).expect("no reading fails");
+        assert_eq!(legends.len(), 1);
+        type Read<'a> = (&'a str, &'a str, Option<&'a str>);
+        let read: Vec<Read> = legends[0].entries.iter().map(|e| (e.code.as_str(), e.description.as_str(), e.group.as_deref())).collect();
+        let supai = Some("Supai Group (Lower Permian and Upper Pennsylvanian)");
+        assert_eq!(
+            read,
+            [
+                ("Ph", "Hermit Formation (Lower Permian)", None),
+                ("Pe", "Esplanade Sandstone (Lower Permian)", supai),
+                ("Pw", "Wescogame Formation and Watahomigi Formation", supai),
+                ("Ms", "Surprise Canyon Formation", None),
+            ]
+        );
     }
 
     #[test]
@@ -541,9 +752,9 @@ mod tests {
             line("Unrelated paragraph below", 190.0, 205.0, 500.0, 225.0),
             line("SEDIMENTARY ROCKS", 230.0, 205.0, 400.0, 225.0),
             line("Pk", 118.0, 235.0, 142.0, 255.0),
-            line("Kaibab Formation (LowerPermian)", 190.0, 235.0, 480.0, 255.0),
+            line("Kaibab Formation (Lower Permian)", 190.0, 235.0, 480.0, 255.0),
         ];
-        let legends = legends(&lines, &picture);
+        let legends = legends(&lines, &picture, &mut no_codes).expect("no reading fails");
         assert_eq!(legends.len(), 1);
         let legend = &legends[0];
         assert_eq!(legend.heading.as_deref(), Some("EXPLANAT1ON"));

@@ -16,7 +16,7 @@ use geomap_providers::{CallError, Kind, LookupRequest, ProviderError, ProviderFa
 use geomap_vision::detect::pipeline::LegendEntry;
 use geomap_vision::ocr::reader::Line;
 use geomap_vision::ocr::terms::{age_terms, lithology_terms};
-use geomap_vision::ocr::words::{spaced, unit_code};
+use geomap_vision::ocr::words::unit_code;
 
 use super::provider_calls::{all_at_once, plan};
 
@@ -47,6 +47,9 @@ pub struct UnitWords {
     /// Its description, as read.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// The heading it is listed under in the legend ("Supai Group (Lower Permian, …)"), as read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
     /// The ages its description names, each resolved on the ICS chart when ics-timescale is ready.
     pub age_terms: Vec<AgeTermInfo>,
     /// From the oldest beginning to the youngest end of its resolved ages.
@@ -103,15 +106,21 @@ pub struct AgeSpan {
     pub end_ma: f64,
 }
 
-/// A unit's words from its code and description (ages and rock names parsed, not yet resolved).
-pub fn unit_words(code: Option<String>, description: Option<String>) -> UnitWords {
+/// A unit's words from its code, description and group heading (ages and rock names parsed, not yet
+/// resolved): a description that states no age takes its group's.
+pub fn unit_words(code: Option<String>, description: Option<String>, group: Option<String>) -> UnitWords {
     let text = description.as_deref().unwrap_or_default();
+    let mut ages = age_terms(text);
+    if ages.is_empty() {
+        ages = age_terms(group.as_deref().unwrap_or_default());
+    }
     UnitWords {
-        age_terms: age_terms(text).into_iter().map(|t| AgeTermInfo { term: t.term, uncertain: t.uncertain, ics: None }).collect(),
+        age_terms: ages.into_iter().map(|t| AgeTermInfo { term: t.term, uncertain: t.uncertain, ics: None }).collect(),
         lithology_terms: lithology_terms(text).into_iter().map(|term| LithologyInfo { term, cgi: None }).collect(),
         age_ma: None,
         code,
         description,
+        group,
     }
 }
 
@@ -122,14 +131,14 @@ fn centre_inside(line: &Line, bbox: &PixelBox) -> bool {
 
 /// The text of the lines whose centres lie in `bbox`, top to bottom.
 pub fn text_in(lines: &[Line], bbox: &PixelBox) -> Option<String> {
-    let inside: Vec<String> = lines.iter().filter(|line| centre_inside(line, bbox)).map(|line| spaced(&line.text)).collect();
+    let inside: Vec<String> = lines.iter().filter(|line| centre_inside(line, bbox)).map(|line| line.text.clone()).collect();
     (!inside.is_empty()).then(|| inside.join(" "))
 }
 
 /// The words of a detected legend entry: the code printed in its swatch, the description in its text box.
 pub fn detected_entry_words(lines: &[Line], swatch: &PixelBox, text: Option<&PixelBox>) -> UnitWords {
     let code = lines.iter().filter(|line| centre_inside(line, swatch)).find_map(|line| unit_code(&line.text));
-    unit_words(code, text.and_then(|text| text_in(lines, text)))
+    unit_words(code, text.and_then(|text| text_in(lines, text)), None)
 }
 
 /// Resolves every entry's ages and rock names through their providers (each distinct term once);

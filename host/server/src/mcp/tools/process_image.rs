@@ -43,6 +43,8 @@ const PREVIEW_SIDE: u32 = 1600;
 /// The longest side of a component's crop: larger components are downscaled to it (vision
 /// models read at most about 2000 pixels a side, and a resource blob is at most 32 MiB).
 const CROP_MAX_SIDE: u32 = 2048;
+/// The recogniser's score floor for the layout's words.
+const WORDS_MIN_SCORE: f64 = 0.5;
 
 /// Which detectors to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
@@ -350,7 +352,7 @@ fn find_layout(
     let mut timings = Timings { load_ms, decode_ms, components_ms: 0.0, legend_ms: 0.0, words_ms: 0.0, write_ms: 0.0 };
     let read_words = |region: (u32, u32, u32, u32), from: u64, to: u64| -> Result<Vec<Line>, ToolError> {
         let reader = reader.as_ref().expect("words are read only with a reader");
-        let reading = geomap_vision::ocr::read(reader, &image, region, 0.5, |done, tiles| {
+        let reading = geomap_vision::ocr::read(reader, &image, region, WORDS_MIN_SCORE, |done, tiles| {
             stage(from + (to - from) * done as u64 / tiles.max(1) as u64, &format!("reading the map's words: tile {} of {tiles}", (done + 1).min(tiles)));
             between().map_err(|_| DetectError::Cancelled)
         })?;
@@ -392,7 +394,9 @@ fn find_layout(
     } else {
         let started = Instant::now();
         let lines = read_words((0, 0, image.width, image.height), 10, 80)?;
-        let words = read_layout(&lines, &image);
+        let reader = reader.as_ref().expect("method text has a reader");
+        let words = read_layout(&lines, &image, |swatches| reader.read_swatch_codes(&image, swatches, WORDS_MIN_SCORE))
+            .map_err(|error| DetectError::Inference(error.to_string()))?;
         timings.words_ms = millis(started);
         layout.title = words.title.as_ref().map(|title| title.text.clone());
         layout.components = text_components(&words);
@@ -479,7 +483,7 @@ fn text_entries(words: &WordsLayout, components: &[Component]) -> Vec<LegendItem
                     colour_name: unit.colour.map(|c| colour_name(c).to_owned()),
                     score: 1.0,
                 },
-                words: unit_words(Some(unit.code.clone()), Some(unit.description.clone())),
+                words: unit_words(Some(unit.code.clone()), Some(unit.description.clone()), unit.group.clone()),
             })
         })
         .collect()
