@@ -166,7 +166,7 @@ async def test_a_drawn_map_is_read_from_its_words_and_colours(tmp_path, mirror, 
         assert unit["code"] == name and unit["delta_e"] < 3, (name, answer.structured_content)
         runner_up = answer.structured_content["nearest"][1]
         assert runner_up["code"] != name and runner_up["delta_e"] > unit["delta_e"] + 10, runner_up
-    assert at["Tb"].structured_content["unit"]["age_ma"] == {"begin_ma": 23.04, "end_ma": 2.58}
+    assert at["Tb"].structured_content["unit"]["age_ma"] == {"begin_ma": 11.63, "end_ma": 2.58}
     assert at["Tb"].structured_content["unit"]["lithology_terms"][0]["term"] == "basalt"
     assert assert_envelope(unplaced, "georef_required", server)["details"]["map_id"] == map_id
     assert assert_envelope(half, "invalid_arguments", server)["details"]["field"] == "/col"
@@ -225,8 +225,8 @@ async def test_a_drawn_map_is_read_from_its_words_and_colours(tmp_path, mirror, 
     holocene = entries[0]["age_terms"][0]["ics"]
     assert holocene["label"] == "Holocene" and holocene["end_ma"] == 0 and 0.0117 <= holocene["begin_ma"] <= 0.0118, holocene
     miocene = entries[1]["age_terms"][1]["ics"]
-    assert miocene["label"] == "Miocene" and miocene["begin_ma"] == 23.04, "no 'upper Miocene' on the chart: resolved as Miocene"
-    assert entries[1]["age_ma"] == {"begin_ma": 23.04, "end_ma": 2.58}, entries[1]["age_ma"]
+    assert miocene["label"] == "Tortonian–Messinian" and miocene["begin_ma"] == 11.63, "upper Miocene: the chart's late Miocene stages"
+    assert entries[1]["age_ma"] == {"begin_ma": 11.63, "end_ma": 2.58}, entries[1]["age_ma"]
     cretaceous = entries[3]["age_terms"][0]["ics"]
     assert cretaceous["label"] == "Late Cretaceous" and cretaceous["begin_ma"] == 100.5 and cretaceous["end_ma"] == 66.0, cretaceous
     rocks = [[(t["term"], t.get("cgi", {}).get("label")) for t in entry["lithology_terms"]] for entry in entries[:4]]
