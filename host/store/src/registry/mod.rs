@@ -992,26 +992,29 @@ pub(crate) mod tests {
 
     /// A map record with no revisions, for tests.
     #[test]
-    fn layouts_and_readings_are_kept_apart_and_a_schema_3_registry_moves_its_readings() {
+    fn layouts_readings_and_unit_extractions_are_kept_apart_and_a_schema_3_registry_moves_its_readings() {
         let dir = tempfile::tempdir().unwrap();
         let registry = Registry::open(dir.path()).unwrap();
         registry.register(&record("map_a")).unwrap();
         assert!(registry.add_document(Document::Layout, "lay_1", "map_a", "2026-01-01T00:00:00Z", r#"{"n":1}"#).unwrap());
         assert!(registry.add_document(Document::Reading, "txt_1", "map_a", "2026-01-01T00:00:01Z", r#"{"n":2}"#).unwrap());
         assert!(!registry.add_document(Document::Reading, "txt_2", "map_unknown", "2026-01-01T00:00:02Z", "{}").unwrap(), "no such map");
+        assert!(registry.add_document(Document::Units, "unt_1", "map_a", "2026-01-01T00:00:03Z", r#"{"n":3}"#).unwrap());
+        assert_eq!(registry.newest_document(Document::Units, "map_a").unwrap(), Some(("unt_1".to_owned(), r#"{"n":3}"#.to_owned())));
         let newest = registry.newest_document(Document::Layout, "map_a").unwrap();
         assert_eq!(newest, Some(("lay_1".to_owned(), r#"{"n":1}"#.to_owned())), "a newer reading is not a layout");
         assert_eq!(registry.document(Document::Reading, "map_a", "txt_1").unwrap().as_deref(), Some(r#"{"n":2}"#));
         assert_eq!(registry.document(Document::Layout, "map_a", "txt_1").unwrap(), None);
-        assert_eq!(registry.artifact_ids().unwrap(), ["lay_1", "txt_1"].map(str::to_owned).into());
+        assert_eq!(registry.artifact_ids().unwrap(), ["lay_1", "txt_1", "unt_1"].map(str::to_owned).into());
         drop(registry);
 
-        // Back to schema 3, where readings were rows of `layouts`: opening migrates them out again.
+        // Back to schema 3, where readings were rows of `layouts` and unit extractions did not exist:
+        // opening migrates the readings out again and adds the extractions' table.
         let connection = rusqlite::Connection::open(dir.path().join(DATABASE_FILE)).unwrap();
         connection
             .execute_batch(
                 "INSERT INTO layouts (layout_id, map, created_at, document) SELECT reading_id, map, created_at, document FROM readings;
-                 DROP TABLE readings; PRAGMA user_version = 3;",
+                 DROP TABLE readings; DROP TABLE unit_extractions; PRAGMA user_version = 3;",
             )
             .unwrap();
         drop(connection);
@@ -1019,6 +1022,7 @@ pub(crate) mod tests {
         assert_eq!(registry.document(Document::Reading, "map_a", "txt_1").unwrap().as_deref(), Some(r#"{"n":2}"#));
         assert_eq!(registry.document(Document::Layout, "map_a", "txt_1").unwrap(), None, "moved, not copied");
         assert_eq!(registry.newest_document(Document::Layout, "map_a").unwrap().map(|(id, _)| id).as_deref(), Some("lay_1"));
+        assert_eq!(registry.newest_document(Document::Units, "map_a").unwrap(), None, "the new table starts empty");
     }
 
     pub(crate) fn record(id: &str) -> MapRecord {

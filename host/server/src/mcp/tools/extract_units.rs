@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 use crate::mcp::ServerState;
-use crate::mcp::adapter::{MapGone, ToolError};
+use crate::mcp::adapter::ToolError;
 use crate::mcp::arguments::{ArgumentError, ArgumentProblem};
 use crate::mcp::progress::{ProgressSink, ProgressUpdate};
 use crate::mcp::uris::{layout_dir, layout_uri, map_uri};
@@ -24,12 +24,11 @@ use geomap_model::layout::PixelBox;
 use geomap_model::trace;
 use geomap_store::media::MediaError;
 use geomap_store::registry::Document;
-use geomap_vision::detect::legend::hex;
 use geomap_vision::detect::pipeline::{DetectError, millis};
 use geomap_vision::units::{self as classes, filter, regions};
 
 use super::open_registered;
-use super::stored::{self, StoredEntry};
+use super::stored::{self, LegendUnit, StoredEntry};
 
 /// The schema tag of stored unit extractions.
 pub const UNITS_SCHEMA: &str = "geomap-units/v1";
@@ -54,16 +53,9 @@ pub struct ExtractUnitsArgs {
 /// One legend unit's share of the map.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct UnitSummary {
-    /// Index into the layout's `legend_entries`.
-    pub legend_entry: usize,
-    /// The unit's code, when read.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub code: Option<String>,
-    /// Its description, when read.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    /// Its swatch's colour.
-    pub colour_hex: String,
+    /// The unit: its legend entry, code, description and swatch colour.
+    #[serde(flatten)]
+    pub unit: LegendUnit,
     /// Its class in the unit raster (`units.tif`).
     pub class: u8,
     /// Polygons written.
@@ -170,16 +162,8 @@ pub async fn extract_units(
             Some(id) => (id.clone(), stored::layout(&state, &map_id, id)?),
             None => stored::newest_layout(&state, &map_id)?,
         };
-        let legend: Vec<(usize, &StoredEntry, (u8, u8, u8))> = layout
-            .legend_entries
-            .iter()
-            .enumerate()
-            .filter_map(|(index, entry)| entry.colour_hex.as_deref().and_then(geomap_store::media::bundle::parse_hex).map(|colour| (index, entry, colour)))
-            .take(classes::MAX_UNITS)
-            .collect();
-        if legend.is_empty() {
-            return Err(ToolError::MapNotFound { map_id, reason: MapGone::NoLayout, registered_as: None });
-        }
+        let mut legend = layout.swatches(&map_id)?;
+        legend.truncate(classes::MAX_UNITS);
         let mut warnings = Vec::new();
         let (scan_width, scan_height) = (map.record.width as u32, map.record.height as u32);
         let region = match layout.components.iter().find(|component| component.class == "main_map") {
@@ -193,13 +177,12 @@ pub async fn extract_units(
         let (width, height) = (right - left, bottom - top);
         let pixels = u64::from(width) * u64::from(height);
         let min_area = args.min_area_px.unwrap_or((pixels / 20_000).max(16));
-        let swatches: Vec<(u8, u8, u8)> = legend.iter().map(|(_, _, colour)| *colour).collect();
-        let name = |index: usize| legend[index].1.code.clone().or(legend[index].1.description.clone()).unwrap_or_else(|| format!("legend entry {}", legend[index].0));
+        let swatches: Vec<(u8, u8, u8)> = legend.iter().map(|swatch| swatch.colour).collect();
         for (a, b, distance) in classes::indistinct_pairs(&swatches) {
             warnings.push(format!(
                 "The swatches of {} and {} are ΔE {distance:.1} apart: on a scan their units cannot be told apart reliably, so check where either was mapped.",
-                name(a),
-                name(b)
+                legend[a].unit.name(),
+                legend[b].unit.name()
             ));
         }
 
@@ -249,7 +232,7 @@ pub async fn extract_units(
         let folder = layout_dir(&state, &map_id, &units_id);
         let title = layout.title.clone().filter(|title| !title.trim().is_empty()).unwrap_or_else(|| map.record.relative_path.clone());
         let map_row = MapRow { map_id: map_id.clone(), name: title, image_url: map_uri(&map_id), width: map.record.width, height: map.record.height };
-        let rows: Vec<UnitRow> = legend.iter().map(|(_, entry, colour)| unit_row(entry, *colour)).collect();
+        let rows: Vec<UnitRow> = legend.iter().map(|swatch| unit_row(swatch.entry, swatch.colour)).collect();
         let written = geomap_store::sweep::mark_writing(&folder)
             .map_err(|error| ToolError::from(DetectError::Storage(format!("cannot create the extraction's folder: {error}"))))
             .and_then(|()| {
@@ -277,14 +260,11 @@ pub async fn extract_units(
         let units: Vec<UnitSummary> = legend
             .iter()
             .enumerate()
-            .map(|(index, (entry_index, entry, colour))| {
+            .map(|(index, swatch)| {
                 let class = index + 1;
                 let count = class_pixels[class];
                 UnitSummary {
-                    legend_entry: *entry_index,
-                    code: entry.code.clone(),
-                    description: entry.description.clone(),
-                    colour_hex: hex(*colour),
+                    unit: swatch.unit.clone(),
                     class: class as u8,
                     polygons: written.polygons[class],
                     share: round(count as f64 / pixels as f64, 5),
@@ -296,8 +276,8 @@ pub async fn extract_units(
         for unit in units.iter().filter(|unit| unit.polygons == 0) {
             warnings.push(format!(
                 "No part of the main map was classified as {} ({}): its colour may not occur on the map, or it is too small for the minimum mapping unit of {min_area} pixels.",
-                unit.code.clone().or(unit.description.clone()).unwrap_or_else(|| format!("legend entry {}", unit.legend_entry)),
-                unit.colour_hex
+                unit.unit.name(),
+                unit.unit.colour_hex
             ));
         }
         let unclassified_share = round(class_pixels[0] as f64 / pixels as f64, 5);

@@ -10,7 +10,8 @@
 //! is absent or does not parse is `artifact_not_found` (`unknown_artifact`), a
 //! map with no layout yet is `no_layout`.
 
-use serde::Deserialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 use super::layout_words::{AgeSpan, AgeTermInfo, LithologyInfo};
 use crate::mcp::ServerState;
@@ -18,6 +19,7 @@ use crate::mcp::adapter::{MapGone, ToolError};
 use crate::mcp::uris::layout_dir;
 use geomap_model::layout::PixelBox;
 use geomap_store::registry::Document;
+use geomap_vision::detect::legend::hex;
 use geomap_vision::detect::pipeline::DetectError;
 
 /// A stored layout, as `geomap_unit_at` and `geomap_read_text` read it.
@@ -36,6 +38,62 @@ pub struct StoredLayout {
     /// The legend entries, top to bottom per legend.
     #[serde(default)]
     pub legend_entries: Vec<StoredEntry>,
+}
+
+impl StoredLayout {
+    /// The legend entries whose swatch colour was read, in legend order; none is `no_layout`
+    /// (nothing to compare the map's colours with).
+    pub fn swatches(&self, map_id: &str) -> Result<Vec<Swatch<'_>>, ToolError> {
+        let swatches: Vec<Swatch<'_>> = self
+            .legend_entries
+            .iter()
+            .enumerate()
+            .filter_map(|(index, entry)| {
+                let colour = entry.colour_hex.as_deref().and_then(geomap_store::media::bundle::parse_hex)?;
+                Some(Swatch {
+                    unit: LegendUnit { legend_entry: index, code: entry.code.clone(), description: entry.description.clone(), colour_hex: hex(colour) },
+                    entry,
+                    colour,
+                })
+            })
+            .collect();
+        if swatches.is_empty() {
+            return Err(ToolError::MapNotFound { map_id: map_id.to_owned(), reason: MapGone::NoLayout, registered_as: None });
+        }
+        Ok(swatches)
+    }
+}
+
+/// A legend entry with a swatch colour.
+pub struct Swatch<'a> {
+    /// How the tools name it.
+    pub unit: LegendUnit,
+    /// The entry, with its unit's words.
+    pub entry: &'a StoredEntry,
+    /// Its swatch's colour.
+    pub colour: (u8, u8, u8),
+}
+
+/// A legend unit as the tools' results name it.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct LegendUnit {
+    /// Index into the layout's `legend_entries`.
+    pub legend_entry: usize,
+    /// The unit's code, when read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+    /// Its description, when read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Its swatch's colour.
+    pub colour_hex: String,
+}
+
+impl LegendUnit {
+    /// Its code, else its description, else its place in the legend.
+    pub fn name(&self) -> String {
+        self.code.clone().or(self.description.clone()).unwrap_or_else(|| format!("legend entry {}", self.legend_entry))
+    }
 }
 
 /// A component of a stored layout.

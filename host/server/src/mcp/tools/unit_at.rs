@@ -9,7 +9,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::mcp::ServerState;
-use crate::mcp::adapter::{MapGone, ToolError};
+use crate::mcp::adapter::ToolError;
 use crate::mcp::arguments::{ArgumentError, ArgumentProblem};
 use geomap_model::layout::PixelBox;
 use geomap_model::trace;
@@ -20,7 +20,7 @@ use geomap_vision::units::NO_MATCH_DELTA_E;
 
 use super::layout_words::{AgeSpan, AgeTermInfo, LithologyInfo};
 use super::open_registered;
-use super::stored::{self, StoredEntry};
+use super::stored::{self, LegendUnit};
 
 /// The map's colour at a point is sampled from the square this many pixels either side of it.
 const SAMPLE_RADIUS: f64 = 5.0;
@@ -46,16 +46,9 @@ pub struct UnitAtArgs {
 /// A legend unit compared with the map's colour.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct UnitCandidate {
-    /// Index into the layout's `legend_entries`.
-    pub legend_entry: usize,
-    /// The unit's code, when read.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub code: Option<String>,
-    /// Its description, when read.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    /// Its swatch's colour.
-    pub colour_hex: String,
+    /// The unit: its legend entry, code, description and swatch colour.
+    #[serde(flatten)]
+    pub unit: LegendUnit,
     /// Perceptual distance (CIE76 ΔE) from the map's colour: under about 2 looks the same, over 15 matches no unit.
     pub delta_e: f64,
     /// The ages its description names, resolved on the ICS chart when they were.
@@ -118,15 +111,7 @@ pub async fn unit_at(state: Arc<ServerState>, args: UnitAtArgs) -> Result<UnitAt
             Some(id) => (id.clone(), stored::layout(&state, &map_id, id)?),
             None => stored::newest_layout(&state, &map_id)?,
         };
-        let swatches: Vec<(usize, &StoredEntry, (u8, u8, u8))> = layout
-            .legend_entries
-            .iter()
-            .enumerate()
-            .filter_map(|(index, entry)| entry.colour_hex.as_deref().and_then(geomap_store::media::bundle::parse_hex).map(|colour| (index, entry, colour)))
-            .collect();
-        if swatches.is_empty() {
-            return Err(ToolError::MapNotFound { map_id, reason: MapGone::NoLayout, registered_as: None });
-        }
+        let swatches = layout.swatches(&map_id)?;
         let (revision_id, (col, row)) = match by_pixel {
             Some(point) => (None, point),
             None => {
@@ -152,15 +137,12 @@ pub async fn unit_at(state: Arc<ServerState>, args: UnitAtArgs) -> Result<UnitAt
         let here = lab(colour);
         let mut ranked: Vec<UnitCandidate> = swatches
             .iter()
-            .map(|(index, entry, swatch)| UnitCandidate {
-                legend_entry: *index,
-                code: entry.code.clone(),
-                description: entry.description.clone(),
-                colour_hex: hex(*swatch),
-                delta_e: (delta_e(here, lab(*swatch)) * 100.0).round() / 100.0,
-                age_terms: entry.age_terms.clone(),
-                age_ma: entry.age_ma,
-                lithology_terms: entry.lithology_terms.clone(),
+            .map(|swatch| UnitCandidate {
+                unit: swatch.unit.clone(),
+                delta_e: (delta_e(here, lab(swatch.colour)) * 100.0).round() / 100.0,
+                age_terms: swatch.entry.age_terms.clone(),
+                age_ma: swatch.entry.age_ma,
+                lithology_terms: swatch.entry.lithology_terms.clone(),
             })
             .collect();
         ranked.sort_by(|a, b| a.delta_e.total_cmp(&b.delta_e));
@@ -168,10 +150,10 @@ pub async fn unit_at(state: Arc<ServerState>, args: UnitAtArgs) -> Result<UnitAt
         ranked.truncate(2);
         let extracted = extracted_unit(&state, &map_id, &layout_id, col, row)?;
         let unit = match &extracted {
-            Some((_, legend_entry)) => legend_entry.and_then(|entry| candidates.iter().find(|c| c.legend_entry == entry).cloned()),
+            Some((_, legend_entry)) => legend_entry.and_then(|entry| candidates.iter().find(|c| c.unit.legend_entry == entry).cloned()),
             None => ranked.first().filter(|best| best.delta_e <= NO_MATCH_DELTA_E).cloned(),
         };
-        let name = |c: &UnitCandidate| c.code.clone().or(c.description.clone()).unwrap_or_else(|| format!("legend entry {}", c.legend_entry));
+        let name = |c: &UnitCandidate| c.unit.name();
         let summary = match (&extracted, &unit) {
             (Some((units_id, _)), Some(best)) => {
                 format!("The extracted units ({units_id}) put {} here; its swatch is ΔE {:.1} from the colour here.", name(best), best.delta_e)
