@@ -155,4 +155,6 @@ async def test_the_usgs_scan_gives_polygons_for_most_of_its_legend(tmp_path, mir
     print("units with polygons:", len(with_polygons), "of", len(units["units"]), "unclassified", units["unclassified_share"])
     assert len(with_polygons) >= 30, units["units"]
     info = subprocess.run(["ogrinfo", "-ro", "-so", units["geopackage_path"], "polygon_feature"], capture_output=True, text=True, check=True).stdout
-    assert "MULTIPOLYGON" in info.upper() or "Multi Polygon" in info, info
+    assert "Geometry: Multi Polygon" in info, info
+    blocks = subprocess.run(["ogrinfo", "-ro", "-q", "-sql", "SELECT abbreviation, category FROM polygon_type WHERE category LIKE 'Supai Group%'", units["geopackage_path"]], capture_output=True, text=True, check=True).stdout
+    assert "abbreviation (String) = Pe" in blocks, "a grouped unit keeps its legend block as TA1's category"

@@ -42,7 +42,7 @@ pub struct UnitRow {
     pub description: Option<String>,
     /// Its swatch colour.
     pub colour: (u8, u8, u8),
-    /// The legend heading it stands under (`polygon_type.category`).
+    /// The legend heading it is listed under (`polygon_type.category`, TA1's containing legend block).
     pub category: Option<String>,
     /// Its ages as the legend words them.
     pub age_text: Option<String>,

@@ -340,7 +340,7 @@ fn unit_row(entry: &StoredEntry, colour: (u8, u8, u8)) -> UnitRow {
         code: entry.code.clone(),
         description: entry.description.clone(),
         colour,
-        category: None,
+        category: entry.group.clone(),
         age_text: (!words.is_empty()).then(|| words.join(", ")),
         t_interval: youngest.map(|(ics, _)| ics.label.clone()),
         b_interval: oldest.map(|(ics, _)| ics.label.clone()),

@@ -115,6 +115,9 @@ pub struct StoredEntry {
     pub code: Option<String>,
     /// The unit's description.
     pub description: Option<String>,
+    /// The legend heading it is listed under, when it is.
+    #[serde(default)]
+    pub group: Option<String>,
     /// The ages its description names, resolved.
     #[serde(default)]
     pub age_terms: Vec<AgeTermInfo>,
