@@ -11,6 +11,7 @@ import shutil
 import statistics
 import subprocess
 
+import anyio
 import pytest
 from PIL import Image
 
@@ -136,11 +137,9 @@ async def test_a_thin_plate_spline_revision_places_the_vertices_and_cancelling_k
     before = set(folder.iterdir())
     async with server.connect(era) as client:
         await interrupt(client, "geomap_extract_units", {"map_id": map_id}, lambda message, _: message.startswith("filling linework"))
-    import anyio
-
-    with anyio.fail_after(30):
-        while len([line for line in server.tool_call_lines() if line["tool"] == "geomap_extract_units"]) < 3:
-            await anyio.sleep(0.05)
+        with anyio.fail_after(30):  # the cancelled call ends, and logs, while the client is still there
+            while len([line for line in server.tool_call_lines() if line["tool"] == "geomap_extract_units"]) < 3:
+                await anyio.sleep(0.05)
     last = [line for line in server.tool_call_lines() if line["tool"] == "geomap_extract_units"][-1]
     assert last["outcome"] == "cancelled", server.log()
     assert set(folder.iterdir()) == before, "nothing of the cancelled extraction is kept"
