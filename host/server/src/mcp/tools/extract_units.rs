@@ -228,6 +228,9 @@ pub async fn extract_units(
         preview.paint_classes(&raster, &swatches);
         drop(raster);
         let revision = map.record.revisions.last();
+        // Before any file is written, so a revision whose transform fails here leaves nothing behind.
+        let centre = ((f64::from(left) + f64::from(right)) / 2.0, (f64::from(top) + f64::from(bottom)) / 2.0);
+        let pixel_km2 = revision.map(|revision| geomap_georef::units::pixel_area_km2(revision, centre.0, centre.1)).transpose()?;
         let units_id = format!("unt_{}", geomap_model::random_hex(10));
         let folder = layout_dir(&state, &map_id, &units_id);
         let title = layout.title.clone().filter(|title| !title.trim().is_empty()).unwrap_or_else(|| map.record.relative_path.clone());
@@ -254,8 +257,6 @@ pub async fn extract_units(
         drop(gdal_raster);
         let write_ms = millis(started);
 
-        let centre = ((f64::from(left) + f64::from(right)) / 2.0, (f64::from(top) + f64::from(bottom)) / 2.0);
-        let pixel_km2 = revision.map(|revision| geomap_georef::units::pixel_area_km2(revision, centre.0, centre.1)).transpose()?;
         let round = |value: f64, places: i32| (value * 10f64.powi(places)).round() / 10f64.powi(places);
         let units: Vec<UnitSummary> = legend
             .iter()
