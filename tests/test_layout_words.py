@@ -256,10 +256,15 @@ async def test_the_usgs_scan_gives_its_title_and_legend(tmp_path, mirror, runtim
     assert "Peach Springs" in layout["title"], layout["title"]
     entries = layout["legend_entries"]
     codes = [entry.get("code") for entry in entries]
-    # The LIST OF MAP UNITS has 50 units. Read: 48, every one with a code (Yd's swatch is white: no
-    # colour); not read: Qd (stippled) and Ti (magenta), whose swatches the recogniser cannot read.
+    # The LIST OF MAP UNITS has 50 units, every one read. 49 with a code: Ti's is dark magenta type six
+    # pixels high on magenta, which the recogniser reads as one letter, so it has none. 49 with a
+    # colour: Yd's swatch is white (paper, no colour).
     coded = [entry for entry in entries if entry.get("code") and entry.get("colour_hex")]
-    assert len([code for code in codes if code]) >= 48 and len(coded) >= 47, codes
+    assert len(entries) >= 50 and len([code for code in codes if code]) >= 49 and len(coded) >= 48, codes
+    [sand] = [entry for entry in coded if entry["description"].startswith("Sand sheet")]
+    assert sand["code"] == "Qd" and sand["description"] == "Sand sheet and sand dune deposits (Holocene)", "read in its stippled swatch"
+    [dikes] = [entry for entry in entries if entry["description"].startswith("Dikes, plugs")]
+    assert dikes["colour_hex"] and dikes["group"].startswith("Volcanic rocks of the Hualapai Plateau"), dikes
     assert "M207" not in codes, "a river mile in the symbols list below the units is no unit"
     by_code = {entry["code"]: entry for entry in coded}
     assert by_code["Pe"]["description"] == "Esplanade Sandstone (Lower Permian)", "an indented unit's code is read"

@@ -9,6 +9,7 @@
 pub mod ctc;
 pub mod db;
 pub mod reader;
+pub mod swatch;
 pub mod terms;
 pub mod words;
 

@@ -13,6 +13,7 @@ use ort::value::Tensor;
 
 use super::ctc::Alphabet;
 use super::db::{DbSettings, text_boxes};
+use super::swatch;
 use crate::detect::{Resampling, Rgb};
 use crate::onnx::{OnnxError, SessionPool};
 use geomap_model::layout::PixelBox;
@@ -42,8 +43,6 @@ const UPSIDE_DOWN: f32 = 0.9;
 /// Lines shorter than this (width over height, upright) are never turned over: on a code of two or
 /// three letters the classifier guesses ("Yg" upside down reads "6A"), and maps print few such words upside down.
 const MIN_CLASSIFIED_RATIO: f32 = 2.5;
-/// The part of a swatch's height left out at each edge of its inside when its code is read.
-const SWATCH_INSET: f64 = 0.15;
 /// A box at least this much taller than wide is vertical text, turned a quarter before reading (as PaddleOCR does).
 const VERTICAL: f64 = 1.5;
 
@@ -238,21 +237,23 @@ impl Reader {
 
     /// Reads the code printed inside each of `swatches` (their insides, in the scan's pixels): the
     /// codes the text detector finds no box for (dark type on a saturated or patterned ground).
-    /// Each inside is read less [`SWATCH_INSET`] of its height at every edge (the swatch's
-    /// outline, which reads as a letter); a reading of at least `min_score` keeps the box it was
-    /// read in.
+    /// Each is read from its [`swatch::inset`] (the swatch's outline reads as a letter) and from
+    /// its [`swatch::ink_renditions`]; every reading of at least `min_score` is returned, boxed as
+    /// the swatch it was read in, for the caller to choose among.
     pub fn read_swatch_codes(&self, image: &Rgb, swatches: &[PixelBox], min_score: f64) -> Result<Vec<Line>, OnnxError> {
+        let mut images: Vec<(PixelBox, Rgb)> = Vec::new();
+        for inside in swatches {
+            images.push((*inside, Self::line_image(image, &swatch::inset(inside))));
+            for rendition in swatch::ink_renditions(image, inside) {
+                let width = ((LINE_HEIGHT * rendition.width) as f32 / rendition.height as f32).ceil() as u32;
+                let resized = rendition.resized_region((0, 0, rendition.width, rendition.height), width.max(1), LINE_HEIGHT, Resampling::Interpolated);
+                images.push((*inside, resized));
+            }
+        }
         let mut lines = Vec::new();
-        for batch in swatches.chunks(BATCH) {
-            let insides: Vec<Rgb> = batch
-                .iter()
-                .map(|b| {
-                    let inset = SWATCH_INSET * (b.y1 - b.y0);
-                    Self::line_image(image, &PixelBox { x0: b.x0 + inset, y0: b.y0 + inset, x1: b.x1 - inset, y1: b.y1 - inset })
-                })
-                .collect();
-            let readings = self.read_lines(&insides.iter().collect::<Vec<_>>())?;
-            for (bbox, (text, score)) in batch.iter().zip(readings) {
+        for batch in images.chunks(BATCH) {
+            let readings = self.read_lines(&batch.iter().map(|(_, image)| image).collect::<Vec<_>>())?;
+            for ((bbox, _), (text, score)) in batch.iter().zip(readings) {
                 let score = (score as f64 * 1e4).round() / 1e4;
                 if !text.trim().is_empty() && score >= min_score {
                     lines.push(Line { text: text.trim().to_owned(), bbox: *bbox, score });

@@ -57,8 +57,9 @@ pub struct TextLegend {
 /// One unit of a legend.
 #[derive(Debug, Clone, PartialEq)]
 pub struct UnitEntry {
-    /// The unit's code, as read ("Qal", "Pk").
-    pub code: String,
+    /// The unit's code, as read ("Qal", "Pk"); none when its swatch holds a code the recogniser
+    /// cannot read (the entry is still a unit, with its description and colour).
+    pub code: Option<String>,
     /// The code's box.
     pub code_box: PixelBox,
     /// The description's lines, joined.
@@ -222,13 +223,11 @@ fn legends<E>(lines: &[Line], image: &Rgb, read_codes: &mut impl FnMut(&[PixelBo
         let unread = unread_swatches(&lines, &found, image);
         if !unread.is_empty() {
             let insides: Vec<PixelBox> = unread.iter().map(|(_, inside)| *inside).collect();
-            for code in read_codes(&insides)? {
-                let Some(&(first, _)) = unread.iter().find(|(_, inside)| *inside == code.bbox) else { continue };
-                if unit_code(&code.text).is_some() {
-                    let inside = code.bbox;
-                    lines.push(code);
-                    column.push(Candidate { code: lines.len() - 1, first, swatch: Some(inside) });
-                }
+            let readings = read_codes(&insides)?;
+            for (first, inside) in unread {
+                let code = swatch_code(&readings, &inside).unwrap_or_else(|| Line { text: String::new(), bbox: inside, score: 0.0 });
+                lines.push(code);
+                column.push(Candidate { code: lines.len() - 1, first, swatch: Some(inside) });
             }
             column.sort_by(|a, b| lines[a.first].bbox.y0.total_cmp(&lines[b.first].bbox.y0));
             found = entries(&lines, &column, image);
@@ -241,6 +240,16 @@ fn legends<E>(lines: &[Line], image: &Rgb, read_codes: &mut impl FnMut(&[PixelBo
         legends.push(TextLegend { bbox, heading: heading.map(|h| h.text.clone()), entries: found });
     }
     Ok(legends)
+}
+
+/// The code read in the swatch `inside` from its `readings` (each boxed as the swatch it was
+/// read in): the readings that are unit codes vote with their scores, and the code with the most
+/// wins ("Qf" read twice at 0.6 beats "Q" read once at 0.9). None when no reading is a code.
+fn swatch_code(readings: &[Line], inside: &PixelBox) -> Option<Line> {
+    let codes: Vec<(String, &Line)> = readings.iter().filter(|r| r.bbox == *inside).filter_map(|r| unit_code(&r.text).map(|code| (code, r))).collect();
+    let votes = |code: &str| codes.iter().filter(|(other, _)| other == code).map(|(_, r)| r.score).sum::<f64>();
+    let (code, best) = codes.iter().max_by(|a, b| votes(&a.0).total_cmp(&votes(&b.0)).then(a.1.score.total_cmp(&b.1.score)))?;
+    Some(Line { text: code.clone(), bbox: *inside, score: best.score })
 }
 
 /// Whether a line's centre lies in an entry's code or description box (it is read already).
@@ -373,7 +382,7 @@ fn entries(lines: &[Line], column: &[Candidate], image: &Rgb) -> Vec<UnitEntry> 
                 Some(inside) => (inside, ground_colour(image, &inside)),
                 None => swatch(image, &code_box),
             };
-            let code = unit_code(&lines[candidate.code].text).unwrap_or_default();
+            let code = unit_code(&lines[candidate.code].text);
             UnitEntry { code, code_box, description: join(&parts), description_box, swatch, colour, group: None }
         })
         .collect()
@@ -654,24 +663,28 @@ mod tests {
             (Some("Xu"), "Crystalline rocks, undifferentiated", 0.0, grey),
         ]);
         let mut asked = Vec::new();
+        // Three readings of the one swatch: "T227" twice outvotes "T221" once, surer as it is.
         let mut read = |insides: &[PixelBox]| {
             asked.extend_from_slice(insides);
-            Ok::<_, std::convert::Infallible>(insides.iter().map(|inside| Line { text: "T227i".to_owned(), bbox: *inside, score: 0.9 }).collect())
+            let reading = |text: &str, score| Line { text: text.to_owned(), bbox: insides[0], score };
+            Ok::<_, std::convert::Infallible>(vec![reading("T227", 0.6), reading("T221", 0.9), reading("T227.", 0.5)])
         };
-        let legends = legends(&lines, &picture, &mut read).expect("no reading fails");
+        let coded = legends(&lines, &picture, &mut read).expect("no reading fails");
         assert_eq!(asked, [b(100.0, 140.0, 160.0, 170.0)], "the red swatch's inside, and nothing else");
-        type Read<'a> = (&'a str, Option<(u8, u8, u8)>);
-        let read: Vec<Read> = legends[0].entries.iter().map(|e| (e.code.as_str(), e.colour)).collect();
-        assert_eq!(read, [("Qs", Some(tan)), ("T227i", Some(red)), ("Pe", Some(blue)), ("Xu", Some(grey))]);
-        assert_eq!(legends[0].entries[1].description, "227-Mile intrusive (Miocene)");
-        assert_eq!(legends[0].entries[1].swatch, b(100.0, 140.0, 160.0, 170.0));
+        type Read<'a> = (Option<&'a str>, Option<(u8, u8, u8)>);
+        let read: Vec<Read> = coded[0].entries.iter().map(|e| (e.code.as_deref(), e.colour)).collect();
+        assert_eq!(read, [(Some("Qs"), Some(tan)), (Some("T227"), Some(red)), (Some("Pe"), Some(blue)), (Some("Xu"), Some(grey))]);
+        assert_eq!(coded[0].entries[1].description, "227-Mile intrusive (Miocene)");
+        assert_eq!(coded[0].entries[1].swatch, b(100.0, 140.0, 160.0, 170.0));
         let mut unreadable = |_: &[PixelBox]| Ok::<_, std::convert::Infallible>(vec![Line { text: "rocks".to_owned(), bbox: asked[0], score: 0.9 }]);
-        let codes: Vec<String> = legends_codes(&lines, &picture, &mut unreadable);
-        assert_eq!(codes, ["Qs", "Pe", "Xu"], "a reading that is no code adds no entry");
-    }
-
-    fn legends_codes(lines: &[Line], picture: &Rgb, read: &mut impl FnMut(&[PixelBox]) -> Result<Vec<Line>, std::convert::Infallible>) -> Vec<String> {
-        legends(lines, picture, read).expect("no reading fails").iter().flat_map(|l| l.entries.iter().map(|e| e.code.clone())).collect()
+        let uncoded = legends(&lines, &picture, &mut unreadable).expect("no reading fails");
+        let read: Vec<Read> = uncoded[0].entries.iter().map(|e| (e.code.as_deref(), e.colour)).collect();
+        assert_eq!(
+            read,
+            [(Some("Qs"), Some(tan)), (None, Some(red)), (Some("Pe"), Some(blue)), (Some("Xu"), Some(grey))],
+            "an unreadable code is still a unit"
+        );
+        assert_eq!(uncoded[0].entries[1].description, "227-Mile intrusive (Miocene)");
     }
 
     #[test]
@@ -693,7 +706,7 @@ mod tests {
         let legends = legends(&lines, &picture, &mut no_codes).expect("no reading fails");
         assert_eq!(legends.len(), 1);
         type Read<'a> = (&'a str, &'a str, Option<&'a str>);
-        let read: Vec<Read> = legends[0].entries.iter().map(|e| (e.code.as_str(), e.description.as_str(), e.group.as_deref())).collect();
+        let read: Vec<Read> = legends[0].entries.iter().map(|e| (e.code.as_deref().unwrap_or(""), e.description.as_str(), e.group.as_deref())).collect();
         let supai = Some("Supai Group (Lower Permian and Upper Pennsylvanian)");
         assert_eq!(
             read,
@@ -759,7 +772,7 @@ mod tests {
         let legend = &legends[0];
         assert_eq!(legend.heading.as_deref(), Some("EXPLANAT1ON"));
         type Read<'a> = (&'a str, &'a str, Option<(u8, u8, u8)>);
-        let read: Vec<Read> = legend.entries.iter().map(|e| (e.code.as_str(), e.description.as_str(), e.colour)).collect();
+        let read: Vec<Read> = legend.entries.iter().map(|e| (e.code.as_deref().unwrap_or(""), e.description.as_str(), e.colour)).collect();
         assert_eq!(
             read,
             [

@@ -483,7 +483,7 @@ fn text_entries(words: &WordsLayout, components: &[Component]) -> Vec<LegendItem
                     colour_name: unit.colour.map(|c| colour_name(c).to_owned()),
                     score: 1.0,
                 },
-                words: unit_words(Some(unit.code.clone()), Some(unit.description.clone()), unit.group.clone()),
+                words: unit_words(unit.code.clone(), Some(unit.description.clone()), unit.group.clone()),
             })
         })
         .collect()
