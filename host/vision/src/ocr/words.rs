@@ -225,8 +225,7 @@ fn legends<E>(lines: &[Line], image: &Rgb, read_codes: &mut impl FnMut(&[PixelBo
             let insides: Vec<PixelBox> = unread.iter().map(|(_, inside)| *inside).collect();
             let readings = read_codes(&insides)?;
             for (first, inside) in unread {
-                let code = swatch_code(&readings, &inside).unwrap_or_else(|| Line { text: String::new(), bbox: inside, score: 0.0 });
-                lines.push(code);
+                lines.push(swatch_code(&readings, &inside));
                 column.push(Candidate { code: lines.len() - 1, first, swatch: Some(inside) });
             }
             column.sort_by(|a, b| lines[a.first].bbox.y0.total_cmp(&lines[b.first].bbox.y0));
@@ -244,12 +243,13 @@ fn legends<E>(lines: &[Line], image: &Rgb, read_codes: &mut impl FnMut(&[PixelBo
 
 /// The code read in the swatch `inside` from its `readings` (each boxed as the swatch it was
 /// read in): the readings that are unit codes vote with their scores, and the code with the most
-/// wins ("Qf" read twice at 0.6 beats "Q" read once at 0.9). None when no reading is a code.
-fn swatch_code(readings: &[Line], inside: &PixelBox) -> Option<Line> {
+/// wins ("Qf" read twice at 0.6 beats "Q" read once at 0.9). When no reading is a code, an empty
+/// line in the swatch: its entry is a unit with no code ([`unit_code`] of it is none).
+fn swatch_code(readings: &[Line], inside: &PixelBox) -> Line {
     let codes: Vec<(String, &Line)> = readings.iter().filter(|r| r.bbox == *inside).filter_map(|r| unit_code(&r.text).map(|code| (code, r))).collect();
     let votes = |code: &str| codes.iter().filter(|(other, _)| other == code).map(|(_, r)| r.score).sum::<f64>();
-    let (code, best) = codes.iter().max_by(|a, b| votes(&a.0).total_cmp(&votes(&b.0)).then(a.1.score.total_cmp(&b.1.score)))?;
-    Some(Line { text: code.clone(), bbox: *inside, score: best.score })
+    let best = codes.iter().max_by(|a, b| votes(&a.0).total_cmp(&votes(&b.0)).then(a.1.score.total_cmp(&b.1.score)));
+    best.map_or_else(|| Line { text: String::new(), bbox: *inside, score: 0.0 }, |(code, line)| Line { text: code.clone(), bbox: *inside, score: line.score })
 }
 
 /// Whether a line's centre lies in an entry's code or description box (it is read already).
