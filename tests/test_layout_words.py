@@ -256,11 +256,13 @@ async def test_the_usgs_scan_gives_its_title_and_legend(tmp_path, mirror, runtim
     assert "Peach Springs" in layout["title"], layout["title"]
     entries = layout["legend_entries"]
     codes = [entry.get("code") for entry in entries]
-    # The LIST OF MAP UNITS has 50 units, every one read. 49 with a code: Ti's is dark magenta type six
-    # pixels high on magenta, which the recogniser reads as one letter, so it has none. 49 with a
-    # colour: Yd's swatch is white (paper, no colour).
+    # The LIST OF MAP UNITS has 50 units, every one read, every one with its colour. 49 with a code:
+    # Ti's is dark magenta type six pixels high on magenta, which the recogniser reads as one letter.
     coded = [entry for entry in entries if entry.get("code") and entry.get("colour_hex")]
-    assert len(entries) >= 50 and len([code for code in codes if code]) >= 49 and len(coded) >= 48, codes
+    assert len(entries) >= 50 and len([code for code in codes if code]) >= 49 and len(coded) >= 49, codes
+    assert all(entry.get("colour_hex") for entry in entries), [entry["description"] for entry in entries if not entry.get("colour_hex")]
+    [diabase] = [entry for entry in entries if entry["description"] == "Diabase intrusive rocks"]
+    assert diabase["code"] == "Yd" and all(int(diabase["colour_hex"][i : i + 2], 16) >= 235 for i in (1, 3, 5)), "white, in its frame"
     [sand] = [entry for entry in coded if entry["description"].startswith("Sand sheet")]
     assert sand["code"] == "Qd" and sand["description"] == "Sand sheet and sand dune deposits (Holocene)", "read in its stippled swatch"
     [dikes] = [entry for entry in entries if entry["description"].startswith("Dikes, plugs")]

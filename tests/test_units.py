@@ -152,6 +152,7 @@ async def test_the_usgs_scan_gives_polygons_for_most_of_its_legend(tmp_path, mir
     _, _, units = await extracted(server, "usgs.jpg")
     with_polygons = [unit["code"] for unit in units["units"] if unit["polygons"] > 0]
     print("units with polygons:", len(with_polygons), "of", len(units["units"]), "unclassified", units["unclassified_share"])
+    print("shares:", sorted(((unit.get("code"), round(unit["share"], 4)) for unit in units["units"]), key=lambda pair: -pair[1]))
     assert len(with_polygons) >= 30, units["units"]
     info = subprocess.run(["ogrinfo", "-ro", "-so", units["geopackage_path"], "polygon_feature"], capture_output=True, text=True, check=True).stdout
     assert "Geometry: Multi Polygon" in info, info

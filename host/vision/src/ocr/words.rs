@@ -217,8 +217,8 @@ fn legends<E>(lines: &[Line], image: &Rgb, read_codes: &mut impl FnMut(&[PixelBo
             continue;
         }
         let mut found = entries(&lines, &column, image);
-        if found.iter().filter(|e| e.colour.is_some()).count() * 2 < found.len() {
-            continue; // codes on paper: a table or an index, not a legend
+        if found.iter().filter(|e| e.colour.is_some_and(|c| !is_paper(c))).count() * 2 < found.len() {
+            continue; // codes on paper, framed or not: a table or an index, not a legend
         }
         let unread = unread_swatches(&lines, &found, image);
         if !unread.is_empty() {
@@ -430,7 +430,8 @@ fn is_paper(colour: (u8, u8, u8)) -> bool {
 }
 
 /// The swatch of a code: the area of one colour around it (or, when the code sits on paper,
-/// the coloured box left of it), grown from the code out while its edges keep that colour.
+/// the coloured box left of it), grown from the code out while its edges keep that colour; or,
+/// when nothing coloured is near, the paper a frame drawn around the code closes off.
 fn swatch(image: &Rgb, code: &PixelBox) -> (PixelBox, Option<(u8, u8, u8)>) {
     let h = height(code);
     let around = PixelBox { x0: code.x0 - 0.3 * h, y0: code.y0 - 0.3 * h, x1: code.x1 + 0.3 * h, y1: code.y1 + 0.3 * h };
@@ -454,10 +455,54 @@ fn swatch(image: &Rgb, code: &PixelBox) -> (PixelBox, Option<(u8, u8, u8)>) {
                 None => return (*code, None),
             }
         } else {
-            return (*code, None);
+            return outlined(image, code, colour).map_or((*code, None), |inside| (inside, ground_colour(image, &inside)));
         }
     }
     (grow(image, seed, colour, h), Some(colour))
+}
+
+/// The inside of a frame drawn around a code on `paper`: a swatch whose colour is the paper's
+/// (as the USGS draws diabase). It is the largest region of paper, 4-connected, that a line at
+/// least 12 L* darker than the paper closes off within four type heights across and two down from
+/// the code, when it holds the code's centre and spans the code (a letter's counter does not).
+fn outlined(image: &Rgb, code: &PixelBox, paper: (u8, u8, u8)) -> Option<PixelBox> {
+    let h = height(code);
+    let window = PixelBox { x0: code.x0 - 4.0 * h, y0: code.y0 - 2.0 * h, x1: code.x1 + 4.0 * h, y1: code.y1 + 2.0 * h };
+    let (x0, y0, x1, _) = window.pixels(image.width, image.height);
+    let width = (x1 - x0) as usize;
+    let ink_below = lab(paper)[0] - 12.0;
+    let mut open: Vec<bool> = pixels(image, &window).map(|p| lab(p)[0] > ink_below).collect();
+    let (cx0, cy0, cx1, cy1) = code.pixels(image.width, image.height);
+    let centre = (centre_x(code), centre_y(code));
+    let mut best: Option<(usize, PixelBox)> = None;
+    for start in (cy0..cy1).flat_map(|y| (cx0..cx1).map(move |x| (y - y0) as usize * width + (x - x0) as usize)) {
+        if !open[start] {
+            continue;
+        }
+        open[start] = false;
+        let (mut stack, mut size, mut enclosed) = (vec![start], 0, true);
+        let mut region = PixelBox { x0: f64::INFINITY, y0: f64::INFINITY, x1: 0.0, y1: 0.0 };
+        while let Some(at) = stack.pop() {
+            let (x, y) = (at % width, at / width);
+            size += 1;
+            region = union(&region, &PixelBox { x0: x as f64, y0: y as f64, x1: x as f64 + 1.0, y1: y as f64 + 1.0 });
+            enclosed &= x > 0 && y > 0 && x + 1 < width && at + width < open.len();
+            let neighbours = [(x > 0).then(|| at - 1), (x + 1 < width).then(|| at + 1), at.checked_sub(width), Some(at + width).filter(|&n| n < open.len())];
+            for next in neighbours.into_iter().flatten() {
+                if open[next] {
+                    open[next] = false;
+                    stack.push(next);
+                }
+            }
+        }
+        let region = PixelBox { x0: region.x0 + x0 as f64, y0: region.y0 + y0 as f64, x1: region.x1 + x0 as f64, y1: region.y1 + y0 as f64 };
+        let holds = region.x0 <= centre.0 && centre.0 <= region.x1 && region.y0 <= centre.1 && centre.1 <= region.y1;
+        let spans = region.x1 - region.x0 >= code.x1 - code.x0 && height(&region) >= 0.6 * h;
+        if enclosed && holds && spans && best.is_none_or(|(most, _)| size > most) {
+            best = Some((size, region));
+        }
+    }
+    best.map(|(_, region)| region)
 }
 
 /// `seed` grown a pixel at a time on each side while at least half of the new edge is `colour`
@@ -609,16 +654,19 @@ mod tests {
     /// A white image with `boxes` filled in their colours.
     fn image(width: u32, height: u32, boxes: &[(PixelBox, (u8, u8, u8))]) -> Rgb {
         let mut image = Rgb { width, height, pixels: vec![255; (width * height * 3) as usize] };
+        paint(&mut image, boxes);
+        image
+    }
+
+    /// Fills `boxes` of `image` in their colours.
+    fn paint(image: &mut Rgb, boxes: &[(PixelBox, (u8, u8, u8))]) {
         for (bbox, colour) in boxes {
-            let (x0, y0, x1, y1) = bbox.pixels(width, height);
-            for y in y0..y1 {
-                for x in x0..x1 {
-                    let at = ((y * width + x) * 3) as usize;
-                    image.pixels[at..at + 3].copy_from_slice(&[colour.0, colour.1, colour.2]);
-                }
+            let (x0, y0, x1, y1) = bbox.pixels(image.width, image.height);
+            let width = image.width;
+            for at in (y0..y1).flat_map(|y| (x0..x1).map(move |x| ((y * width + x) * 3) as usize)) {
+                image.pixels[at..at + 3].copy_from_slice(&[colour.0, colour.1, colour.2]);
             }
         }
-        image
     }
 
     fn b(x0: f64, y0: f64, x1: f64, y1: f64) -> PixelBox {
@@ -791,6 +839,44 @@ mod tests {
         let (swatch, colour) = swatch(&picture, &b(90.0, 25.0, 120.0, 45.0));
         assert_eq!(colour, Some((200, 60, 60)));
         assert_eq!(swatch, b(20.0, 20.0, 70.0, 50.0));
+    }
+
+    /// A frame two pixels wide of `colour` along the inside of `bbox`.
+    fn frame(bbox: PixelBox, colour: (u8, u8, u8)) -> [(PixelBox, (u8, u8, u8)); 4] {
+        let PixelBox { x0, y0, x1, y1 } = bbox;
+        [(b(x0, y0, x1, y0 + 2.0), colour), (b(x0, y1 - 2.0, x1, y1), colour), (b(x0, y0, x0 + 2.0, y1), colour), (b(x1 - 2.0, y0, x1, y1), colour)]
+    }
+
+    #[test]
+    fn a_framed_white_swatch_is_a_unit_and_framed_codes_alone_are_a_table() {
+        let (tan, green, grey) = ((222, 184, 135), (120, 200, 120), (150, 150, 150));
+        let rows: [Row; 4] = [
+            (Some("Qs"), "Stream-channel deposits (Holocene)", 0.0, tan),
+            (Some("Yd"), "Diabase intrusive rocks", 0.0, (255, 255, 255)),
+            (Some("Yg"), "Young granite and pegmatite", 0.0, green),
+            (Some("Xu"), "Crystalline rocks, undifferentiated", 0.0, tan),
+        ];
+        let (mut picture, lines) = column(&rows);
+        let framed = b(100.0, 140.0, 160.0, 170.0);
+        // A hatched line across the frame's top, as on the USGS's diabase, and the frame itself.
+        paint(&mut picture, &frame(framed, grey));
+        paint(&mut picture, &[(b(100.0, 146.0, 160.0, 147.0), grey)]);
+        let found = legends(&lines, &picture, &mut no_codes).expect("no reading fails");
+        type Read<'a> = (Option<&'a str>, Option<(u8, u8, u8)>);
+        let read: Vec<Read> = found[0].entries.iter().map(|e| (e.code.as_deref(), e.colour)).collect();
+        assert_eq!(read, [(Some("Qs"), Some(tan)), (Some("Yd"), Some((255, 255, 255))), (Some("Yg"), Some(green)), (Some("Xu"), Some(tan))]);
+        assert_eq!(found[0].entries[1].swatch, b(102.0, 147.0, 158.0, 168.0), "the paper the frame and its hatching close off");
+
+        // The same codes, every one framed on paper and none coloured: a table, not a legend.
+        let paper = rows.map(|(code, description, indent, _)| (code, description, indent, (255, 255, 255)));
+        let (mut table, lines) = column(&paper);
+        for index in 0..paper.len() {
+            let top = 100.0 + 40.0 * index as f64;
+            paint(&mut table, &frame(b(100.0, top, 160.0, top + 30.0), grey));
+        }
+        assert!(legends(&lines, &table, &mut no_codes).expect("no reading fails").is_empty());
+        // A code on open paper has no swatch.
+        assert_eq!(swatch(&image(400, 100, &[]), &b(90.0, 25.0, 120.0, 45.0)), (b(90.0, 25.0, 120.0, 45.0), None));
     }
 
     #[test]
