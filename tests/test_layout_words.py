@@ -273,7 +273,9 @@ async def test_the_usgs_scan_gives_its_title_and_legend(tmp_path, mirror, runtim
     assert by_code["Xm"]["description"] == "Mafic metavoleanic rocks", "the recogniser's misspelling, with its space back"
     assert by_code["Xo"]["description"] == "Orthoamphibole schist", "a code the text detector missed, read in its swatch"
     [andesite] = [entry for entry in coded if entry["description"] == "Andesite flows and basalt flows, undivided"]
-    assert andesite["code"].lower() == "tv", "read in its orange swatch (as 'TV')"
+    assert andesite["code"] == "Tv", "read in its orange swatch as 'TV', a capital V after the first letter read small"
+    [landslide] = [entry for entry in coded if entry["description"].startswith("Landslide deposits")]
+    assert landslide["code"] == "Ql", "read as 'QI', a capital I after the first letter read small"
     assert andesite["group"].startswith("Volcanic rocks of the Hualapai Plateau") and andesite["age_terms"], andesite
     assert by_code["Tsi"]["group"] == "Shivwits basalt (upper Miocene)"
     assert [t["term"] for t in by_code["Tsi"]["age_terms"]] == ["upper Miocene"], "the group's age: the unit states none"

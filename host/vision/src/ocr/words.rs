@@ -99,6 +99,8 @@ pub fn legend_heading(text: &str) -> Option<&'static str> {
 
 /// `text` as a unit code ("Qal", "TRm", "Pk", "Tbmi"), or `None`: a capital letter then up to
 /// five letters or digits, not a capitalised word of five letters or more ("Basalt", "Price").
+/// A capital I or V after the first letter is read small ("QI" is Ql, "TV" is Tv): the recogniser
+/// takes l for I and v for V, and neither is a period's symbol (I before P, the Pennsylvanian's, aside).
 pub fn unit_code(text: &str) -> Option<String> {
     let code = text.trim().trim_end_matches(['.', ',', ':', ';']);
     let mut chars = code.chars();
@@ -106,7 +108,12 @@ pub fn unit_code(text: &str) -> Option<String> {
     let rest: Vec<char> = chars.collect();
     let shaped = first.is_ascii_uppercase() && rest.len() <= 5 && rest.iter().all(|c| c.is_ascii_alphanumeric());
     let word_like = rest.len() >= 4 && rest.iter().all(|c| c.is_ascii_lowercase());
-    (shaped && !word_like).then(|| code.to_owned())
+    let small = |(index, c): (usize, &char)| match c {
+        'I' if rest.get(index + 1) != Some(&'P') => 'l',
+        'V' => 'v',
+        other => *other,
+    };
+    (shaped && !word_like).then(|| std::iter::once(first).chain(rest.iter().enumerate().map(small)).collect())
 }
 
 fn height(bbox: &PixelBox) -> f64 {
@@ -790,7 +797,9 @@ mod tests {
 
     #[test]
     fn unit_codes_are_short_and_capitalised() {
-        for (text, code) in [("Qal", "Qal"), ("Pk", "Pk"), ("QTg", "QTg"), ("Xgr", "Xgr"), ("Yg.", "Yg"), ("Ts1", "Ts1"), ("J", "J"), ("Tbmi", "Tbmi")] {
+        let read = [("Qal", "Qal"), ("Pk", "Pk"), ("QTg", "QTg"), ("Xgr", "Xgr"), ("Yg.", "Yg"), ("Ts1", "Ts1"), ("J", "J"), ("Tbmi", "Tbmi")];
+        let small = [("QI", "Ql"), ("TV", "Tv"), ("IPMs", "IPMs"), ("PIPs", "PIPs"), ("Vs", "Vs")];
+        for (text, code) in read.into_iter().chain(small) {
             assert_eq!(unit_code(text).as_deref(), Some(code), "{text}");
         }
         for text in ["Basalt", "Price", "Basalt flows", "qal", "15.", "Holocene", ""] {
