@@ -30,6 +30,10 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 BINARY = os.environ.get("GEOMAP_TEST_BINARY", str(Path(__file__).parents[1] / "target/release/stratigraphic-amenity"))
 # How Server.connect reaches the server: `stdio` (what MCP hosts run) or `http` (streamable HTTP on loopback, with a token).
 TRANSPORT = os.environ.get("GEOMAP_TEST_TRANSPORT", "stdio")
+# The registry's backend for this run: `sqlite` (each server's own file) or `postgres` (each server
+# its own database on the server GEOMAP_TEST_POSTGRES_URL names, which ./dev test starts).
+REGISTRY = os.environ.get("GEOMAP_TEST_REGISTRY", "sqlite")
+POSTGRES_ADMIN_URL = os.environ.get("GEOMAP_TEST_POSTGRES_URL")
 HTTP_LISTEN = re.compile(r"event=http_listen address=(?P<address>\S+)")
 ERAS = ["legacy", "2026-07-28"]
 TRACE_ID = re.compile(r"^[0-9a-f]{32}$")
@@ -132,6 +136,11 @@ class Server:
             "RUST_BACKTRACE": "0",
             **(env or {}),
         }
+        if REGISTRY == "postgres":
+            assert POSTGRES_ADMIN_URL, "GEOMAP_TEST_REGISTRY=postgres needs GEOMAP_TEST_POSTGRES_URL"
+            name = "e2e_" + os.urandom(8).hex()
+            psql(POSTGRES_ADMIN_URL, f"CREATE DATABASE {name}")
+            self.env["GEOMAP_REGISTRY_URL"] = POSTGRES_ADMIN_URL.rsplit("/", 1)[0] + f"/{name}?sslmode=disable"
 
     def params(self) -> StdioServerParameters:
         return StdioServerParameters(command=self.binary, env=self.env)
@@ -191,19 +200,35 @@ class Server:
 
     @property
     def database(self) -> Path:
+        """The SQLite registry file; a test that works on the file itself skips on PostgreSQL."""
+        if REGISTRY == "postgres":
+            pytest.skip("the registry is in PostgreSQL: this test works on the SQLite file")
         return self.data_root / "registry.sqlite"
 
     def registry(self) -> dict:
         """The registry's maps and revision IDs, read straight from the database (read-only)."""
+        maps_query = "SELECT map_id FROM maps ORDER BY id"
+        query = "SELECT maps.map_id, revisions.revision_id FROM revisions JOIN maps ON revisions.map = maps.id ORDER BY revisions.id"
+        if REGISTRY == "postgres":
+            url = self.env["GEOMAP_REGISTRY_URL"]
+            maps = {map_id: {"revisions": []} for map_id in psql(url, maps_query).split()}
+            for line in psql(url, query).splitlines():
+                map_id, revision_id = line.split("|")
+                maps[map_id]["revisions"].append(revision_id)
+            return {"maps": maps}
         connection = sqlite3.connect(f"file:{self.database}?mode=ro", uri=True)
         try:
-            maps = {map_id: {"revisions": []} for (map_id,) in connection.execute("SELECT map_id FROM maps ORDER BY id")}
-            query = "SELECT maps.map_id, revisions.revision_id FROM revisions JOIN maps ON revisions.map = maps.id ORDER BY revisions.id"
+            maps = {map_id: {"revisions": []} for (map_id,) in connection.execute(maps_query)}
             for map_id, revision_id in connection.execute(query):
                 maps[map_id]["revisions"].append(revision_id)
             return {"maps": maps}
         finally:
             connection.close()
+
+
+def psql(url: str, sql: str) -> str:
+    """Runs `sql` with PostgreSQL's own client on the database at `url`; its rows, `|`-separated."""
+    return subprocess.run(["psql", "-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", "-d", url, "-c", sql], capture_output=True, text=True, check=True).stdout
 
 
 async def interrupt(client, tool: str, arguments: dict, heard, then=None, *, cancel: bool = True, timeout: float = 120) -> None:

@@ -79,9 +79,10 @@ async def test_a_registry_json_is_migrated_with_every_map_revision_and_id(tmp_pa
     exported = run_binary(before, "registry", "export")
     assert exported.returncode == 0, exported.stderr
     legacy = json.loads(exported.stdout)
-    assert legacy["schema_version"] == 2 and set(legacy["maps"]) == set(described)
+    assert legacy["schema_version"] == 3 and set(legacy["maps"]) == set(described)
+    legacy["schema_version"] = version  # schema 2 had no bundles nor documents
+    del legacy["bundles"], legacy["documents"]
     if version == 1:  # schema 1 had no revisions
-        legacy["schema_version"] = 1
         for record in legacy["maps"].values():
             del record["revisions"]
     after = Server(tmp_path / "new")
@@ -322,7 +323,7 @@ async def test_an_export_restores_into_an_empty_data_root_only(tmp_path):
     target = Server(tmp_path / "target")
     target.map_root, target.env["GEOMAP_MAP_ROOTS"] = source.map_root, str(source.map_root)
     imported = run_binary(target, "registry", "import", str(export))
-    assert imported.returncode == 0 and "imported 3 maps and 3 revisions" in imported.stderr, imported.stderr
+    assert imported.returncode == 0 and "imported 3 maps, 3 revisions, " in imported.stderr, imported.stderr
     async with target.connect() as client:
         for map_id, expected in described.items():
             result = await client.call_tool("geomap_describe_map", {"map_id": map_id})

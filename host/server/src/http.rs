@@ -1,12 +1,15 @@
 //! Serving MCP over streamable HTTP (`serve --http ADDR:PORT`): rmcp's
 //! server transport at `/mcp`, `/healthz` for load balancers, bearer tokens,
-//! and the listener's graceful stop.
+//! session IDs a load balancer can route by (`GEOMAP_REPLICA_ID`), and the
+//! listener's graceful stop.
 //!
 //! Invariants: every `/mcp` request passes the token check first when tokens
 //! are configured (a refusal is a bare 401 with `WWW-Authenticate: Bearer`);
 //! a token is compared in constant time as a SHA-256 digest and never logged;
 //! `Host` and `Origin` are checked by rmcp against loopback plus
-//! `GEOMAP_HTTP_ALLOWED_HOSTS`; `/healthz` never touches the registry.
+//! `GEOMAP_HTTP_ALLOWED_HOSTS`; `/healthz` never touches the registry; a
+//! 2025-11-25 session's ID starts with `<replica>.` when the replica is named,
+//! so every request of a session reaches the replica that holds it.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -20,8 +23,11 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
+use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::transport::WorkerTransport;
+use rmcp::transport::common::server_side_http::{ServerSseMessage, SessionId};
 use rmcp::transport::streamable_http_server::session::SessionManager;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::session::local::{LocalSessionManager, LocalSessionManagerError, LocalSessionWorker, create_local_session};
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use sha2::{Digest, Sha256};
 use tokio_util::sync::CancellationToken;
@@ -104,6 +110,7 @@ pub struct HttpServer {
     address: SocketAddr,
     tokens: Option<Arc<Tokens>>,
     allowed_hosts: Vec<String>,
+    replica: Option<String>,
 }
 
 impl HttpServer {
@@ -119,7 +126,7 @@ impl HttpServer {
             allowed_hosts.push(address.ip().to_string());
         }
         allowed_hosts.extend(settings.http_allowed_hosts.iter().cloned());
-        Ok(HttpServer { address, tokens, allowed_hosts })
+        Ok(HttpServer { address, tokens, allowed_hosts, replica: settings.replica_id.clone() })
     }
 
     /// Who may connect, in a line for `check`: the tokens (counted, never shown) and the host names.
@@ -144,7 +151,7 @@ impl HttpServer {
             .enforce_origin_validation()
             .with_max_request_body_bytes(MAX_BODY_BYTES);
         let responses = Arc::new(InFlight::default());
-        let session_manager = Arc::new(LocalSessionManager::default());
+        let session_manager = Arc::new(Sessions { replica: self.replica.clone(), local: LocalSessionManager::default() });
         let mcp = StreamableHttpService::new(move || Ok(server.clone()), Arc::clone(&session_manager), config);
         tracing::info!(event = %"http_listen", address = %bound, mcp = %MCP_PATH, tokens = self.tokens.is_some());
         let next_connection = AtomicU64::new(1);
@@ -180,11 +187,71 @@ impl HttpServer {
         drained.cancelled().await;
         let _ = tokio::time::timeout(FLUSH, responses.idle()).await;
         // Each session is closed, not dropped: a session whose manager goes away first ends in rmcp's ERROR line.
-        let open: Vec<_> = session_manager.sessions.read().await.keys().cloned().collect();
+        let open: Vec<_> = session_manager.local.sessions.read().await.keys().cloned().collect();
         for id in open {
             let _ = tokio::time::timeout(FLUSH, session_manager.close_session(&id)).await;
         }
         Ok(())
+    }
+}
+
+/// The sessions of 2025-11-25 clients: rmcp's, in this process, each ID `<replica>.<random>` when
+/// the replica is named (`GEOMAP_REPLICA_ID`), so a load balancer sends every request of a session
+/// to the replica that holds it (README's nginx configuration maps the prefix to the replica).
+pub struct Sessions {
+    replica: Option<String>,
+    local: LocalSessionManager,
+}
+
+impl SessionManager for Sessions {
+    type Error = LocalSessionManagerError;
+    type Transport = WorkerTransport<LocalSessionWorker>;
+
+    async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
+        let random = geomap_model::random_hex(16);
+        let id: SessionId = match &self.replica {
+            Some(replica) => format!("{replica}.{random}").into(),
+            None => random.into(),
+        };
+        let (handle, worker) = create_local_session(id.clone(), self.local.session_config.clone());
+        self.local.sessions.write().await.insert(id.clone(), handle);
+        Ok((id, WorkerTransport::spawn(worker)))
+    }
+
+    async fn initialize_session(&self, id: &SessionId, message: ClientJsonRpcMessage) -> Result<ServerJsonRpcMessage, Self::Error> {
+        self.local.initialize_session(id, message).await
+    }
+
+    async fn has_session(&self, id: &SessionId) -> Result<bool, Self::Error> {
+        self.local.has_session(id).await
+    }
+
+    async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
+        self.local.close_session(id).await
+    }
+
+    async fn create_stream(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<impl futures::Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        self.local.create_stream(id, message).await
+    }
+
+    async fn accept_message(&self, id: &SessionId, message: ClientJsonRpcMessage) -> Result<(), Self::Error> {
+        self.local.accept_message(id, message).await
+    }
+
+    async fn create_standalone_stream(&self, id: &SessionId) -> Result<impl futures::Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        self.local.create_standalone_stream(id).await
+    }
+
+    async fn resume(
+        &self,
+        id: &SessionId,
+        last_event_id: String,
+    ) -> Result<impl futures::Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        self.local.resume(id, last_event_id).await
     }
 }
 
@@ -202,7 +269,7 @@ type Body = BoxBody<Bytes, Infallible>;
 
 async fn route(
     mut request: Request<Incoming>,
-    mut mcp: StreamableHttpService<GeomapServer, LocalSessionManager>,
+    mut mcp: StreamableHttpService<GeomapServer, Sessions>,
     tokens: Option<Arc<Tokens>>,
     connection: Connection,
     responses: Arc<InFlight>,

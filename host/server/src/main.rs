@@ -8,7 +8,7 @@ use geomap_assets::{AssetState, Catalog};
 use geomap_model::settings::{Settings, SettingsError, variables};
 use geomap_model::trace;
 use geomap_providers::{LoadFailure, LoadState, Origin, ProviderSet};
-use geomap_store::registry::{self, CorruptProblem, Registry, RegistryDocument, RegistryError};
+use geomap_store::registry::{self, CorruptProblem, Location, Registry, RegistryDocument, RegistryError};
 use geomap_store::roots::MapRoots;
 use rmcp::ServiceExt;
 use rmcp::service::ServerInitializeError;
@@ -127,7 +127,9 @@ fn serve(settings: Settings) -> ExitCode {
         Err(error) => {
             eprintln!("stratigraphic-amenity: cannot start: {error}");
             match &error {
-                StartupError::Registry(RegistryError::Corrupt { path, .. }) => eprintln!("error.code: registry_corrupt\n{}", corrupt_registry_advice(path)),
+                StartupError::Registry(RegistryError::Corrupt { location, .. }) => {
+                    eprintln!("error.code: registry_corrupt\n{}", corrupt_registry_advice(location))
+                }
                 StartupError::Assets(_) => return ExitCode::from(2),
                 _ => {}
             }
@@ -374,24 +376,27 @@ fn check_provider(file: &Path, settings: Result<Settings, SettingsError>) -> Exi
 /// the file is damaged, how to recover.
 fn registry_problem(error: &RegistryError) -> String {
     match error {
-        RegistryError::Corrupt { path, .. } => format!("registry: {error}\n        {}", corrupt_registry_advice(path).replace('\n', "\n        ")),
+        RegistryError::Corrupt { location, .. } => format!("registry: {error}\n        {}", corrupt_registry_advice(location).replace('\n', "\n        ")),
         _ => format!("registry: {error}"),
     }
 }
 
-/// The recovery steps for a damaged registry file (which the server never touches).
-fn corrupt_registry_advice(path: &Path) -> String {
-    format!(
-        "The registry file is left untouched. To recover, stop every server on this data root, move it aside and start again:\n    recover with: {}\n\
-         then restore a backup (`stratigraphic-amenity registry import FILE`) or register the maps again.",
-        registry::recovery_command(path, SystemTime::now())
-    )
+/// The recovery steps for a damaged or foreign registry (which the server never touches).
+fn corrupt_registry_advice(location: &Location) -> String {
+    let steps = match location {
+        Location::File(path) => format!(
+            "The registry file is left untouched. To recover, stop every server on this data root, move it aside and start again:\n    recover with: {}",
+            registry::recovery_command(path, SystemTime::now())
+        ),
+        Location::Database(_) => format!("The registry is left untouched. To recover, {}.", registry::recovery_step(location, SystemTime::now())),
+    };
+    format!("{steps}\nthen restore a backup (`stratigraphic-amenity registry import FILE`) or register the maps again.")
 }
 
 /// `stratigraphic-amenity registry export [FILE]`: the whole registry as JSON,
 /// written to FILE atomically (or to standard output).
 fn export(settings: &Settings, file: Option<&Path>) -> ExitCode {
-    let registry = match Registry::open(&settings.data_root) {
+    let registry = match Registry::open(&settings.data_root, settings.registry_url.as_deref()) {
         Ok(registry) => registry,
         Err(error) => {
             eprintln!("stratigraphic-amenity: cannot open the registry: {}", registry_problem(&error));
@@ -417,7 +422,7 @@ fn export(settings: &Settings, file: Option<&Path>) -> ExitCode {
     };
     match outcome {
         Ok(maps) => {
-            eprintln!("stratigraphic-amenity: exported {maps} maps from {}", registry.path().display());
+            eprintln!("stratigraphic-amenity: exported {maps} maps from {}", registry.location());
             ExitCode::SUCCESS
         }
         Err(error) => {
@@ -429,13 +434,21 @@ fn export(settings: &Settings, file: Option<&Path>) -> ExitCode {
 
 /// `stratigraphic-amenity registry import FILE`: restores an export into an empty data root.
 fn import(settings: &Settings, file: &Path) -> ExitCode {
-    let outcome = RegistryDocument::read(file).and_then(|document| Registry::open(&settings.data_root).and_then(|registry| registry.import(&document)));
+    let outcome = RegistryDocument::read(file)
+        .and_then(|document| Registry::open(&settings.data_root, settings.registry_url.as_deref()).and_then(|registry| registry.import(&document)));
     match outcome {
         Ok(imported) => {
-            eprintln!("stratigraphic-amenity: imported {} maps and {} revisions from {}", imported.maps, imported.revisions, file.display());
+            eprintln!(
+                "stratigraphic-amenity: imported {} maps, {} revisions, {} knowledge bundles and {} layouts, readings and unit extractions from {}",
+                imported.maps,
+                imported.revisions,
+                imported.bundles,
+                imported.documents,
+                file.display()
+            );
             ExitCode::SUCCESS
         }
-        Err(RegistryError::Corrupt { path, problem }) if path == file => {
+        Err(RegistryError::Corrupt { location: Location::File(path), problem }) if path == file => {
             eprintln!("stratigraphic-amenity: {} is not a registry export: {problem}", file.display());
             ExitCode::FAILURE
         }
@@ -466,15 +479,19 @@ fn check(settings: &Settings) -> ExitCode {
                 Err(error) => line(false, registry_problem(&error)),
             }
         }
-        match Registry::open_read_only(&settings.data_root).and_then(|registry| registry.map(|r| r.health().map(|health| (r, health))).transpose()) {
+        let url = settings.registry_url.as_deref();
+        match Registry::open_to_check(&settings.data_root, url).and_then(|registry| registry.map(|r| r.health().map(|health| (r, health))).transpose()) {
+            Ok(None) if url.is_some() => {
+                line(true, "registry: the PostgreSQL database GEOMAP_REGISTRY_URL names is empty (its tables are created at start)".into())
+            }
             Ok(None) => line(true, format!("registry: {} (created at start)", settings.data_root.join(registry::DATABASE_FILE).display())),
             Ok(Some((registry, health))) => {
                 let sizes = format!("{} maps, {} revisions", health.counts.maps, health.counts.revisions);
                 match health.problems.is_empty() {
-                    true => line(true, format!("registry: {} ({sizes}; integrity check passed)", registry.path().display())),
+                    true => line(true, format!("registry: {} ({sizes}; integrity check passed)", registry.location())),
                     false => {
-                        let found = CorruptProblem::Malformed(format!("SQLite's integrity check found: {}", health.problems.join("; ")));
-                        line(false, registry_problem(&RegistryError::Corrupt { path: registry.path().to_owned(), problem: found }))
+                        let found = CorruptProblem::Malformed(format!("the integrity check found: {}", health.problems.join("; ")));
+                        line(false, registry_problem(&RegistryError::Corrupt { location: registry.location().clone(), problem: found }))
                     }
                 }
                 match registry.check_writable() {

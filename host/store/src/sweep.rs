@@ -1,30 +1,88 @@
-//! Leftovers of interrupted work, removed at start: asset folders an install
-//! never finished, pixel-store folders a build never finished, and revision or
-//! layout folders the registry never recorded.
+//! Work in progress and its leftovers: a revision or layout folder is written
+//! under a temporary name and renamed into place when whole ([`Staged`]); at
+//! start, the temporary folders of writers that are gone, and folders the
+//! registry never recorded, are removed ([`sweep`]).
 //!
-//! Invariant: nothing another live process may still be writing is touched.
-//! Work in progress says whose it is: an install's temporary folder carries its
-//! process ID in its name (`.partial-<asset>-<pid>-<hex>`), and a revision or
-//! layout folder holds a `.writing-<pid>` marker from its creation until the
-//! registry has recorded it. Only folders whose writer is gone are removed.
+//! Invariants:
+//! - A revision or layout folder at its final name is whole: its files were
+//!   written and synced under `.partial-<id>-<pid>-<hex>@<host>` beside it and
+//!   the folder renamed into place (one rename, never over another folder);
+//!   only then is it recorded. Files are never rewritten after that, so a
+//!   folder on storage several replicas mount needs no lock.
+//! - Nothing another live process may still be writing is touched. A temporary
+//!   folder (an install's, the pixel store's, a revision's or layout's) names
+//!   its writer's process ID and machine: one of this machine is removed once
+//!   that process is gone; one of another machine once it is [`ABANDONED`]
+//!   old. A final folder the registry does not know is removed once it is
+//!   [`UNRECORDED`] old (a writer on another replica may be between its rename
+//!   and its record).
 
 use std::collections::HashSet;
+use std::io;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
-/// The marker's name for this process.
-fn marker() -> String {
-    format!(".writing-{}", std::process::id())
+use geomap_model::data_root::{ARTIFACTS_DIR, ASSETS_DIR, PIXELS_DIR, host_name, partial_name};
+
+/// A temporary folder of another machine's process is removed once unchanged this long.
+pub const ABANDONED: Duration = Duration::from_secs(24 * 3600);
+/// A final folder the registry does not know is removed once unchanged this long.
+pub const UNRECORDED: Duration = Duration::from_secs(3600);
+
+/// A revision or layout folder being written: files go into [`Staged::path`], a temporary folder
+/// beside `target`, and [`Staged::publish`] renames it into place once they are all written.
+/// Dropped unpublished, the temporary folder is removed.
+#[derive(Debug)]
+pub struct Staged {
+    temp: PathBuf,
+    target: PathBuf,
+    published: bool,
 }
 
-/// Creates `dir` (and its parents) with this process's marker in it: the folder is being written.
-pub fn mark_writing(dir: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir)?;
-    std::fs::write(dir.join(marker()), b"")
+impl Staged {
+    /// A new temporary folder for `target` (created with its parents).
+    pub fn create(target: &Path) -> io::Result<Staged> {
+        let parent = target.parent().ok_or_else(|| io::Error::other("a folder without a parent"))?;
+        let name = target.file_name().ok_or_else(|| io::Error::other("a folder without a name"))?.to_string_lossy();
+        std::fs::create_dir_all(parent)?;
+        let temp = parent.join(partial_name(&name));
+        std::fs::create_dir(&temp)?;
+        Ok(Staged { temp, target: target.to_owned(), published: false })
+    }
+
+    /// Where the files are written until the folder is published.
+    pub fn path(&self) -> &Path {
+        &self.temp
+    }
+
+    /// Syncs every file written, then renames the folder into place and syncs its parent, so the
+    /// folder is whole on disk before the caller records it. Fails when `target` already exists.
+    pub fn publish(mut self) -> io::Result<PathBuf> {
+        for entry in std::fs::read_dir(&self.temp)? {
+            let entry = entry?;
+            if entry.file_type()?.is_file() {
+                std::fs::File::open(entry.path())?.sync_all()?;
+            }
+        }
+        std::fs::File::open(&self.temp)?.sync_all()?;
+        if self.target.exists() {
+            return Err(io::Error::new(io::ErrorKind::AlreadyExists, format!("{} already exists", self.target.display())));
+        }
+        std::fs::rename(&self.temp, &self.target)?;
+        self.published = true;
+        if let Some(parent) = self.target.parent() {
+            std::fs::File::open(parent)?.sync_all()?;
+        }
+        Ok(self.target.clone())
+    }
 }
 
-/// Removes this process's marker from `dir`: the registry has recorded what it holds.
-pub fn unmark(dir: &Path) {
-    let _ = std::fs::remove_file(dir.join(marker()));
+impl Drop for Staged {
+    fn drop(&mut self) {
+        if !self.published {
+            let _ = std::fs::remove_dir_all(&self.temp); // best effort: the sweep removes what is left
+        }
+    }
 }
 
 /// Whether process `pid` may still be writing: alive, and not this process (which has only just
@@ -33,56 +91,63 @@ fn writer_alive(pid: u32) -> bool {
     pid != std::process::id() && Path::new("/proc").join(pid.to_string()).exists()
 }
 
-/// The process ID in a temporary asset folder's name, if it has one.
-fn partial_owner(name: &str) -> Option<u32> {
+/// Who writes a temporary folder, from its name: the process ID, and the machine (none in the
+/// names of earlier versions, which wrote only on their own machine).
+fn partial_owner(name: &str) -> Option<(u32, Option<&str>)> {
     let rest = name.strip_prefix(".partial-")?;
+    let (rest, host) = match rest.split_once('@') {
+        Some((rest, host)) => (rest, Some(host)),
+        None => (rest, None),
+    };
     let mut parts = rest.rsplitn(3, '-');
-    let (_hex, pid, _asset) = (parts.next()?, parts.next()?, parts.next()?);
-    pid.parse().ok()
+    let (_hex, pid, _name) = (parts.next()?, parts.next()?, parts.next()?);
+    Some((pid.parse().ok()?, host))
 }
 
-/// The writers named by the markers in `dir`.
-fn marked_writers(dir: &Path) -> Vec<(PathBuf, Option<u32>)> {
-    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
-    entries
-        .flatten()
-        .filter_map(|entry| {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            name.strip_prefix(".writing-").map(|pid| (entry.path(), pid.parse().ok()))
-        })
-        .collect()
+/// Whether the temporary folder `path` (named `name`) is abandoned: its writer, on this machine,
+/// is gone; or, on another machine (or unnamed), it has not changed for [`ABANDONED`].
+fn abandoned(name: &str, path: &Path) -> bool {
+    match partial_owner(name) {
+        Some((pid, None)) => !writer_alive(pid),
+        Some((pid, Some(host))) if host == host_name() => !writer_alive(pid),
+        _ => unchanged_for(path, ABANDONED),
+    }
 }
 
-/// Removes the leftovers under `data_root`; `recorded` holds every revision and layout ID the
-/// registry knows. Returns what was removed.
-pub fn sweep(data_root: &Path, recorded: &HashSet<String>) -> Vec<PathBuf> {
-    let mut removed = Vec::new();
+/// Whether `path` has not been modified for `age`.
+fn unchanged_for(path: &Path, age: Duration) -> bool {
+    std::fs::metadata(path).and_then(|metadata| metadata.modified()).is_ok_and(|modified| modified.elapsed().is_ok_and(|elapsed| elapsed >= age))
+}
+
+/// Removes the leftovers of interrupted work: abandoned temporary folders under `data_root`'s
+/// assets and `artifact_root`'s pixel store and artifacts, and artifact folders the registry does
+/// not know (`recorded` holds every revision and layout ID it does) once [`UNRECORDED`] old.
+/// Returns what was removed.
+pub fn sweep(data_root: &Path, artifact_root: &Path, recorded: &HashSet<String>) -> Vec<PathBuf> {
     let children = |dir: &Path| -> Vec<PathBuf> {
         std::fs::read_dir(dir)
             .map(|entries| entries.flatten().filter(|e| e.file_type().is_ok_and(|t| t.is_dir())).map(|e| e.path()).collect())
             .unwrap_or_default()
     };
     let name_of = |path: &Path| path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    for temp in children(&data_root.join(geomap_model::data_root::ASSETS_DIR)).into_iter().chain(children(&data_root.join(geomap_model::data_root::PIXELS_DIR)))
-    {
+    let mut candidates = Vec::new();
+    let mut holders = vec![data_root.join(ASSETS_DIR), artifact_root.join(PIXELS_DIR)];
+    for map_dir in children(&artifact_root.join(ARTIFACTS_DIR)) {
+        let layouts = map_dir.join("layouts");
+        candidates.extend(children(&map_dir).into_iter().filter(|dir| name_of(dir).starts_with("rev_")));
+        candidates.extend(children(&layouts).into_iter().filter(|dir| !name_of(dir).starts_with(".partial-")));
+        holders.extend([map_dir, layouts]);
+    }
+    let mut removed = Vec::new();
+    for temp in holders.iter().flat_map(|dir| children(dir)) {
         let name = name_of(&temp);
-        if name.starts_with(".partial-") && !partial_owner(&name).is_some_and(writer_alive) && std::fs::remove_dir_all(&temp).is_ok() {
+        if name.starts_with(".partial-") && abandoned(&name, &temp) && std::fs::remove_dir_all(&temp).is_ok() {
             removed.push(temp);
         }
     }
-    for map_dir in children(&data_root.join("artifacts")) {
-        let folders = children(&map_dir).into_iter().filter(|dir| name_of(dir).starts_with("rev_")).chain(children(&map_dir.join("layouts")));
-        for folder in folders {
-            let writers = marked_writers(&folder);
-            if recorded.contains(&name_of(&folder)) {
-                for (marker, pid) in writers {
-                    if !pid.is_some_and(writer_alive) {
-                        let _ = std::fs::remove_file(marker); // recorded just before its writer stopped
-                    }
-                }
-            } else if !writers.iter().any(|(_, pid)| pid.is_some_and(writer_alive)) && std::fs::remove_dir_all(&folder).is_ok() {
-                removed.push(folder);
-            }
+    for folder in candidates {
+        if !recorded.contains(&name_of(&folder)) && unchanged_for(&folder, UNRECORDED) && std::fs::remove_dir_all(&folder).is_ok() {
+            removed.push(folder);
         }
     }
     removed
@@ -91,51 +156,88 @@ pub fn sweep(data_root: &Path, recorded: &HashSet<String>) -> Vec<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use geomap_model::data_root::partial_name;
+    use std::time::SystemTime;
 
     #[test]
-    fn a_temporary_asset_folder_names_its_owner() {
+    fn a_temporary_folder_names_its_owner_and_machine() {
         let name = partial_name("ics-chart");
-        assert_eq!(partial_owner(&name), Some(std::process::id()));
-        assert_eq!(partial_owner(".partial-ics-chart-123-abcdef"), Some(123));
+        assert_eq!(partial_owner(&name), Some((std::process::id(), Some(host_name()))));
+        assert_eq!(partial_owner(".partial-rev_ab12-123-abcdef@node-7.cluster"), Some((123, Some("node-7.cluster"))));
+        assert_eq!(partial_owner(".partial-ics-chart-123-abcdef"), Some((123, None)), "an earlier version's name");
         assert_eq!(partial_owner(".partial-ics-chart-abcdef"), None, "an older name without a process ID");
+    }
+
+    #[test]
+    fn a_staged_folder_appears_whole_or_not_at_all() {
+        let root = tempfile::tempdir().unwrap();
+        let target = root.path().join("artifacts/map_1/rev_a");
+        let staged = Staged::create(&target).unwrap();
+        std::fs::write(staged.path().join("warped.tif"), b"whole").unwrap();
+        assert!(!target.exists(), "nothing at the final name while it is written");
+        assert_eq!(staged.publish().unwrap(), target);
+        assert_eq!(std::fs::read(target.join("warped.tif")).unwrap(), b"whole");
+        let again = Staged::create(&target).unwrap();
+        let temp = again.path().to_owned();
+        assert_eq!(again.publish().unwrap_err().kind(), io::ErrorKind::AlreadyExists, "never over another folder");
+        assert!(!temp.exists(), "the refused folder is removed");
+        let dropped = Staged::create(&root.path().join("artifacts/map_1/rev_b")).unwrap();
+        let temp = dropped.path().to_owned();
+        drop(dropped);
+        assert!(!temp.exists() && !root.path().join("artifacts/map_1/rev_b").exists());
+    }
+
+    /// Sets `path`'s modification time `age` back.
+    fn age(path: &Path, age: Duration) {
+        std::fs::File::open(path).unwrap().set_modified(SystemTime::now() - age).unwrap();
     }
 
     #[test]
     fn only_the_leftovers_of_writers_that_are_gone_are_removed() {
         let root = tempfile::tempdir().unwrap();
-        let data = root.path();
-        let assets = data.join(geomap_model::data_root::ASSETS_DIR);
-        let this_process = std::process::id(); // a marker naming it was left by an earlier process with its ID
+        let (data, shared) = (root.path().join("data"), root.path().join("shared"));
+        let assets = data.join(ASSETS_DIR);
+        let this_process = std::process::id(); // a folder naming it was left by an earlier process with its ID
         let mut child = std::process::Command::new("sleep").arg("30").spawn().unwrap();
         let alive = child.id();
-        for name in [format!(".partial-ics-chart-{alive}-aaaaaa"), ".partial-ics-chart-4194304-bbbbbb".to_owned(), "ics-chart".to_owned()] {
-            std::fs::create_dir_all(assets.join(name)).unwrap();
-        }
-        let map = data.join("artifacts/map_1");
-        let folder = |name: &str, writer: Option<u32>| {
-            let dir = map.join(name);
+        let host = host_name();
+        let folder = |parent: &Path, name: &str, old: Option<Duration>| {
+            let dir = parent.join(name);
             std::fs::create_dir_all(&dir).unwrap();
             std::fs::write(dir.join("warped.tif"), b"x").unwrap();
-            if let Some(pid) = writer {
-                std::fs::write(dir.join(format!(".writing-{pid}")), b"").unwrap();
+            if let Some(old) = old {
+                age(&dir, old);
             }
             dir
         };
-        let recorded_dir = folder("rev_recorded", Some(4194304));
-        let kept = [folder("rev_writing", Some(alive)), folder("layouts/lay_writing", Some(alive)), recorded_dir.clone()];
-        let gone = [folder("rev_orphan", None), folder("rev_killed", Some(4194304)), folder("layouts/lay_orphan", Some(this_process))];
+        let map = shared.join("artifacts/map_1");
+        let layouts = map.join("layouts");
+        let hour = Duration::from_secs(3600);
+        let kept = [
+            folder(&assets, &format!(".partial-ics-chart-{alive}-aaaaaa@{host}"), None),
+            folder(&assets, "ics-chart", None),
+            folder(&map, &format!(".partial-rev_live-{alive}-aaaaaa@{host}"), None),
+            folder(&map, ".partial-rev_far-4194304-aaaaaa@another-machine", Some(2 * hour)), // not yet abandoned
+            folder(&map, "rev_recorded", Some(48 * hour)),
+            folder(&map, "rev_just_renamed", None), // another replica records it in a moment
+            folder(&layouts, "lay_just_renamed", Some(hour / 2)),
+        ];
+        let gone = [
+            folder(&assets, ".partial-ics-chart-4194304-bbbbbb", None),
+            folder(&shared.join(PIXELS_DIR), &format!(".partial-abc123-4194304-cccccc@{host}"), None),
+            folder(&map, &format!(".partial-rev_killed-4194304-dddddd@{host}"), None),
+            folder(&layouts, &format!(".partial-lay_killed-{this_process}-eeeeee@{host}"), None),
+            folder(&map, ".partial-rev_far-4194304-ffffff@another-machine", Some(25 * hour)),
+            folder(&map, "rev_orphan", Some(2 * hour)),
+            folder(&layouts, "lay_orphan", Some(2 * hour)),
+        ];
         let recorded: HashSet<String> = ["rev_recorded".to_owned()].into();
-        let mut removed = sweep(data, &recorded);
+        let mut removed = sweep(&data, &shared, &recorded);
         child.kill().unwrap();
         child.wait().unwrap();
         removed.sort();
-        let mut expected: Vec<PathBuf> = gone.to_vec();
-        expected.push(assets.join(".partial-ics-chart-4194304-bbbbbb"));
+        let mut expected = gone.to_vec();
         expected.sort();
         assert_eq!(removed, expected);
         assert!(kept.iter().all(|dir| dir.join("warped.tif").exists()));
-        assert!(assets.join(format!(".partial-ics-chart-{alive}-aaaaaa")).exists() && assets.join("ics-chart").exists());
-        assert!(!recorded_dir.join(".writing-4194304").exists(), "a recorded folder loses its stale marker");
     }
 }

@@ -1,5 +1,5 @@
 //! The pixel store: a registered scan decoded once into tiles of raw RGB under
-//! `$GEOMAP_DATA_ROOT/cache/pixels/<sha256>/`, keyed by the scan's content hash
+//! `$GEOMAP_ARTIFACT_ROOT/cache/pixels/<sha256>/`, keyed by the scan's content hash
 //! and reused across calls and restarts; tools read windows from it instead of
 //! decoding the whole scan on every call.
 //!
@@ -73,9 +73,11 @@ pub struct PixelStore {
 }
 
 impl PixelStore {
-    /// The store under `data_root`, kept within `budget` bytes (`GEOMAP_PIXEL_CACHE`).
-    pub fn new(data_root: &Path, budget: u64) -> PixelStore {
-        PixelStore { root: data_root.join(PIXELS_DIR), budget }
+    /// The store under `artifact_root` (`GEOMAP_ARTIFACT_ROOT`, which replicas may share: a
+    /// scan's tiles are written under a temporary name and renamed into place), kept within
+    /// `budget` bytes (`GEOMAP_PIXEL_CACHE`).
+    pub fn new(artifact_root: &Path, budget: u64) -> PixelStore {
+        PixelStore { root: artifact_root.join(PIXELS_DIR), budget }
     }
 
     /// The pixels of `region` (whole pixels, `(x0, y0, x1, y1)`, clamped to the scan) of the scan

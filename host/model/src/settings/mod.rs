@@ -29,6 +29,9 @@ pub const DEFAULT_MAX_IMAGE_BYTES: u64 = 1 << 30;
 pub struct Settings {
     /// Registry, artifacts, assets and caches (`GEOMAP_DATA_ROOT`).
     pub data_root: PathBuf,
+    /// Where revision and layout folders (`artifacts/`) and the pixel store (`cache/pixels/`) are
+    /// written (`GEOMAP_ARTIFACT_ROOT`): storage every replica mounts; the data root by default.
+    pub artifact_root: PathBuf,
     /// Allowed folders for map files (`GEOMAP_MAP_ROOTS`); the first resolves relative paths.
     pub map_roots: Vec<PathBuf>,
     /// Whether `map_roots` came from the operator rather than the default.
@@ -49,6 +52,10 @@ pub struct Settings {
     pub max_image_pixels: u64,
     /// Base URL to fetch approved assets from instead of upstream.
     pub asset_mirror: Option<String>,
+    /// The PostgreSQL registry's `postgres://` URL (`GEOMAP_REGISTRY_URL`); unset: SQLite in the data root.
+    pub registry_url: Option<String>,
+    /// This replica's name behind a load balancer (`GEOMAP_REPLICA_ID`): the prefix of its session IDs.
+    pub replica_id: Option<String>,
     /// How long a download may go without receiving a byte (`GEOMAP_ASSET_TIMEOUT`).
     pub asset_timeout: Duration,
     /// How long a preparation tool waits for the user's answer to its download question (`GEOMAP_CONSENT_TIMEOUT`).
@@ -166,6 +173,7 @@ pub enum SettingsError {
 #[serde(deny_unknown_fields)]
 struct ConfigFile {
     data_root: Option<PathBuf>,
+    artifact_root: Option<PathBuf>,
     map_roots: Option<Vec<PathBuf>>,
     provider_roots: Option<Vec<PathBuf>>,
     providers: Option<Vec<String>>,
@@ -174,6 +182,8 @@ struct ConfigFile {
     max_image_bytes: Option<FileCount>,
     max_image_pixels: Option<FileCount>,
     asset_mirror: Option<String>,
+    registry_url: Option<String>,
+    replica_id: Option<String>,
     asset_timeout: Option<String>,
     consent_timeout: Option<String>,
     #[serde(default)]
@@ -222,6 +232,13 @@ impl Settings {
                 None => dirs::data_dir().ok_or(SettingsError::NoDataRoot)?.join(APP_DIR_NAME),
             },
         };
+        let artifact_root = match var("GEOMAP_ARTIFACT_ROOT") {
+            Some(value) => absolute_path("GEOMAP_ARTIFACT_ROOT", &value)?,
+            None => match file.artifact_root {
+                Some(path) => absolute_path("GEOMAP_ARTIFACT_ROOT", path.as_os_str())?,
+                None => data_root.clone(),
+            },
+        };
         let env_or_file_paths = |name: &'static str, from_file: Option<Vec<PathBuf>>| match var(name) {
             Some(value) => path_list(name, &value).map(Some),
             None => from_file.map(|paths| paths.iter().map(|p| absolute_path(name, p.as_os_str())).collect()).transpose(),
@@ -254,6 +271,22 @@ impl Settings {
         };
         if let Some(url) = &asset_mirror {
             mirror_url(url)?;
+        }
+        let registry_url = match var("GEOMAP_REGISTRY_URL") {
+            Some(value) => Some(text("GEOMAP_REGISTRY_URL", &value)?),
+            None => file.registry_url,
+        };
+        if let Some(url) = registry_url.as_deref().filter(|url| !url.starts_with("postgres://") && !url.starts_with("postgresql://")) {
+            return Err(invalid("GEOMAP_REGISTRY_URL", url, "a postgres:// or postgresql:// URL"));
+        }
+        let replica_id = match var("GEOMAP_REPLICA_ID") {
+            Some(value) => Some(text("GEOMAP_REPLICA_ID", &value)?),
+            None => file.replica_id,
+        };
+        if let Some(name) =
+            replica_id.as_deref().filter(|name| name.is_empty() || name.len() > 32 || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'))
+        {
+            return Err(invalid("GEOMAP_REPLICA_ID", name, "up to 32 letters, digits, `-` or `_`"));
         }
         let duration = |name: &'static str, from_file: Option<String>, default: Duration| {
             let value = match var(name) {
@@ -310,6 +343,7 @@ impl Settings {
 
         Ok(Settings {
             data_root,
+            artifact_root,
             map_roots,
             map_roots_configured,
             provider_roots,
@@ -320,6 +354,8 @@ impl Settings {
             max_image_bytes: limit("GEOMAP_MAX_IMAGE_BYTES", file.max_image_bytes, DEFAULT_MAX_IMAGE_BYTES, true)?,
             max_image_pixels: limit("GEOMAP_MAX_IMAGE_PIXELS", file.max_image_pixels, DEFAULT_MAX_IMAGE_PIXELS, false)?,
             asset_mirror,
+            registry_url,
+            replica_id,
             asset_timeout,
             consent_timeout,
             assets: file.assets,
@@ -478,6 +514,10 @@ mod tests {
         assert_eq!(s.map_roots, [PathBuf::from("/srv/geomap/maps")]);
         assert!(!s.map_roots_configured);
         assert_eq!(s.provider_roots, [PathBuf::from("/srv/geomap/providers")]);
+        assert_eq!((s.artifact_root.as_path(), s.registry_url.as_deref()), (Path::new("/srv/geomap"), None), "artifacts and SQLite in the data root");
+        let shared =
+            load(&[("GEOMAP_DATA_ROOT", "/srv/geomap"), ("GEOMAP_ARTIFACT_ROOT", "/mnt/shared"), ("GEOMAP_REGISTRY_URL", "postgres://db/geomap")]).unwrap();
+        assert_eq!((shared.artifact_root.as_path(), shared.registry_url.as_deref()), (Path::new("/mnt/shared"), Some("postgres://db/geomap")));
         assert_eq!((s.max_image_pixels, s.max_image_bytes), (DEFAULT_MAX_IMAGE_PIXELS, DEFAULT_MAX_IMAGE_BYTES));
         assert!(s.detector_preparation && s.knowledge_preparation);
         assert_eq!(s.log_filter, "info");
@@ -491,6 +531,9 @@ mod tests {
             ("GEOMAP_MCP_ENABLE_DETECTOR_PREPARATION", "maybe"),
             ("GEOMAP_MAP_ROOTS", "relative/maps"),
             ("GEOMAP_ASSET_MIRROR", "ftp://mirror"),
+            ("GEOMAP_REGISTRY_URL", "mysql://db/geomap"),
+            ("GEOMAP_REPLICA_ID", "replica one"),
+            ("GEOMAP_ARTIFACT_ROOT", "relative/artifacts"),
             ("GEOMAP_PROVIDERS", "Bad Name"),
         ];
         for (variable, value) in cases {

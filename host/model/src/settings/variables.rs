@@ -22,6 +22,16 @@ pub const VARIABLES: &[Variable] = &[
     },
     Variable { name: "GEOMAP_DATA_ROOT", meaning: "registry, artifacts, assets, caches", default: "platform data dir + `stratigraphic-amenity`" },
     Variable {
+        name: "GEOMAP_ARTIFACT_ROOT",
+        meaning: "where revision and layout folders (`artifacts/`) and the pixel store (`cache/pixels/`) are written: give every replica the same shared folder (see Replicas)",
+        default: "`$GEOMAP_DATA_ROOT`",
+    },
+    Variable {
+        name: "GEOMAP_REGISTRY_URL",
+        meaning: "keep the registry in PostgreSQL (`postgres://user@host:port/database?sslmode=…`; what the URL leaves out comes from `PGHOST`, `PGPORT`, `PGUSER`, `PGPASSWORD`, `PGDATABASE`, `PGSSLMODE`, `PGSSLROOTCERT`), shared by every server given the same URL",
+        default: "unset: SQLite, `$GEOMAP_DATA_ROOT/registry.sqlite`",
+    },
+    Variable {
         name: "GEOMAP_MAP_ROOTS",
         meaning: "allowed folders for map files (`:`-separated; the first resolves relative paths; must exist)",
         default: "`$GEOMAP_DATA_ROOT/maps` (created)",
@@ -51,6 +61,11 @@ pub const VARIABLES: &[Variable] = &[
     Variable { name: "GEOMAP_LOG", meaning: "tracing filter; the log goes to stderr", default: "`info`" },
     Variable { name: "GEOMAP_HTTP_LISTEN", meaning: "serve streamable HTTP on `ADDR:PORT` instead of stdio (as `serve --http`)", default: "unset (stdio)" },
     Variable { name: "GEOMAP_HTTP_TOKENS_FILE", meaning: "bearer tokens, one per line; required off loopback", default: "unset" },
+    Variable {
+        name: "GEOMAP_REPLICA_ID",
+        meaning: "this replica's name behind a load balancer (letters, digits, `-`, `_`): 2025-11-25 session IDs start with `<name>.`, which the load balancer routes by (see Replicas)",
+        default: "unset",
+    },
     Variable { name: "GEOMAP_HTTP_ALLOWED_HOSTS", meaning: "host names (or `host:port`) clients may use besides loopback, comma-separated", default: "none" },
     Variable {
         name: "GEOMAP_MAX_HEAVY_CALLS",
@@ -75,7 +90,7 @@ pub const VARIABLES: &[Variable] = &[
     },
     Variable {
         name: "GEOMAP_PIXEL_CACHE",
-        meaning: "the most the pixel store (each registered scan decoded once into tiles, under `$GEOMAP_DATA_ROOT/cache/pixels`) may take on disk; the scans used longest ago go first (byte suffixes allowed)",
+        meaning: "the most the pixel store (each registered scan decoded once into tiles, under `$GEOMAP_ARTIFACT_ROOT/cache/pixels`) may take on disk; the scans used longest ago go first (byte suffixes allowed)",
         default: "4 GiB",
     },
 ];

@@ -127,8 +127,8 @@ impl ServerState {
         let catalog = Catalog::for_settings(&settings)?;
         // Model threads share the operator's budget across calls (a second server state in one process keeps the first's).
         geomap_vision::onnx::set_worker_threads(settings.worker_threads);
-        let registry = Registry::open(&settings.data_root)?;
-        let removed = geomap_store::sweep::sweep(&settings.data_root, &registry.artifact_ids()?);
+        let registry = Registry::open(&settings.data_root, settings.registry_url.as_deref())?;
+        let removed = geomap_store::sweep::sweep(&settings.data_root, &settings.artifact_root, &registry.artifact_ids()?);
         if !removed.is_empty() {
             let paths: Vec<String> = removed.iter().map(|path| path.display().to_string()).collect();
             tracing::info!(event = %"sweep", removed = removed.len(), "removed the leftovers of interrupted work: {}", paths.join(", "));
@@ -150,7 +150,7 @@ impl ServerState {
             reader: Default::default(),
             calls: calls::InFlight::default(),
             heavy: calls::HeavySlots::new(settings.max_heavy_calls),
-            pixels: geomap_vision::pixels::PixelStore::new(&settings.data_root, settings.pixel_cache),
+            pixels: geomap_vision::pixels::PixelStore::new(&settings.artifact_root, settings.pixel_cache),
             stopping: CancellationToken::new(),
             changes: Default::default(),
             answers: Default::default(),

@@ -5,6 +5,7 @@
 //! here, so the tools that write them and `resources` that serves them agree.
 
 use super::ServerState;
+use geomap_model::data_root::ARTIFACTS_DIR;
 
 /// The URI scheme prefix of registered maps.
 pub const MAP_URI_PREFIX: &str = "geomap://maps/";
@@ -36,12 +37,12 @@ pub fn artifact_uri(map_id: &str, revision_id: &str, name: &str) -> String {
     format!("{MAP_URI_PREFIX}{map_id}/revisions/{revision_id}/{name}")
 }
 
-/// The folder of one revision's artifacts: `<data root>/artifacts/<map_id>/<revision_id>`.
+/// The folder of one revision's artifacts: `<artifact root>/artifacts/<map_id>/<revision_id>`.
 pub fn revision_dir(state: &ServerState, map_id: &str, revision_id: &str) -> std::path::PathBuf {
-    state.settings.data_root.join("artifacts").join(map_id).join(revision_id)
+    state.settings.artifact_root.join(ARTIFACTS_DIR).join(map_id).join(revision_id)
 }
 
-/// The folder of a stored reading (a layout, or text): `<data root>/artifacts/<map_id>/layouts/<id>`.
+/// The folder of a stored reading (a layout, text, units): `<artifact root>/artifacts/<map_id>/layouts/<id>`.
 pub fn layout_dir(state: &ServerState, map_id: &str, id: &str) -> std::path::PathBuf {
-    state.settings.data_root.join("artifacts").join(map_id).join("layouts").join(id)
+    state.settings.artifact_root.join(ARTIFACTS_DIR).join(map_id).join("layouts").join(id)
 }

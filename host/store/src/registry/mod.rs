@@ -1,39 +1,48 @@
-//! The registry: maps, their revisions and the files each revision wrote, as
-//! rows of `registry.sqlite` (SQLite in WAL mode) in the data root.
+//! The registry: maps, their revisions and the files each revision wrote,
+//! knowledge bundles, layouts, readings and unit extractions; as rows of
+//! `registry.sqlite` (SQLite in WAL mode) in the data root, or of a PostgreSQL
+//! database that many servers share (`GEOMAP_REGISTRY_URL`).
 //!
 //! Invariants:
+//! - One registry, two backends: every call is written once, against
+//!   [`sql::Session`], in SQL both run; only opening, transactions, the schema
+//!   and the integrity check differ (`sqlite.rs`, `postgres.rs`), and the two
+//!   schemas are the same tables at the same version.
 //! - Nothing loads the whole registry: every call reads or writes the rows it
 //!   needs through an index, so its cost does not grow with the archive.
-//! - Writes are single transactions begun `IMMEDIATE` (they wait for another
-//!   process's write instead of failing, up to [`BUSY_TIMEOUT`]); a commit is
-//!   on disk before the call returns, and a process killed at any moment
-//!   leaves a database that opens with every committed write.
+//! - Writes are single transactions that wait for any other writer (SQLite's
+//!   `IMMEDIATE`, PostgreSQL's advisory lock), from this process or another; a
+//!   commit is durable before the call returns, and a process killed at any
+//!   moment leaves every committed write.
 //! - An unchanged update writes nothing: re-registering an unchanged file
 //!   only reads.
-//! - A file that fails a check (not a database, cut short, a newer schema,
-//!   damage SQLite reports) is never written: it is [`RegistryError::Corrupt`].
+//! - A registry that fails a check (not a database, cut short, a newer schema,
+//!   damage the database reports, a PostgreSQL database holding other tables)
+//!   is never written: it is [`RegistryError::Corrupt`].
 //! - A `registry.json` from an earlier version is imported in one transaction
 //!   on open, then kept as `registry.json.migrated` (never deleted); an
 //!   interrupted import runs again on the next open.
 
-mod database;
 mod document;
+mod postgres;
+mod sql;
+mod sqlite;
 
 use std::collections::HashMap;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior, params};
 use serde::{Deserialize, Serialize};
 
 use crate::media::MediaType;
 use geomap_model::georeference::{Artifact, Revision};
+use sql::{Fault, Row, Session};
 
-pub use database::{BUSY_TIMEOUT, SCHEMA_VERSION};
-pub use document::{DOCUMENT_VERSION, DocumentWriter, RegistryDocument};
+pub use document::{DOCUMENT_VERSION, DocumentWriter, RegistryDocument, StoredBundle, StoredDocument};
+pub use sqlite::{BUSY_TIMEOUT, SCHEMA_VERSION};
 
-/// The database's file name in the data root.
+/// The SQLite database's file name in the data root.
 pub const DATABASE_FILE: &str = "registry.sqlite";
 /// The JSON registry of earlier versions, imported on the first open.
 pub const LEGACY_FILE: &str = "registry.json";
@@ -77,8 +86,10 @@ pub enum CorruptProblem {
     NotADatabase(&'static str),
     /// Shorter than its own header says: the end of the file is missing.
     Truncated { bytes: u64, expected: u64 },
-    /// SQLite reports damage, or a row this server cannot read.
+    /// The database reports damage, or a row this server cannot read.
     Malformed(String),
+    /// A PostgreSQL database that holds tables of something else (what it holds).
+    Foreign(String),
 }
 
 impl CorruptProblem {
@@ -90,6 +101,7 @@ impl CorruptProblem {
             CorruptProblem::NotADatabase(_) => "not_a_database",
             CorruptProblem::Truncated { .. } => "truncated",
             CorruptProblem::Malformed(_) => "malformed",
+            CorruptProblem::Foreign(_) => "foreign_database",
         }
     }
 }
@@ -104,6 +116,25 @@ impl std::fmt::Display for CorruptProblem {
             CorruptProblem::NotADatabase(what) => write!(f, "not an SQLite database (it is {what})"),
             CorruptProblem::Truncated { bytes, expected } => write!(f, "cut short: {bytes} bytes where its header says {expected}"),
             CorruptProblem::Malformed(reason) => write!(f, "damaged ({reason})"),
+            CorruptProblem::Foreign(what) => write!(f, "not a registry: {what}"),
+        }
+    }
+}
+
+/// Where a registry is, as operators are told: its SQLite file, or its PostgreSQL database.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Location {
+    /// An SQLite file (or a `registry.json` of an earlier version).
+    File(PathBuf),
+    /// A PostgreSQL database, as `postgres://user@host:port/database` (never with a password).
+    Database(String),
+}
+
+impl std::fmt::Display for Location {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Location::File(path) => write!(f, "{}", path.display()),
+            Location::Database(url) => f.write_str(url),
         }
     }
 }
@@ -111,18 +142,22 @@ impl std::fmt::Display for CorruptProblem {
 /// Registry failures.
 #[derive(Debug, thiserror::Error)]
 pub enum RegistryError {
-    /// The file exists but cannot be used; it is left untouched.
-    #[error("{}: {problem}", path.display())]
-    Corrupt { path: PathBuf, problem: CorruptProblem },
+    /// The file or database exists but cannot be used; it is left untouched.
+    #[error("{location}: {problem}")]
+    Corrupt { location: Location, problem: CorruptProblem },
     /// An operating-system call failed.
     #[error("{action} {}: {source}", path.display())]
     Io { action: &'static str, path: PathBuf, source: io::Error },
-    /// SQLite failed for a reason other than damage (full disk, permissions, a timeout).
-    #[error("could not {action} {}: {source}", path.display())]
-    Database { action: &'static str, path: PathBuf, source: rusqlite::Error },
+    /// The database failed for a reason other than damage (full disk, permissions, a timeout,
+    /// a PostgreSQL server that cannot be reached).
+    #[error("could not {action} {location}: {source}")]
+    Database { action: &'static str, location: Location, source: Box<dyn std::error::Error + Send + Sync> },
     /// `import` restores only into an empty registry.
-    #[error("{} already holds {maps} maps; import restores into an empty data root only", path.display())]
-    NotEmpty { path: PathBuf, maps: u64 },
+    #[error("{location} already holds {maps} maps; import restores into an empty registry only")]
+    NotEmpty { location: Location, maps: u64 },
+    /// `GEOMAP_REGISTRY_URL` and the `PG*` variables do not say how to reach a database.
+    #[error("{location}: {reason}")]
+    Settings { location: Location, reason: String },
 }
 
 /// How much the registry holds (kept by triggers: reading it costs the same at any size).
@@ -191,6 +226,10 @@ pub struct Imported {
     pub maps: usize,
     /// Revisions added.
     pub revisions: usize,
+    /// Knowledge bundles added.
+    pub bundles: usize,
+    /// Layouts, readings and unit extractions added.
+    pub documents: usize,
 }
 
 /// What the full check of `stratigraphic-amenity check` found.
@@ -198,19 +237,28 @@ pub struct Imported {
 pub struct Health {
     /// Sizes.
     pub counts: Counts,
-    /// SQLite's `integrity_check` findings (empty when the file is sound).
+    /// What the check found wrong (empty when the registry is sound): SQLite's `integrity_check`
+    /// findings, and on either backend counts that disagree with the rows they count.
     pub problems: Vec<String>,
 }
 
-/// The registry in one data root.
+/// The registry of one data root (SQLite) or one PostgreSQL database.
 #[derive(Debug)]
 pub struct Registry {
-    pool: database::Pool,
+    backend: Backend,
     maps: Mutex<KeptMaps>,
 }
 
+/// Where the rows are.
+#[derive(Debug)]
+enum Backend {
+    Sqlite(sqlite::Pool),
+    Postgres(postgres::Pool),
+}
+
 /// Map records read since the database last changed: [`Registry::map`] answers from them while
-/// [`database::Pool::data_version`] stays where it was when they were read.
+/// SQLite's `data_version` stays where it was when they were read (PostgreSQL has no such
+/// number, so there every read goes to the database).
 #[derive(Debug, Default)]
 struct KeptMaps {
     data_version: Option<i64>,
@@ -221,7 +269,8 @@ struct KeptMaps {
 const KEPT_MAPS: usize = 4096;
 
 /// What the tools store under a map's `layouts/` folder, each kind in a table of its own.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Document {
     /// A `geomap-layout/v1` document (`lay_` IDs), written by geomap_process_image.
     Layout,
@@ -232,6 +281,9 @@ pub enum Document {
 }
 
 impl Document {
+    /// Every kind, in the order an export lists them.
+    pub const ALL: [Document; 3] = [Document::Layout, Document::Reading, Document::Units];
+
     /// Its table and ID column.
     fn table(self) -> (&'static str, &'static str) {
         match self {
@@ -261,76 +313,113 @@ impl Document {
 }
 
 impl Registry {
-    /// Opens the registry in `data_root` (creating the folder and the
-    /// database), refusing a damaged file, and imports a `registry.json` left
-    /// by an earlier version.
-    pub fn open(data_root: &Path) -> Result<Registry, RegistryError> {
+    /// Opens the registry: in PostgreSQL at `url` when given (what the URL leaves out comes from
+    /// the `PG*` variables), else in `data_root`'s SQLite file (creating the folder and the
+    /// database). A damaged or foreign registry is refused; a `registry.json` left in `data_root`
+    /// by an earlier version is imported.
+    pub fn open(data_root: &Path, url: Option<&str>) -> Result<Registry, RegistryError> {
         std::fs::create_dir_all(data_root).map_err(|source| RegistryError::Io { action: "create the data root", path: data_root.to_owned(), source })?;
-        let registry = Registry { pool: database::Pool::open(&data_root.join(DATABASE_FILE))?, maps: Mutex::default() };
+        let backend = match url {
+            Some(url) => Backend::Postgres(postgres::Pool::open(url, |name| std::env::var(name).ok(), true)?.expect("a prepared database holds a registry")),
+            None => Backend::Sqlite(sqlite::Pool::open(&data_root.join(DATABASE_FILE))?),
+        };
+        let registry = Registry { backend, maps: Mutex::default() };
         registry.migrate_legacy(&data_root.join(LEGACY_FILE))?;
         Ok(registry)
     }
 
-    /// Opens an existing registry read-only, creating and migrating nothing
-    /// (for `check`); `None` when the data root has no database yet.
-    pub fn open_read_only(data_root: &Path) -> Result<Option<Registry>, RegistryError> {
+    /// Opens an existing registry to check it (for `check`), creating, migrating and importing
+    /// nothing; `None` when there is no registry yet (no SQLite file, an empty PostgreSQL database).
+    pub fn open_to_check(data_root: &Path, url: Option<&str>) -> Result<Option<Registry>, RegistryError> {
+        if let Some(url) = url {
+            let pool = postgres::Pool::open(url, |name| std::env::var(name).ok(), false)?;
+            return Ok(pool.map(|pool| Registry { backend: Backend::Postgres(pool), maps: Mutex::default() }));
+        }
         let path = data_root.join(DATABASE_FILE);
-        match database::inspect_file(&path)? {
-            database::FileState::Absent => Ok(None),
-            database::FileState::Present => Ok(Some(Registry { pool: database::Pool::read_only(&path)?, maps: Mutex::default() })),
+        match sqlite::inspect_file(&path)? {
+            sqlite::FileState::Absent => Ok(None),
+            sqlite::FileState::Present => Ok(Some(Registry { backend: Backend::Sqlite(sqlite::Pool::read_only(&path)?), maps: Mutex::default() })),
         }
     }
 
-    /// The database file's path (for operator messages; never sent to agents).
-    pub fn path(&self) -> &Path {
-        self.pool.path()
+    /// Where the registry is (for operator messages; never sent to agents).
+    pub fn location(&self) -> &Location {
+        match &self.backend {
+            Backend::Sqlite(pool) => pool.location(),
+            Backend::Postgres(pool) => pool.location(),
+        }
     }
 
-    /// Whether the server can write here: the database file and its folder (where SQLite keeps its
-    /// write-ahead log), asked with access(2). Never by opening the file: closing any descriptor of it
-    /// drops every POSIX lock this process holds on it, SQLite's included, and concurrent writers then
-    /// corrupt the database (as 50 agents calling geomap_capabilities beside writes did).
+    /// Whether the server can write here. SQLite: the database file and its folder (where it keeps
+    /// its write-ahead log), asked with access(2), never by opening the file: closing any
+    /// descriptor of it drops every POSIX lock this process holds on it, SQLite's included, and
+    /// concurrent writers then corrupt the database (as 50 agents calling geomap_capabilities
+    /// beside writes did). PostgreSQL: the connection's role may insert maps.
     pub fn check_writable(&self) -> io::Result<()> {
-        let folder = self.path().parent().expect("the database file is inside the data root");
-        for path in [self.path(), folder] {
-            rustix::fs::access(path, rustix::fs::Access::WRITE_OK).map_err(io::Error::from)?;
+        match &self.backend {
+            Backend::Sqlite(pool) => pool.check_writable(),
+            Backend::Postgres(_) => {
+                let may = self.read("check the privileges on", |session| {
+                    session.one("SELECT CASE WHEN has_table_privilege('maps', 'INSERT') THEN 1 ELSE 0 END", &[])?.int(0)
+                });
+                match may {
+                    Ok(1) => Ok(()),
+                    Ok(_) => Err(io::Error::new(io::ErrorKind::PermissionDenied, "the registry's role may not insert maps")),
+                    Err(error) => Err(io::Error::other(error.to_string())),
+                }
+            }
         }
-        Ok(())
+    }
+
+    /// Runs `work` in one write transaction, which waits for every other writer.
+    fn write<T>(&self, action: &'static str, work: impl FnOnce(&mut dyn Session) -> Result<T, Fault>) -> Result<T, RegistryError> {
+        match &self.backend {
+            Backend::Sqlite(pool) => pool.transact(true, action, work),
+            Backend::Postgres(pool) => pool.transact(true, action, work),
+        }
+    }
+
+    /// Runs `work` in one read transaction: everything it reads is from one snapshot.
+    fn read<T>(&self, action: &'static str, work: impl FnOnce(&mut dyn Session) -> Result<T, Fault>) -> Result<T, RegistryError> {
+        match &self.backend {
+            Backend::Sqlite(pool) => pool.transact(false, action, work),
+            Backend::Postgres(pool) => pool.transact(false, action, work),
+        }
     }
 
     /// Records `candidate` (with no revisions), or returns the map already
     /// registered under its ID with the file's new modification time; `true`
     /// when it was already registered. An unchanged file writes nothing.
     pub fn register(&self, candidate: &MapRecord) -> Result<(MapRecord, bool), RegistryError> {
-        self.pool.run("register a map in", |connection| {
-            if let Some(existing) = map_by_id(connection, &candidate.map_id)?
-                && existing.modified_ns == candidate.modified_ns
-            {
-                return Ok((existing, true));
-            }
-            let transaction = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let existing: Option<i64> =
-                transaction.prepare_cached("SELECT modified_ns FROM maps WHERE map_id = ?1")?.query_row([&candidate.map_id], |row| row.get(0)).optional()?;
-            match existing {
+        if let Some(existing) = self.read("register a map in", |session| map_by_id(session, &candidate.map_id))?
+            && existing.modified_ns == candidate.modified_ns
+        {
+            return Ok((existing, true));
+        }
+        self.write("register a map in", |session| {
+            let existing = session.first("SELECT modified_ns FROM maps WHERE map_id = ?1", &[(&candidate.map_id).into()])?;
+            match existing.as_ref().map(|row| row.int(0)).transpose()? {
                 Some(modified_ns) if modified_ns == candidate.modified_ns => {}
                 Some(_) => {
-                    transaction
-                        .prepare_cached("UPDATE maps SET modified_ns = ?2 WHERE map_id = ?1")?
-                        .execute(params![candidate.map_id, candidate.modified_ns])?;
+                    session.execute("UPDATE maps SET modified_ns = ?1 WHERE map_id = ?2", &[candidate.modified_ns.into(), (&candidate.map_id).into()])?;
                 }
-                None => insert_map(&transaction, candidate)?,
+                None => {
+                    insert_map(session, candidate)?;
+                }
             }
-            let record = map_by_id(&transaction, &candidate.map_id)?.ok_or(rusqlite::Error::QueryReturnedNoRows)?;
-            transaction.commit()?;
+            let record = map_by_id(session, &candidate.map_id)?.ok_or_else(|| Fault::Malformed("a map gone within its own transaction".into()))?;
             Ok((record, existing.is_some()))
         })
     }
 
     /// The map registered as `map_id`, with its revisions, read from one snapshot.
-    /// Kept from an earlier read while no connection has committed since, so a map described again
-    /// costs one `PRAGMA data_version` instead of three queries.
+    /// On SQLite, kept from an earlier read while no connection has committed since, so a map
+    /// described again costs one `PRAGMA data_version` instead of three queries.
     pub fn map(&self, map_id: &str) -> Result<Option<MapRecord>, RegistryError> {
-        let version = self.pool.data_version()?;
+        let Backend::Sqlite(pool) = &self.backend else {
+            return self.read("read a map from", |session| map_by_id(session, map_id));
+        };
+        let version = pool.data_version()?;
         {
             let mut kept = self.maps.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
             if kept.data_version != Some(version) || kept.records.len() >= KEPT_MAPS {
@@ -340,7 +429,7 @@ impl Registry {
                 return Ok(Some(record.clone()));
             }
         }
-        let record = self.pool.run("read a map from", |connection| map_by_id(&*connection.transaction()?, map_id))?;
+        let record = self.read("read a map from", |session| map_by_id(session, map_id))?;
         if let Some(record) = &record {
             let mut kept = self.maps.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
             // Read after `version`: at worst newer than it, and the next commit drops it.
@@ -353,29 +442,25 @@ impl Registry {
 
     /// Appends `revision` to the map `map_id`; `false` when no such map exists.
     pub fn add_revision(&self, map_id: &str, revision: &Revision) -> Result<bool, RegistryError> {
-        self.pool.run("record a revision in", |connection| {
-            let transaction = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let Some(map) = transaction.prepare_cached("SELECT id FROM maps WHERE map_id = ?1")?.query_row([map_id], |row| row.get::<_, i64>(0)).optional()?
-            else {
-                return Ok(false);
-            };
-            insert_revision(&transaction, map, revision)?;
-            transaction.commit()?;
+        self.write("record a revision in", |session| {
+            let Some(map) = map_row(session, map_id)? else { return Ok(false) };
+            insert_revision(session, map, revision)?;
             Ok(true)
         })
     }
 
     /// The artifact `name` of revision `revision_id` of map `map_id`, if the registry recorded it.
     pub fn artifact(&self, map_id: &str, revision_id: &str, name: &str) -> Result<Option<Artifact>, RegistryError> {
-        self.pool.run("read an artifact from", |connection| {
-            connection
-                .prepare_cached(
+        self.read("read an artifact from", |session| {
+            session
+                .first(
                     "SELECT artifacts.name, artifacts.media_type, artifacts.bytes FROM artifacts \
                      JOIN revisions ON artifacts.revision = revisions.id JOIN maps ON revisions.map = maps.id \
                      WHERE maps.map_id = ?1 AND revisions.revision_id = ?2 AND artifacts.name = ?3",
+                    &[map_id.into(), revision_id.into(), name.into()],
                 )?
-                .query_row([map_id, revision_id, name], artifact_from_row)
-                .optional()
+                .map(|row| artifact_from_row(&row, 0))
+                .transpose()
         })
     }
 
@@ -383,65 +468,42 @@ impl Registry {
     /// its area came from a map, that map and revision. `false` when `map_id`
     /// names no registered map.
     pub fn add_bundle(&self, bundle_id: &str, source: Option<(&str, &str)>, created_at: &str, document: &str) -> Result<bool, RegistryError> {
-        self.pool.run("record a knowledge bundle in", |connection| {
-            let transaction = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let map = match source {
-                Some((map_id, _)) => {
-                    match transaction.prepare_cached("SELECT id FROM maps WHERE map_id = ?1")?.query_row([map_id], |row| row.get::<_, i64>(0)).optional()? {
-                        Some(map) => Some(map),
-                        None => return Ok(false),
-                    }
-                }
-                None => None,
-            };
-            transaction
-                .prepare_cached("INSERT INTO bundles (bundle_id, map, revision_id, created_at, document) VALUES (?1, ?2, ?3, ?4, ?5)")?
-                .execute(params![bundle_id, map, source.map(|(_, revision_id)| revision_id), created_at, document])?;
-            transaction.commit()?;
-            Ok(true)
-        })
+        let bundle = StoredBundle {
+            bundle_id: bundle_id.to_owned(),
+            map_id: source.map(|(map_id, _)| map_id.to_owned()),
+            revision_id: source.map(|(_, revision_id)| revision_id.to_owned()),
+            created_at: created_at.to_owned(),
+            document: document.to_owned(),
+        };
+        self.write("record a knowledge bundle in", |session| insert_bundle(session, &bundle))
     }
 
     /// Every revision, layout, reading and unit extraction ID recorded: what the artifact folders may hold (see [`crate::sweep`]).
     pub fn artifact_ids(&self) -> Result<std::collections::HashSet<String>, RegistryError> {
-        self.pool.run("list the artifacts of", |connection| {
-            let mut query = connection.prepare_cached(
-                "SELECT revision_id FROM revisions UNION ALL SELECT layout_id FROM layouts UNION ALL SELECT reading_id FROM readings \
-                 UNION ALL SELECT units_id FROM unit_extractions",
-            )?;
-            let ids = query.query_map([], |row| row.get::<_, String>(0))?.collect::<Result<_, _>>()?;
-            Ok(ids)
+        self.read("list the artifacts of", |session| {
+            session
+                .query(
+                    "SELECT revision_id FROM revisions UNION ALL SELECT layout_id FROM layouts UNION ALL SELECT reading_id FROM readings \
+                     UNION ALL SELECT units_id FROM unit_extractions",
+                    &[],
+                )?
+                .iter()
+                .map(|row| row.text(0))
+                .collect()
         })
     }
 
-    /// Records document `id` of kind `kind` for map `map_id` (`document`: its JSON); `false` when no
-    /// such map exists.
-    pub fn add_document(&self, kind: Document, id: &str, map_id: &str, created_at: &str, document: &str) -> Result<bool, RegistryError> {
-        self.pool.run(kind.recording(), |connection| {
-            let transaction = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let Some(map) = transaction.prepare_cached("SELECT id FROM maps WHERE map_id = ?1")?.query_row([map_id], |row| row.get::<_, i64>(0)).optional()?
-            else {
-                return Ok(false);
-            };
-            let (table, id_column) = kind.table();
-            transaction
-                .prepare_cached(&format!("INSERT INTO {table} ({id_column}, map, created_at, document) VALUES (?1, ?2, ?3, ?4)"))?
-                .execute(params![id, map, created_at, document])?;
-            transaction.commit()?;
-            Ok(true)
-        })
+    /// Records `stored` (a layout, reading or unit extraction of its map); `false` when no such map exists.
+    pub fn add_document(&self, stored: &StoredDocument) -> Result<bool, RegistryError> {
+        self.write(stored.kind.recording(), |session| insert_stored_document(session, stored))
     }
 
     /// Document `id` of kind `kind` of map `map_id`, as the JSON text it was recorded with.
     pub fn document(&self, kind: Document, map_id: &str, id: &str) -> Result<Option<String>, RegistryError> {
         let (table, id_column) = kind.table();
-        self.pool.run(kind.reading(), |connection| {
-            connection
-                .prepare_cached(&format!(
-                    "SELECT {table}.document FROM {table} JOIN maps ON {table}.map = maps.id WHERE maps.map_id = ?1 AND {table}.{id_column} = ?2"
-                ))?
-                .query_row([map_id, id], |row| row.get(0))
-                .optional()
+        self.read(kind.reading(), |session| {
+            let sql = format!("SELECT {table}.document FROM {table} JOIN maps ON {table}.map = maps.id WHERE maps.map_id = ?1 AND {table}.{id_column} = ?2");
+            session.first(&sql, &[map_id.into(), id.into()])?.map(|row| row.text(0)).transpose()
         })
     }
 
@@ -449,52 +511,51 @@ impl Registry {
     /// reading made by geomap_read_text), as its ID and the JSON text it was recorded with.
     pub fn newest_document(&self, kind: Document, map_id: &str) -> Result<Option<(String, String)>, RegistryError> {
         let (table, id_column) = kind.table();
-        self.pool.run(kind.reading(), |connection| {
-            connection
-                .prepare_cached(&format!(
-                    "SELECT {table}.{id_column}, {table}.document FROM {table} JOIN maps ON {table}.map = maps.id \
-                     WHERE maps.map_id = ?1 ORDER BY {table}.id DESC LIMIT 1"
-                ))?
-                .query_row([map_id], |row| Ok((row.get(0)?, row.get(1)?)))
-                .optional()
+        self.read(kind.reading(), |session| {
+            let sql = format!(
+                "SELECT {table}.{id_column}, {table}.document FROM {table} JOIN maps ON {table}.map = maps.id \
+                 WHERE maps.map_id = ?1 ORDER BY {table}.id DESC LIMIT 1"
+            );
+            session.first(&sql, &[map_id.into()])?.map(|row| Ok((row.text(0)?, row.text(1)?))).transpose()
         })
     }
 
     /// The knowledge bundle `bundle_id` as the JSON text it was recorded with.
     pub fn bundle(&self, bundle_id: &str) -> Result<Option<String>, RegistryError> {
-        self.pool.run("read a knowledge bundle from", |connection| {
-            connection.prepare_cached("SELECT document FROM bundles WHERE bundle_id = ?1")?.query_row([bundle_id], |row| row.get(0)).optional()
+        self.read("read a knowledge bundle from", |session| {
+            session.first("SELECT document FROM bundles WHERE bundle_id = ?1", &[bundle_id.into()])?.map(|row| row.text(0)).transpose()
         })
     }
 
-    /// How many maps and revisions the registry holds.
+    /// How many maps, revisions and bundles the registry holds.
     pub fn counts(&self) -> Result<Counts, RegistryError> {
-        self.pool.run("count the maps in", |connection| read_counts(connection))
+        self.read("count the maps in", read_counts)
     }
 
     /// Up to `limit` entries of the listing from `position`: maps, then artifacts.
     pub fn list(&self, position: ListPosition, limit: usize) -> Result<ListPage, RegistryError> {
-        self.pool.run("list", |connection| {
+        self.read("list", |session| {
             let mut entries = Vec::new();
             let mut last_map = match position {
                 ListPosition::AfterMap(id) => Some(id),
                 ListPosition::AfterArtifact(_) => None,
             };
             if let Some(after) = last_map {
-                let mut statement =
-                    connection.prepare_cached("SELECT id, map_id, relative_path, media_type, width, height FROM maps WHERE id > ?1 ORDER BY id LIMIT ?2")?;
-                let mut rows = statement.query(params![after, limit as i64 + 1])?;
-                while let Some(row) = rows.next()? {
+                let rows = session.query(
+                    "SELECT id, map_id, relative_path, media_type, width, height FROM maps WHERE id > ?1 ORDER BY id LIMIT ?2",
+                    &[after.into(), (limit as i64 + 1).into()],
+                )?;
+                for row in rows {
                     if entries.len() == limit {
                         return Ok(ListPage { entries, next: last_map.map(ListPosition::AfterMap) });
                     }
-                    last_map = Some(row.get(0)?);
+                    last_map = Some(row.int(0)?);
                     entries.push(Listed::Map(MapListing {
-                        map_id: row.get(1)?,
-                        relative_path: row.get(2)?,
-                        media_type: media_type_from(row, 3)?,
-                        width: unsigned(row, 4)?,
-                        height: unsigned(row, 5)?,
+                        map_id: row.text(1)?,
+                        relative_path: row.text(2)?,
+                        media_type: media_type_from(&row, 3)?,
+                        width: row.unsigned(4)?,
+                        height: row.unsigned(5)?,
                     }));
                 }
             }
@@ -502,15 +563,15 @@ impl Registry {
                 ListPosition::AfterArtifact(id) => id,
                 _ => 0,
             };
-            let mut statement = connection.prepare_cached(
+            let room = limit - entries.len();
+            let rows = session.query(
                 "SELECT artifacts.id, maps.map_id, revisions.revision_id, artifacts.name, artifacts.media_type, artifacts.bytes FROM artifacts \
                  JOIN revisions ON artifacts.revision = revisions.id JOIN maps ON revisions.map = maps.id \
                  WHERE artifacts.id > ?1 ORDER BY artifacts.id LIMIT ?2",
+                &[after_artifact.into(), (room as i64 + 1).into()],
             )?;
-            let room = limit - entries.len();
-            let mut rows = statement.query(params![after_artifact, room as i64 + 1])?;
             let mut last_artifact = None;
-            while let Some(row) = rows.next()? {
+            for row in rows {
                 if entries.len() == limit {
                     let next = match last_artifact {
                         Some(id) => ListPosition::AfterArtifact(id),
@@ -518,39 +579,79 @@ impl Registry {
                     };
                     return Ok(ListPage { entries, next: Some(next) });
                 }
-                last_artifact = Some(row.get(0)?);
-                entries.push(Listed::Artifact {
-                    map_id: row.get(1)?,
-                    revision_id: row.get(2)?,
-                    artifact: Artifact { name: row.get(3)?, media_type: row.get(4)?, bytes: unsigned(row, 5)?, resource_uri: None, path: None },
-                });
+                last_artifact = Some(row.int(0)?);
+                entries.push(Listed::Artifact { map_id: row.text(1)?, revision_id: row.text(2)?, artifact: artifact_from_row(&row, 3)? });
             }
             Ok(ListPage { entries, next: None })
         })
     }
 
-    /// Writes every map with its revisions to `out` as a registry document,
-    /// one map at a time, from one consistent snapshot; returns how many maps.
+    /// Writes the whole registry to `out` as a registry document (every map with its revisions,
+    /// every bundle, layout, reading and unit extraction), a page of rows at a time, from one
+    /// consistent snapshot; returns how many maps.
     pub fn export<W: Write>(&self, out: W) -> Result<usize, RegistryError> {
-        let path = self.path().to_owned();
+        let path = PathBuf::from(self.location().to_string());
         let write_error = |source| RegistryError::Io { action: "write the export of", path: path.clone(), source };
         let mut writer = DocumentWriter::start(out).map_err(write_error)?;
         let mut failed_write = None;
-        self.pool.run("export", |connection| {
-            let snapshot = connection.transaction()?; // one read snapshot for the whole export
+        self.read("export", |session| {
+            let mut written = |outcome: io::Result<()>| match outcome {
+                Ok(()) => true,
+                Err(error) => {
+                    failed_write = Some(error);
+                    false
+                }
+            };
             let mut after = 0_i64;
             loop {
-                let ids: Vec<(i64, String)> = snapshot
-                    .prepare_cached("SELECT id, map_id FROM maps WHERE id > ?1 ORDER BY id LIMIT 500")?
-                    .query_map([after], |row| Ok((row.get(0)?, row.get(1)?)))?
-                    .collect::<rusqlite::Result<_>>()?;
-                let Some((last, _)) = ids.last() else { break };
-                after = *last;
-                for (_, map_id) in &ids {
-                    let record = map_by_id(&snapshot, map_id)?.ok_or(rusqlite::Error::QueryReturnedNoRows)?;
-                    if let Err(error) = writer.map(&record) {
-                        failed_write = Some(error);
+                let rows = session.query("SELECT id, map_id FROM maps WHERE id > ?1 ORDER BY id LIMIT 500", &[after.into()])?;
+                let Some(last) = rows.last() else { break };
+                after = last.int(0)?;
+                for row in &rows {
+                    let record = map_by_id(session, &row.text(1)?)?.ok_or_else(|| Fault::Malformed("a map gone within a snapshot".into()))?;
+                    if !written(writer.map(&record)) {
                         return Ok(());
+                    }
+                }
+            }
+            let mut after = 0_i64;
+            loop {
+                let rows = session.query(
+                    "SELECT bundles.id, bundle_id, maps.map_id, revision_id, created_at, document FROM bundles LEFT JOIN maps ON bundles.map = maps.id \
+                     WHERE bundles.id > ?1 ORDER BY bundles.id LIMIT 500",
+                    &[after.into()],
+                )?;
+                let Some(last) = rows.last() else { break };
+                after = last.int(0)?;
+                for row in &rows {
+                    let bundle = StoredBundle {
+                        bundle_id: row.text(1)?,
+                        map_id: row.optional_text(2)?,
+                        revision_id: row.optional_text(3)?,
+                        created_at: row.text(4)?,
+                        document: row.text(5)?,
+                    };
+                    if !written(writer.bundle(&bundle)) {
+                        return Ok(());
+                    }
+                }
+            }
+            for kind in Document::ALL {
+                let (table, id_column) = kind.table();
+                let sql = format!(
+                    "SELECT {table}.id, {table}.{id_column}, maps.map_id, {table}.created_at, {table}.document FROM {table} JOIN maps ON {table}.map = maps.id \
+                     WHERE {table}.id > ?1 ORDER BY {table}.id LIMIT 500"
+                );
+                let mut after = 0_i64;
+                loop {
+                    let rows = session.query(&sql, &[after.into()])?;
+                    let Some(last) = rows.last() else { break };
+                    after = last.int(0)?;
+                    for row in &rows {
+                        let document = StoredDocument { kind, id: row.text(1)?, map_id: row.text(2)?, created_at: row.text(3)?, document: row.text(4)? };
+                        if !written(writer.document(&document)) {
+                            return Ok(());
+                        }
                     }
                 }
             }
@@ -566,26 +667,45 @@ impl Registry {
     /// in one transaction.
     pub fn import(&self, document: &RegistryDocument) -> Result<Imported, RegistryError> {
         let mut held = 0;
-        let imported = self.pool.run("import into", |connection| {
-            let transaction = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            held = read_counts(&transaction)?.maps;
+        let imported = self.write("import into", |session| {
+            held = read_counts(session)?.maps;
             if held > 0 {
                 return Ok(None);
             }
-            let imported = insert_document(&transaction, document)?;
-            transaction.commit()?;
-            Ok(Some(imported))
+            insert_document(session, document).map(Some)
         })?;
-        imported.ok_or_else(|| RegistryError::NotEmpty { path: self.path().to_owned(), maps: held })
+        imported.ok_or_else(|| RegistryError::NotEmpty { location: self.location().clone(), maps: held })
     }
 
-    /// SQLite's full `integrity_check` (reads every page: for `check`, not for start-up).
+    /// The full check (for `check`, not for start-up): SQLite's `integrity_check`, which reads
+    /// every page; and on both backends, that the kept counts are the rows' counts and every
+    /// artifact's revision and every revision's map exist.
     pub fn health(&self) -> Result<Health, RegistryError> {
-        self.pool.run("check", |connection| {
-            let findings: Vec<String> = connection.prepare("PRAGMA integrity_check")?.query_map([], |row| row.get(0))?.collect::<rusqlite::Result<_>>()?;
-            let problems = findings.into_iter().filter(|finding| finding != "ok").collect();
-            Ok(Health { counts: read_counts(connection)?, problems })
-        })
+        let mut problems = match &self.backend {
+            Backend::Sqlite(pool) => pool.integrity_problems()?,
+            Backend::Postgres(_) => Vec::new(),
+        };
+        let (counts, found) = self.read("check", |session| {
+            let counts = read_counts(session)?;
+            let found = session.one(
+                "SELECT (SELECT count(*) FROM maps), (SELECT count(*) FROM revisions), (SELECT count(*) FROM bundles), \
+                 (SELECT count(*) FROM revisions WHERE map NOT IN (SELECT id FROM maps)), \
+                 (SELECT count(*) FROM artifacts WHERE revision NOT IN (SELECT id FROM revisions))",
+                &[],
+            )?;
+            Ok((counts, (0..5).map(|column| found.unsigned(column)).collect::<Result<Vec<u64>, Fault>>()?))
+        })?;
+        for (kind, kept, rows) in [("maps", counts.maps, found[0]), ("revisions", counts.revisions, found[1]), ("bundles", counts.bundles, found[2])] {
+            if kept != rows {
+                problems.push(format!("the count of {kind} says {kept} but there are {rows}"));
+            }
+        }
+        for (what, orphans) in [("revisions of no map", found[3]), ("artifacts of no revision", found[4])] {
+            if orphans > 0 {
+                problems.push(format!("{orphans} {what}"));
+            }
+        }
+        Ok(Health { counts, problems })
     }
 
     /// Imports a `registry.json` of an earlier version (in one transaction;
@@ -596,12 +716,7 @@ impl Registry {
             return Ok(());
         }
         let document = RegistryDocument::read(legacy)?;
-        let imported = self.pool.run("migrate registry.json into", |connection| {
-            let transaction = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let imported = insert_document(&transaction, &document)?;
-            transaction.commit()?;
-            Ok(imported)
-        })?;
+        let imported = self.write("migrate registry.json into", |session| insert_document(session, &document))?;
         let Some(kept_as) = keep_aside(legacy)? else {
             return Ok(()); // another server migrated the same file at the same moment
         };
@@ -611,7 +726,7 @@ impl Registry {
             revisions = imported.revisions,
             from = %legacy.display(),
             kept_as = %kept_as.display(),
-            into = %self.path().display(),
+            into = %self.location(),
         );
         Ok(())
     }
@@ -641,140 +756,176 @@ fn keep_aside(legacy: &Path) -> Result<Option<PathBuf>, RegistryError> {
     unreachable!("some name is always free")
 }
 
-/// Adds the maps and revisions of `document` that are not there yet, oldest registration first.
-fn insert_document(connection: &Connection, document: &RegistryDocument) -> rusqlite::Result<Imported> {
+/// Adds what `document` holds that is not there yet: its maps (oldest registration first) with
+/// their revisions, then its bundles and documents in their order.
+fn insert_document(session: &mut dyn Session, document: &RegistryDocument) -> Result<Imported, Fault> {
     let mut records: Vec<&MapRecord> = document.maps.values().collect();
     records.sort_by(|a, b| (&a.registered_at, &a.map_id).cmp(&(&b.registered_at, &b.map_id)));
     let mut imported = Imported::default();
     for record in records {
-        let map = match connection.prepare_cached("SELECT id FROM maps WHERE map_id = ?1")?.query_row([&record.map_id], |row| row.get(0)).optional()? {
+        let map = match map_row(session, &record.map_id)? {
             Some(id) => id,
             None => {
-                insert_map(connection, record)?;
                 imported.maps += 1;
-                connection.last_insert_rowid()
+                insert_map(session, record)?
             }
         };
         for revision in &record.revisions {
-            let known = connection.prepare_cached("SELECT 1 FROM revisions WHERE revision_id = ?1")?.exists([&revision.revision_id])?;
-            if !known {
-                insert_revision(connection, map, revision)?;
+            if session.first("SELECT id FROM revisions WHERE revision_id = ?1", &[(&revision.revision_id).into()])?.is_none() {
+                insert_revision(session, map, revision)?;
                 imported.revisions += 1;
             }
+        }
+    }
+    for bundle in &document.bundles {
+        if session.first("SELECT id FROM bundles WHERE bundle_id = ?1", &[(&bundle.bundle_id).into()])?.is_none() {
+            if !insert_bundle(session, bundle)? {
+                return Err(Fault::Unstorable(format!("bundle {} names map {:?}, which the document does not hold", bundle.bundle_id, bundle.map_id)));
+            }
+            imported.bundles += 1;
+        }
+    }
+    for stored in &document.documents {
+        let (table, id_column) = stored.kind.table();
+        if session.first(&format!("SELECT id FROM {table} WHERE {id_column} = ?1"), &[(&stored.id).into()])?.is_none() {
+            if !insert_stored_document(session, stored)? {
+                return Err(Fault::Unstorable(format!("{} names map {}, which the document does not hold", stored.id, stored.map_id)));
+            }
+            imported.documents += 1;
         }
     }
     Ok(imported)
 }
 
-fn insert_map(connection: &Connection, record: &MapRecord) -> rusqlite::Result<()> {
-    let root = record.root.to_str().ok_or_else(|| rusqlite::Error::InvalidPath(record.root.clone()))?;
-    connection
-        .prepare_cached(
-            "INSERT INTO maps (map_id, root, relative_path, media_type, width, height, bytes, sha256, modified_ns, registered_at) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-        )?
-        .execute(params![
-            record.map_id,
-            root,
-            record.relative_path,
-            record.media_type.mime(),
-            signed(record.width)?,
-            signed(record.height)?,
-            signed(record.bytes)?,
-            record.sha256,
-            record.modified_ns,
-            record.registered_at,
-        ])?;
-    Ok(())
+/// The row id of map `map_id`.
+fn map_row(session: &mut dyn Session, map_id: &str) -> Result<Option<i64>, Fault> {
+    session.first("SELECT id FROM maps WHERE map_id = ?1", &[map_id.into()])?.map(|row| row.int(0)).transpose()
 }
 
-fn insert_revision(connection: &Connection, map: i64, revision: &Revision) -> rusqlite::Result<()> {
+/// Inserts `record` without its revisions; returns its row id.
+fn insert_map(session: &mut dyn Session, record: &MapRecord) -> Result<i64, Fault> {
+    let root = record.root.to_str().ok_or_else(|| Fault::Unstorable(format!("the map root {} is not UTF-8", record.root.display())))?;
+    let size = |value: u64| i64::try_from(value).map_err(|_| Fault::Unstorable(format!("{value} is too large to store")));
+    session
+        .one(
+            "INSERT INTO maps (map_id, root, relative_path, media_type, width, height, bytes, sha256, modified_ns, registered_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) RETURNING id",
+            &[
+                (&record.map_id).into(),
+                root.into(),
+                (&record.relative_path).into(),
+                record.media_type.mime().into(),
+                size(record.width)?.into(),
+                size(record.height)?.into(),
+                size(record.bytes)?.into(),
+                (&record.sha256).into(),
+                record.modified_ns.into(),
+                (&record.registered_at).into(),
+            ],
+        )?
+        .int(0)
+}
+
+/// Appends `revision` (and its artifacts) to the map with row id `map`.
+fn insert_revision(session: &mut dyn Session, map: i64, revision: &Revision) -> Result<(), Fault> {
     let document = Revision { artifacts: Vec::new(), ..revision.clone() };
-    let document = serde_json::to_string(&document).map_err(|error| rusqlite::Error::ToSqlConversionFailure(Box::new(error)))?;
-    connection.prepare_cached("INSERT INTO revisions (revision_id, map, document) VALUES (?1, ?2, ?3)")?.execute(params![
-        revision.revision_id,
-        map,
-        document
-    ])?;
-    let revision_row = connection.last_insert_rowid();
-    let mut insert = connection.prepare_cached("INSERT INTO artifacts (revision, name, media_type, bytes) VALUES (?1, ?2, ?3, ?4)")?;
+    let document = serde_json::to_string(&document).map_err(|error| Fault::Unstorable(error.to_string()))?;
+    let revision_row = session
+        .one(
+            "INSERT INTO revisions (revision_id, map, document) VALUES (?1, ?2, ?3) RETURNING id",
+            &[(&revision.revision_id).into(), map.into(), (&document).into()],
+        )?
+        .int(0)?;
     for artifact in &revision.artifacts {
-        insert.execute(params![revision_row, artifact.name, artifact.media_type, signed(artifact.bytes)?])?;
+        let bytes = i64::try_from(artifact.bytes).map_err(|_| Fault::Unstorable(format!("{} bytes is too large to store", artifact.bytes)))?;
+        session.execute(
+            "INSERT INTO artifacts (revision, name, media_type, bytes) VALUES (?1, ?2, ?3, ?4)",
+            &[revision_row.into(), (&artifact.name).into(), (&artifact.media_type).into(), bytes.into()],
+        )?;
     }
     Ok(())
 }
 
-fn map_by_id(connection: &Connection, map_id: &str) -> rusqlite::Result<Option<MapRecord>> {
-    let Some((row_id, mut record)) = connection
-        .prepare_cached(
-            "SELECT id, map_id, root, relative_path, media_type, width, height, bytes, sha256, modified_ns, registered_at FROM maps WHERE map_id = ?1",
-        )?
-        .query_row([map_id], |row| {
-            let record = MapRecord {
-                map_id: row.get(1)?,
-                root: PathBuf::from(row.get::<_, String>(2)?),
-                relative_path: row.get(3)?,
-                media_type: media_type_from(row, 4)?,
-                width: unsigned(row, 5)?,
-                height: unsigned(row, 6)?,
-                bytes: unsigned(row, 7)?,
-                sha256: row.get(8)?,
-                modified_ns: row.get(9)?,
-                registered_at: row.get(10)?,
-                revisions: Vec::new(),
-            };
-            Ok((row.get::<_, i64>(0)?, record))
-        })
-        .optional()?
+/// Inserts `bundle`; `false` when it names a map the registry does not hold.
+fn insert_bundle(session: &mut dyn Session, bundle: &StoredBundle) -> Result<bool, Fault> {
+    let map = match &bundle.map_id {
+        Some(map_id) => match map_row(session, map_id)? {
+            Some(map) => Some(map),
+            None => return Ok(false),
+        },
+        None => None,
+    };
+    session.execute(
+        "INSERT INTO bundles (bundle_id, map, revision_id, created_at, document) VALUES (?1, ?2, ?3, ?4, ?5)",
+        &[(&bundle.bundle_id).into(), map.into(), bundle.revision_id.as_deref().into(), (&bundle.created_at).into(), (&bundle.document).into()],
+    )?;
+    Ok(true)
+}
+
+/// Inserts `stored` into its kind's table; `false` when it names a map the registry does not hold.
+fn insert_stored_document(session: &mut dyn Session, stored: &StoredDocument) -> Result<bool, Fault> {
+    let Some(map) = map_row(session, &stored.map_id)? else { return Ok(false) };
+    let (table, id_column) = stored.kind.table();
+    let sql = format!("INSERT INTO {table} ({id_column}, map, created_at, document) VALUES (?1, ?2, ?3, ?4)");
+    session.execute(&sql, &[(&stored.id).into(), map.into(), (&stored.created_at).into(), (&stored.document).into()])?;
+    Ok(true)
+}
+
+/// The map `map_id` with its revisions and their artifacts.
+fn map_by_id(session: &mut dyn Session, map_id: &str) -> Result<Option<MapRecord>, Fault> {
+    let Some(row) = session.first(
+        "SELECT id, map_id, root, relative_path, media_type, width, height, bytes, sha256, modified_ns, registered_at FROM maps WHERE map_id = ?1",
+        &[map_id.into()],
+    )?
     else {
         return Ok(None);
     };
-    let revisions: Vec<(i64, String)> = connection
-        .prepare_cached("SELECT id, document FROM revisions WHERE map = ?1 ORDER BY id")?
-        .query_map([row_id], |row| Ok((row.get(0)?, row.get(1)?)))?
-        .collect::<rusqlite::Result<_>>()?;
-    let mut artifacts = connection.prepare_cached("SELECT name, media_type, bytes FROM artifacts WHERE revision = ?1 ORDER BY id")?;
-    for (revision_row, document) in revisions {
-        let mut revision: Revision =
-            serde_json::from_str(&document).map_err(|error| rusqlite::Error::FromSqlConversionFailure(1, rusqlite::types::Type::Text, Box::new(error)))?;
-        revision.artifacts = artifacts.query_map([revision_row], artifact_from_row)?.collect::<rusqlite::Result<_>>()?;
+    let mut record = MapRecord {
+        map_id: row.text(1)?,
+        root: PathBuf::from(row.text(2)?),
+        relative_path: row.text(3)?,
+        media_type: media_type_from(&row, 4)?,
+        width: row.unsigned(5)?,
+        height: row.unsigned(6)?,
+        bytes: row.unsigned(7)?,
+        sha256: row.text(8)?,
+        modified_ns: row.int(9)?,
+        registered_at: row.text(10)?,
+        revisions: Vec::new(),
+    };
+    for revision_row in session.query("SELECT id, document FROM revisions WHERE map = ?1 ORDER BY id", &[row.int(0)?.into()])? {
+        let mut revision: Revision = sql::parse_json(&revision_row.text(1)?)?;
+        revision.artifacts = session
+            .query("SELECT name, media_type, bytes FROM artifacts WHERE revision = ?1 ORDER BY id", &[revision_row.int(0)?.into()])?
+            .iter()
+            .map(|artifact| artifact_from_row(artifact, 0))
+            .collect::<Result<_, _>>()?;
         record.revisions.push(revision);
     }
     Ok(Some(record))
 }
 
-fn read_counts(connection: &Connection) -> rusqlite::Result<Counts> {
+fn read_counts(session: &mut dyn Session) -> Result<Counts, Fault> {
     let mut counts = Counts::default();
-    let mut statement = connection.prepare_cached("SELECT kind, n FROM counts")?;
-    let mut rows = statement.query([])?;
-    while let Some(row) = rows.next()? {
-        match row.get_ref(0)?.as_str()? {
-            "maps" => counts.maps = unsigned(row, 1)?,
-            "revisions" => counts.revisions = unsigned(row, 1)?,
-            "bundles" => counts.bundles = unsigned(row, 1)?,
+    for row in session.query("SELECT kind, n FROM counts", &[])? {
+        match row.text(0)?.as_str() {
+            "maps" => counts.maps = row.unsigned(1)?,
+            "revisions" => counts.revisions = row.unsigned(1)?,
+            "bundles" => counts.bundles = row.unsigned(1)?,
             _ => {}
         }
     }
     Ok(counts)
 }
 
-fn artifact_from_row(row: &Row<'_>) -> rusqlite::Result<Artifact> {
-    Ok(Artifact { name: row.get(0)?, media_type: row.get(1)?, bytes: unsigned(row, 2)?, resource_uri: None, path: None })
+/// The artifact in columns `first..first + 3` (name, media type, bytes).
+fn artifact_from_row(row: &Row, first: usize) -> Result<Artifact, Fault> {
+    Ok(Artifact { name: row.text(first)?, media_type: row.text(first + 1)?, bytes: row.unsigned(first + 2)?, resource_uri: None, path: None })
 }
 
-fn media_type_from(row: &Row<'_>, column: usize) -> rusqlite::Result<MediaType> {
-    let mime = row.get_ref(column)?.as_str()?;
-    MediaType::from_mime(mime)
-        .ok_or_else(|| rusqlite::Error::FromSqlConversionFailure(column, rusqlite::types::Type::Text, format!("unknown media type {mime:?}").into()))
-}
-
-fn unsigned(row: &Row<'_>, column: usize) -> rusqlite::Result<u64> {
-    let value: i64 = row.get(column)?;
-    u64::try_from(value).map_err(|error| rusqlite::Error::FromSqlConversionFailure(column, rusqlite::types::Type::Integer, Box::new(error)))
-}
-
-fn signed(value: u64) -> rusqlite::Result<i64> {
-    i64::try_from(value).map_err(|error| rusqlite::Error::ToSqlConversionFailure(Box::new(error)))
+fn media_type_from(row: &Row, column: usize) -> Result<MediaType, Fault> {
+    let mime = row.text(column)?;
+    MediaType::from_mime(&mime).ok_or_else(|| Fault::Malformed(format!("unknown media type {mime:?}")))
 }
 
 /// The shell command that moves a damaged registry file aside so the server
@@ -791,6 +942,20 @@ pub fn recovery_command(damaged: &Path, now: std::time::SystemTime) -> String {
     format!("mkdir {folder} && mv {quoted}* {folder}/")
 }
 
+/// What an operator does about a registry that is [`RegistryError::Corrupt`] at `location`
+/// (the server never repairs one by itself): a file is moved aside with [`recovery_command`]; a
+/// PostgreSQL database is left as it is and the servers pointed at a new one.
+pub fn recovery_step(location: &Location, now: std::time::SystemTime) -> String {
+    match location {
+        Location::File(path) => {
+            format!("stop every server on this data root, move the damaged registry aside (`{}`) and start again", recovery_command(path, now))
+        }
+        Location::Database(url) => format!(
+            "stop every server on {url}, then point GEOMAP_REGISTRY_URL at a new, empty database (`createdb` makes one) and start again; the database at {url} is left as it is"
+        ),
+    }
+}
+
 /// `path` as one shell word: unchanged when it holds only safe characters, else single-quoted.
 fn shell_quote(path: &Path) -> String {
     let text = path.display().to_string();
@@ -801,6 +966,68 @@ fn shell_quote(path: &Path) -> String {
 pub(crate) mod tests {
     use super::*;
     use std::collections::BTreeMap;
+
+    /// Where one test's registries live: a data root and, for PostgreSQL, a database of its own
+    /// (dropped afterwards) on the server `GEOMAP_TEST_POSTGRES_URL` names.
+    pub(crate) struct Place {
+        pub(crate) dir: tempfile::TempDir,
+        pub(crate) url: Option<String>,
+    }
+
+    impl Place {
+        /// A registry handle here, as one more server would open it.
+        pub(crate) fn open(&self) -> Registry {
+            Registry::open(self.dir.path(), self.url.as_deref()).unwrap()
+        }
+
+        /// Whether this is the PostgreSQL place.
+        fn postgres(&self) -> bool {
+            self.url.is_some()
+        }
+    }
+
+    impl Drop for Place {
+        fn drop(&mut self) {
+            if let Some(url) = &self.url {
+                let name = url.rsplit('/').next().unwrap().split('?').next().unwrap().to_owned();
+                postgres_admin(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"));
+            }
+        }
+    }
+
+    /// Every backend a test runs on: SQLite always; PostgreSQL when `GEOMAP_TEST_POSTGRES_URL`
+    /// names a server (`./dev test` starts one), which the test says it skips otherwise.
+    pub(crate) fn places() -> Vec<Place> {
+        let mut places = vec![Place { dir: tempfile::tempdir().unwrap(), url: None }];
+        match std::env::var("GEOMAP_TEST_POSTGRES_URL") {
+            Ok(admin) => {
+                let name = format!("registry_test_{}", geomap_model::random_hex(6));
+                postgres_admin(&format!("CREATE DATABASE {name}"));
+                let base = admin.split('?').next().unwrap();
+                let url = format!("{}/{name}?sslmode=disable", &base[..base.rfind('/').unwrap()]);
+                places.push(Place { dir: tempfile::tempdir().unwrap(), url: Some(url) });
+            }
+            Err(_) => eprintln!("skipped on PostgreSQL: GEOMAP_TEST_POSTGRES_URL is unset"),
+        }
+        places
+    }
+
+    /// Runs `sql` on the test server's administrative database.
+    fn postgres_admin(sql: &str) {
+        postgres_run(&std::env::var("GEOMAP_TEST_POSTGRES_URL").unwrap(), sql);
+    }
+
+    /// Runs `sql` (statements without parameters) on the database at `url`, as another program would.
+    pub(crate) fn postgres_run(url: &str, sql: &str) {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        runtime.block_on(async {
+            let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls).await.unwrap();
+            let driver = tokio::spawn(connection);
+            client.batch_execute(sql).await.unwrap();
+            drop(client);
+            let _ = driver.await;
+        });
+    }
 
     #[test]
     fn recovery_commands_move_the_damaged_files_aside() {
@@ -836,9 +1063,13 @@ pub(crate) mod tests {
 
     #[test]
     fn writes_are_seen_by_a_second_handle_on_the_same_root() {
-        let dir = tempfile::tempdir().unwrap();
-        let first = Registry::open(dir.path()).unwrap();
-        let second = Registry::open(dir.path()).unwrap();
+        for place in places() {
+            writes_are_seen_by_a_second_handle(&place);
+        }
+    }
+
+    fn writes_are_seen_by_a_second_handle(place: &Place) {
+        let (first, second) = (place.open(), place.open());
         assert_eq!(first.register(&record("a")).unwrap(), (record("a"), false));
         assert!(second.map("a").unwrap().is_some());
         assert_eq!(second.register(&record("a")).unwrap(), (record("a"), true));
@@ -853,8 +1084,12 @@ pub(crate) mod tests {
 
     #[test]
     fn bundles_are_kept_as_written_with_their_map_or_none() {
-        let dir = tempfile::tempdir().unwrap();
-        let registry = Registry::open(dir.path()).unwrap();
+        for place in places() {
+            bundles_are_kept_as_written(&place.open());
+        }
+    }
+
+    fn bundles_are_kept_as_written(registry: &Registry) {
         registry.register(&record("a")).unwrap();
         assert!(registry.add_bundle("kb_1", Some(("a", "rev_1")), "2026-01-01T00:00:00Z", "{\"n\":1}").unwrap());
         assert!(registry.add_bundle("kb_2", None, "2026-01-01T00:00:00Z", "{\"n\":2}").unwrap());
@@ -866,12 +1101,16 @@ pub(crate) mod tests {
 
     #[test]
     fn concurrent_writers_lose_nothing() {
-        let dir = tempfile::tempdir().unwrap();
+        for place in places() {
+            concurrent_writers_lose_nothing_on(&place);
+        }
+    }
+
+    fn concurrent_writers_lose_nothing_on(place: &Place) {
         std::thread::scope(|scope| {
             for writer in 0..4 {
-                let root = dir.path();
                 scope.spawn(move || {
-                    let registry = Registry::open(root).unwrap();
+                    let registry = place.open();
                     for n in 0..25 {
                         let id = format!("{writer}-{n}");
                         registry.register(&record(&id)).unwrap();
@@ -880,19 +1119,24 @@ pub(crate) mod tests {
                 });
             }
         });
-        let registry = Registry::open(dir.path()).unwrap();
+        let registry = place.open();
         assert_eq!(registry.counts().unwrap(), Counts { maps: 100, revisions: 100, bundles: 0 });
         assert_eq!(registry.health().unwrap().problems, Vec::<String>::new());
     }
 
     #[test]
     fn a_kept_map_is_read_again_after_any_commit_of_this_registry_or_another() {
-        let dir = tempfile::tempdir().unwrap();
-        let registry = Registry::open(dir.path()).unwrap();
-        let other_process = Registry::open(dir.path()).unwrap();
+        for place in places() {
+            a_map_is_read_again_after_any_commit(&place);
+        }
+    }
+
+    fn a_map_is_read_again_after_any_commit(place: &Place) {
+        let (registry, other_process) = (place.open(), place.open());
         registry.register(&record("a")).unwrap();
         assert_eq!(registry.map("a").unwrap().unwrap().revisions.len(), 0);
-        assert_eq!(registry.maps.lock().unwrap().records.len(), 1, "the read is kept");
+        let kept = if place.postgres() { 0 } else { 1 };
+        assert_eq!(registry.maps.lock().unwrap().records.len(), kept, "the read is kept on SQLite only");
         assert!(registry.add_revision("a", &revision("r1", &["a.tif"])).unwrap());
         assert_eq!(registry.map("a").unwrap().unwrap().revisions.len(), 1, "its own commit");
         assert!(other_process.add_revision("a", &revision("r2", &["b.tif"])).unwrap());
@@ -903,11 +1147,25 @@ pub(crate) mod tests {
 
     #[test]
     fn an_unchanged_registration_writes_nothing_and_a_touched_file_updates_its_time() {
-        let dir = tempfile::tempdir().unwrap();
-        let registry = Registry::open(dir.path()).unwrap();
+        for place in places() {
+            an_unchanged_registration_writes_nothing(&place);
+        }
+    }
+
+    /// How often the row of map "a" was written: SQLite's data version, PostgreSQL's row version.
+    fn changes(registry: &Registry) -> i64 {
+        match &registry.backend {
+            Backend::Sqlite(pool) => pool.run("read", |c| c.query_row("PRAGMA data_version", [], |r| r.get::<_, i64>(0))).unwrap(),
+            Backend::Postgres(_) => {
+                registry.read("read", |s| s.one("SELECT CAST(CAST(xmin AS TEXT) AS BIGINT) FROM maps WHERE map_id = 'a'", &[])?.int(0)).unwrap()
+            }
+        }
+    }
+
+    fn an_unchanged_registration_writes_nothing(place: &Place) {
+        let registry = place.open();
         registry.register(&record("a")).unwrap();
-        let changes = |registry: &Registry| registry.pool.run("read", |c| c.query_row("PRAGMA data_version", [], |r| r.get::<_, i64>(0))).unwrap();
-        let watcher = Registry::open(dir.path()).unwrap();
+        let watcher = place.open();
         let before = changes(&watcher);
         assert!(registry.register(&record("a")).unwrap().1);
         assert_eq!(changes(&watcher), before, "no commit for an unchanged file");
@@ -918,8 +1176,12 @@ pub(crate) mod tests {
 
     #[test]
     fn the_listing_pages_through_maps_then_artifacts_and_sees_later_inserts() {
-        let dir = tempfile::tempdir().unwrap();
-        let registry = Registry::open(dir.path()).unwrap();
+        for place in places() {
+            the_listing_pages_through_maps_then_artifacts(&place.open());
+        }
+    }
+
+    fn the_listing_pages_through_maps_then_artifacts(registry: &Registry) {
         for id in ["m1", "m2", "m3"] {
             registry.register(&record(id)).unwrap();
         }
@@ -939,75 +1201,108 @@ pub(crate) mod tests {
 
     #[test]
     fn a_legacy_json_registry_is_imported_once_and_kept_as_migrated() {
-        let dir = tempfile::tempdir().unwrap();
+        for place in places() {
+            a_legacy_json_registry_is_imported_once(&place);
+        }
+    }
+
+    fn a_legacy_json_registry_is_imported_once(place: &Place) {
+        let dir = &place.dir;
         let legacy = dir.path().join(LEGACY_FILE);
         let mut maps = BTreeMap::new();
         maps.insert("a".to_owned(), MapRecord { revisions: vec![revision("r1", &["x.tif"]), revision("r2", &[])], ..record("a") });
         maps.insert("b".to_owned(), record("b"));
-        let document = RegistryDocument { schema_version: DOCUMENT_VERSION, maps };
+        let document = RegistryDocument { schema_version: 2, maps, bundles: Vec::new(), documents: Vec::new() };
         let bytes = serde_json::to_vec(&document).unwrap();
         std::fs::write(&legacy, &bytes).unwrap();
-        let registry = Registry::open(dir.path()).unwrap();
+        let registry = place.open();
         assert_eq!(registry.map("a").unwrap().unwrap(), document.maps["a"]);
         assert_eq!(registry.counts().unwrap(), Counts { maps: 2, revisions: 2, bundles: 0 });
         assert!(!legacy.exists());
         assert_eq!(std::fs::read(dir.path().join("registry.json.migrated")).unwrap(), bytes);
         std::fs::write(&legacy, &bytes).unwrap(); // the same file again: nothing new, kept under the next name
         drop(registry);
-        let registry = Registry::open(dir.path()).unwrap();
+        let registry = place.open();
         assert_eq!(registry.counts().unwrap(), Counts { maps: 2, revisions: 2, bundles: 0 });
         assert!(dir.path().join("registry.json.migrated.1").exists());
     }
 
     #[test]
-    fn an_export_imports_into_an_empty_registry_only() {
+    fn an_export_imports_into_an_empty_registry_only_and_moves_everything_between_backends() {
+        let (sources, targets) = (places(), places());
+        for (source, target) in sources.iter().zip(targets.iter().rev()) {
+            an_export_moves_everything(&source.open(), &target.open());
+        }
+    }
+
+    /// Fills `source`, exports it and imports the export into `target`: every row arrives, as written.
+    fn an_export_moves_everything(source: &Registry, target: &Registry) {
+        source.register(&record("a")).unwrap();
+        source.add_revision("a", &revision("r1", &["x.tif", "x.vrt"])).unwrap();
+        source.register(&record("b")).unwrap();
+        source.add_bundle("kb_1", Some(("a", "r1")), "2026-01-01T00:00:00Z", r#"{"answers": [1, 2]}"#).unwrap();
+        source.add_bundle("kb_2", None, "2026-01-01T00:00:01Z", "{}").unwrap();
+        source.add_document(&stored(Document::Layout, "lay_1", "b", "2026-01-01T00:00:02Z", r#"{ "spaced":  true }"#)).unwrap();
+        source.add_document(&stored(Document::Layout, "lay_2", "b", "2026-01-01T00:00:03Z", "{}")).unwrap();
+        source.add_document(&stored(Document::Units, "unt_1", "a", "2026-01-01T00:00:04Z", r#"{"u":"é"}"#)).unwrap();
+        let mut export = Vec::new();
+        assert_eq!(source.export(&mut export).unwrap(), 2);
         let dir = tempfile::tempdir().unwrap();
-        let registry = Registry::open(&dir.path().join("one")).unwrap();
-        registry.register(&record("a")).unwrap();
-        registry.add_revision("a", &revision("r1", &["x.tif"])).unwrap();
-        registry.register(&record("b")).unwrap();
-        let export = dir.path().join("export.json");
-        assert_eq!(registry.export(std::fs::File::create(&export).unwrap()).unwrap(), 2);
-        let document = RegistryDocument::read(&export).unwrap();
-        let copy = Registry::open(&dir.path().join("two")).unwrap();
-        assert_eq!(copy.import(&document).unwrap(), Imported { maps: 2, revisions: 1 });
-        assert_eq!(copy.map("a").unwrap(), registry.map("a").unwrap());
-        assert!(matches!(copy.import(&document), Err(RegistryError::NotEmpty { maps: 2, .. })));
+        std::fs::write(dir.path().join("export.json"), &export).unwrap();
+        let document = RegistryDocument::read(&dir.path().join("export.json")).unwrap();
+        assert_eq!(target.import(&document).unwrap(), Imported { maps: 2, revisions: 1, bundles: 2, documents: 3 });
+        assert_eq!(target.map("a").unwrap(), source.map("a").unwrap());
+        assert_eq!(target.counts().unwrap(), source.counts().unwrap());
+        assert_eq!(target.bundle("kb_1").unwrap(), source.bundle("kb_1").unwrap());
+        assert_eq!(target.newest_document(Document::Layout, "b").unwrap(), Some(("lay_2".to_owned(), "{}".to_owned())), "in their order");
+        assert_eq!(target.document(Document::Layout, "b", "lay_1").unwrap().as_deref(), Some(r#"{ "spaced":  true }"#), "byte for byte");
+        assert_eq!(target.artifact_ids().unwrap(), source.artifact_ids().unwrap());
+        let mut again = Vec::new();
+        target.export(&mut again).unwrap();
+        assert_eq!(String::from_utf8(again).unwrap(), String::from_utf8(export).unwrap(), "the copy exports as the original did");
+        assert!(matches!(target.import(&document), Err(RegistryError::NotEmpty { maps: 2, .. })));
+        assert_eq!(target.health().unwrap().problems, Vec::<String>::new());
     }
 
     #[test]
     fn a_database_from_a_newer_server_is_refused_and_left_untouched() {
         let dir = tempfile::tempdir().unwrap();
-        drop(Registry::open(dir.path()).unwrap());
+        drop(Registry::open(dir.path(), None).unwrap());
         let path = dir.path().join(DATABASE_FILE);
         {
-            let connection = Connection::open(&path).unwrap();
+            let connection = rusqlite::Connection::open(&path).unwrap();
             connection.pragma_update(None, "user_version", SCHEMA_VERSION + 1).unwrap();
         }
         let bytes = std::fs::read(&path).unwrap();
-        let error = Registry::open(dir.path()).unwrap_err();
+        let error = Registry::open(dir.path(), None).unwrap_err();
         assert!(matches!(error, RegistryError::Corrupt { problem: CorruptProblem::UnknownSchema(v), .. } if v == SCHEMA_VERSION + 1), "{error:?}");
         assert_eq!(std::fs::read(&path).unwrap(), bytes);
     }
 
-    /// A map record with no revisions, for tests.
+    #[test]
+    fn a_postgresql_database_of_a_newer_server_or_of_something_else_is_refused_and_left_untouched() {
+        for place in places().into_iter().filter(Place::postgres) {
+            let url = place.url.clone().unwrap();
+            postgres_run(&url, "CREATE TABLE parcels (id BIGINT PRIMARY KEY); INSERT INTO parcels VALUES (7)");
+            let error = Registry::open(place.dir.path(), Some(&url)).unwrap_err();
+            assert!(matches!(&error, RegistryError::Corrupt { problem: CorruptProblem::Foreign(what), .. } if what.contains("parcels")), "{error:?}");
+            assert!(!error.to_string().contains("password"), "{error}");
+            postgres_run(&url, "DELETE FROM parcels WHERE id = 7; DROP TABLE parcels"); // still there to drop: untouched
+            drop(place.open());
+            postgres_run(&url, &format!("UPDATE registry_schema SET version = {}", SCHEMA_VERSION + 1));
+            let error = Registry::open(place.dir.path(), Some(&url)).unwrap_err();
+            assert!(matches!(error, RegistryError::Corrupt { problem: CorruptProblem::UnknownSchema(v), .. } if v == SCHEMA_VERSION + 1), "{error:?}");
+        }
+    }
+
     #[test]
     fn layouts_readings_and_unit_extractions_are_kept_apart_and_a_schema_3_registry_moves_its_readings() {
-        let dir = tempfile::tempdir().unwrap();
-        let registry = Registry::open(dir.path()).unwrap();
-        registry.register(&record("map_a")).unwrap();
-        assert!(registry.add_document(Document::Layout, "lay_1", "map_a", "2026-01-01T00:00:00Z", r#"{"n":1}"#).unwrap());
-        assert!(registry.add_document(Document::Reading, "txt_1", "map_a", "2026-01-01T00:00:01Z", r#"{"n":2}"#).unwrap());
-        assert!(!registry.add_document(Document::Reading, "txt_2", "map_unknown", "2026-01-01T00:00:02Z", "{}").unwrap(), "no such map");
-        assert!(registry.add_document(Document::Units, "unt_1", "map_a", "2026-01-01T00:00:03Z", r#"{"n":3}"#).unwrap());
-        assert_eq!(registry.newest_document(Document::Units, "map_a").unwrap(), Some(("unt_1".to_owned(), r#"{"n":3}"#.to_owned())));
-        let newest = registry.newest_document(Document::Layout, "map_a").unwrap();
-        assert_eq!(newest, Some(("lay_1".to_owned(), r#"{"n":1}"#.to_owned())), "a newer reading is not a layout");
-        assert_eq!(registry.document(Document::Reading, "map_a", "txt_1").unwrap().as_deref(), Some(r#"{"n":2}"#));
-        assert_eq!(registry.document(Document::Layout, "map_a", "txt_1").unwrap(), None);
-        assert_eq!(registry.artifact_ids().unwrap(), ["lay_1", "txt_1", "unt_1"].map(str::to_owned).into());
-        drop(registry);
-
+        for place in places() {
+            documents_are_kept_apart(&place.open());
+        }
+        let place = Place { dir: tempfile::tempdir().unwrap(), url: None };
+        documents_are_kept_apart(&place.open());
+        let dir = &place.dir;
         // Back to schema 3, where readings were rows of `layouts` and unit extractions did not exist:
         // opening migrates the readings out again and adds the extractions' table.
         let connection = rusqlite::Connection::open(dir.path().join(DATABASE_FILE)).unwrap();
@@ -1018,13 +1313,53 @@ pub(crate) mod tests {
             )
             .unwrap();
         drop(connection);
-        let registry = Registry::open(dir.path()).unwrap();
+        let registry = place.open();
         assert_eq!(registry.document(Document::Reading, "map_a", "txt_1").unwrap().as_deref(), Some(r#"{"n":2}"#));
         assert_eq!(registry.document(Document::Layout, "map_a", "txt_1").unwrap(), None, "moved, not copied");
         assert_eq!(registry.newest_document(Document::Layout, "map_a").unwrap().map(|(id, _)| id).as_deref(), Some("lay_1"));
         assert_eq!(registry.newest_document(Document::Units, "map_a").unwrap(), None, "the new table starts empty");
     }
 
+    fn documents_are_kept_apart(registry: &Registry) {
+        registry.register(&record("map_a")).unwrap();
+        assert!(registry.add_document(&stored(Document::Layout, "lay_1", "map_a", "2026-01-01T00:00:00Z", r#"{"n":1}"#)).unwrap());
+        assert!(registry.add_document(&stored(Document::Reading, "txt_1", "map_a", "2026-01-01T00:00:01Z", r#"{"n":2}"#)).unwrap());
+        assert!(!registry.add_document(&stored(Document::Reading, "txt_2", "map_unknown", "2026-01-01T00:00:02Z", "{}")).unwrap(), "no such map");
+        assert!(registry.add_document(&stored(Document::Units, "unt_1", "map_a", "2026-01-01T00:00:03Z", r#"{"n":3}"#)).unwrap());
+        assert_eq!(registry.newest_document(Document::Units, "map_a").unwrap(), Some(("unt_1".to_owned(), r#"{"n":3}"#.to_owned())));
+        let newest = registry.newest_document(Document::Layout, "map_a").unwrap();
+        assert_eq!(newest, Some(("lay_1".to_owned(), r#"{"n":1}"#.to_owned())), "a newer reading is not a layout");
+        assert_eq!(registry.document(Document::Reading, "map_a", "txt_1").unwrap().as_deref(), Some(r#"{"n":2}"#));
+        assert_eq!(registry.document(Document::Layout, "map_a", "txt_1").unwrap(), None);
+        assert_eq!(registry.artifact_ids().unwrap(), ["lay_1", "txt_1", "unt_1"].map(str::to_owned).into());
+    }
+
+    #[test]
+    fn tls_checks_the_certificate_when_asked_and_encrypts_when_required() {
+        let (Some(place), Ok(ca)) = (places().into_iter().find(Place::postgres), std::env::var("GEOMAP_TEST_POSTGRES_CA")) else {
+            return eprintln!("skipped TLS: GEOMAP_TEST_POSTGRES_URL or GEOMAP_TEST_POSTGRES_CA is unset");
+        };
+        // The test server's certificate is for `localhost`, signed by itself.
+        let base = place.url.as_deref().unwrap().split('?').next().unwrap().replace("127.0.0.1", "localhost");
+        let encrypted = |registry: &Registry| {
+            registry.read("read", |s| s.one("SELECT CASE WHEN ssl THEN 1 ELSE 0 END FROM pg_stat_ssl WHERE pid = pg_backend_pid()", &[])?.int(0)).unwrap()
+        };
+        let verified = Registry::open(place.dir.path(), Some(&format!("{base}?sslmode=verify-full&sslrootcert={ca}"))).unwrap();
+        assert_eq!(encrypted(&verified), 1);
+        let unchecked = Registry::open(place.dir.path(), Some(&format!("{base}?sslmode=require"))).unwrap();
+        assert_eq!(encrypted(&unchecked), 1, "require encrypts without checking, as libpq does");
+        let error = Registry::open(place.dir.path(), Some(&format!("{base}?sslmode=verify-full"))).unwrap_err();
+        assert!(matches!(error, RegistryError::Database { .. }) && error.to_string().to_lowercase().contains("certificate"), "{error}");
+        let plain = Registry::open(place.dir.path(), place.url.as_deref()).unwrap();
+        assert_eq!(encrypted(&plain), 0, "sslmode=disable");
+    }
+
+    /// A document of `kind` for tests.
+    fn stored(kind: Document, id: &str, map_id: &str, created_at: &str, document: &str) -> StoredDocument {
+        StoredDocument { kind, id: id.into(), map_id: map_id.into(), created_at: created_at.into(), document: document.into() }
+    }
+
+    /// A map record with no revisions, for tests.
     pub(crate) fn record(id: &str) -> MapRecord {
         MapRecord {
             map_id: id.into(),

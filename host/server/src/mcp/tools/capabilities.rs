@@ -370,7 +370,9 @@ fn capabilities_now(state: &ServerState) -> CapabilitiesResult {
             Err(_) => (DataRootState::Unwritable, Some(counts)),
         },
         Err(RegistryError::Corrupt { .. }) => (DataRootState::RegistryCorrupt, None),
-        Err(RegistryError::Io { .. } | RegistryError::Database { .. } | RegistryError::NotEmpty { .. }) => (DataRootState::Unwritable, None),
+        Err(RegistryError::Io { .. } | RegistryError::Database { .. } | RegistryError::NotEmpty { .. } | RegistryError::Settings { .. }) => {
+            (DataRootState::Unwritable, None)
+        }
     };
     let georeference = GeoreferenceInfo {
         readiness: Readiness::check_for(settings.georef_compression),

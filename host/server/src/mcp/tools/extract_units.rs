@@ -23,7 +23,7 @@ use geomap_georef::units::{GEOPACKAGE, MapRow, UNIT_RASTER, UnitRaster, UnitRow}
 use geomap_model::layout::PixelBox;
 use geomap_model::trace;
 use geomap_store::media::MediaError;
-use geomap_store::registry::Document;
+use geomap_store::registry::{Document, StoredDocument};
 use geomap_vision::detect::pipeline::{DetectError, millis};
 use geomap_vision::units::{self as classes, filter, regions};
 
@@ -236,24 +236,14 @@ pub async fn extract_units(
         let title = layout.title.clone().filter(|title| !title.trim().is_empty()).unwrap_or_else(|| map.record.relative_path.clone());
         let map_row = MapRow { map_id: map_id.clone(), name: title, image_url: map_uri(&map_id), width: map.record.width, height: map.record.height };
         let rows: Vec<UnitRow> = legend.iter().map(|swatch| unit_row(swatch.entry, swatch.colour)).collect();
-        let written = geomap_store::sweep::mark_writing(&folder)
-            .map_err(|error| ToolError::from(DetectError::Storage(format!("cannot create the extraction's folder: {error}"))))
-            .and_then(|()| {
-                send(65, "polygonizing and writing the GeoPackage");
-                let written = gdal_raster.write(&folder, &map_row, &rows, &|x, y| by_first.get(&(x, y)).copied(), revision, &mut |done| {
-                    send(65 + (done * 30.0) as u64, "polygonizing and writing the GeoPackage");
-                    !cancel.is_cancelled()
-                })?;
-                preview.image.write_png(&folder.join(PREVIEW), (0, 0, preview.image.width, preview.image.height)).map_err(|error| DetectError::Storage(format!("cannot write the preview: {error}")))?;
-                Ok(written)
-            });
-        let written = match written {
-            Ok(written) => written,
-            Err(error) => {
-                let _ = std::fs::remove_dir_all(&folder);
-                return Err(error);
-            }
-        };
+        let staged = stored::stage(&state, &map_id, &units_id)?;
+        send(65, "polygonizing and writing the GeoPackage");
+        let written = gdal_raster.write(staged.path(), &map_row, &rows, &|x, y| by_first.get(&(x, y)).copied(), revision, &mut |done| {
+            send(65 + (done * 30.0) as u64, "polygonizing and writing the GeoPackage");
+            !cancel.is_cancelled()
+        })?;
+        let preview_path = staged.path().join(PREVIEW);
+        preview.image.write_png(&preview_path, (0, 0, preview.image.width, preview.image.height)).map_err(|error| DetectError::Storage(format!("cannot write the preview: {error}")))?;
         drop(gdal_raster);
         let write_ms = millis(started);
 
@@ -314,11 +304,11 @@ pub async fn extract_units(
             files,
         };
         if cancel.is_cancelled() {
-            let _ = std::fs::remove_dir_all(&folder);
-            return Err(DetectError::Cancelled.into());
+            return Err(DetectError::Cancelled.into()); // the staged folder goes with it
         }
         let document = serde_json::to_string_pretty(&extraction).expect("extractions serialize");
-        stored::store(&state, Document::Units, &extraction.map_id, &extraction.units_id, &extraction.created_at, "units.json", &document)?;
+        let record = StoredDocument { kind: Document::Units, id: extraction.units_id.clone(), map_id: extraction.map_id.clone(), created_at: extraction.created_at.clone(), document };
+        stored::store(&state, staged, "units.json", &record)?;
         send(100, "done");
         Ok(extraction)
     })

@@ -20,6 +20,7 @@ use crate::mcp::adapter::{MapGone, ToolError};
 use crate::mcp::arguments::{ArgumentError, ArgumentProblem};
 use crate::mcp::progress::{ProgressSink, ProgressUpdate};
 use crate::mcp::uris::revision_dir;
+use geomap_store::sweep::Staged;
 use tokio_util::sync::CancellationToken;
 
 /// Arguments of `geomap_georeference`: `bounds` (with an optional `pixel_region`) or
@@ -217,20 +218,19 @@ pub async fn georeference(
             send((start + fraction.clamp(0.0, 1.0) * share).floor() as u64, message.to_owned());
             !cancel.is_cancelled()
         };
-        geomap_store::sweep::mark_writing(&output_dir).map_err(|source| geomap_georef::GeorefError::Io { action: "create the revision folder", source })?;
+        let staged = Staged::create(&output_dir).map_err(|source| geomap_georef::GeorefError::Io { action: "create the revision folder", source })?;
         let writing = state.settings.georef_writing();
-        let revision = geomap_georef::georeference(&scan, &request, &revision_id, &output_dir, &writing, &mut report_progress)
-            .map(|revision| Revision { source, ..revision })
-            .inspect_err(|_| {
-                // Best effort: a failed revision leaves no half-written files behind.
-                let _ = std::fs::remove_dir_all(&output_dir);
-            })?;
-        let recorded = state.registry.add_revision(&map.record.map_id, &revision)?;
+        // A failed revision's folder goes with `staged`: nothing half-written is left behind.
+        let revision = geomap_georef::georeference(&scan, &request, &revision_id, staged.path(), &writing, &mut report_progress)
+            .map(|revision| Revision { source, ..revision })?;
+        staged.publish().map_err(|source| geomap_georef::GeorefError::Io { action: "move the revision folder into place", source })?;
+        let recorded = state.registry.add_revision(&map.record.map_id, &revision).inspect_err(|_| {
+            let _ = std::fs::remove_dir_all(&output_dir);
+        })?;
         if !recorded {
             let _ = std::fs::remove_dir_all(&output_dir);
             return Err(ToolError::MapNotFound { map_id: map.record.map_id.clone(), reason: MapGone::UnknownId, registered_as: None });
         }
-        geomap_store::sweep::unmark(&output_dir);
         let labels = labels.map(|labels| with_accuracy(labels, &revision));
         Ok(GeoreferenceReport { map_id: map.record.map_id.clone(), revision: located(&state, &map.record.map_id, revision), labels, dry_run: false })
     })

@@ -16,13 +16,14 @@ use crate::mcp::ServerState;
 use crate::mcp::adapter::{ToolError, Warning, warning};
 use crate::mcp::arguments::{ArgumentError, ArgumentProblem};
 use crate::mcp::progress::{ProgressSink, ProgressUpdate};
-use crate::mcp::uris::{layout_dir, layout_uri};
+use crate::mcp::uris::layout_uri;
 use geomap_model::layout::COMPONENT_CLASSES;
 use geomap_model::layout::PixelBox;
 use geomap_model::trace;
 use geomap_store::media;
 use geomap_store::media::bundle::{self, MapBundle};
-use geomap_store::registry::Document;
+use geomap_store::registry::{Document, StoredDocument};
+use geomap_store::sweep::Staged;
 use geomap_vision::detect::legend::{colour_name, hex};
 use geomap_vision::detect::pipeline::{
     COMPONENT_ASSET, DetectError, Detectors, LEGEND_ASSET, LegendEntry, Missing, ModelInfo, REQUIREMENTS, current_files, millis, score,
@@ -271,7 +272,7 @@ pub async fn process_image(
             .await;
     let outcome = match found {
         Ok(Found::Stored(layout)) => Ok(layout),
-        Ok(Found::Unstored(mut layout, dir)) => {
+        Ok(Found::Unstored(mut layout, staged)) => {
             let _ = updates.send(ProgressUpdate { done: 85, total: 100, message: "resolving the legend's ages and rock names".to_owned() });
             let resolved = resolve_terms(&state, &mut layout.legend_entries).await;
             let stored = match resolved {
@@ -280,21 +281,15 @@ pub async fn process_image(
                     let _ = updates.send(ProgressUpdate { done: 95, total: 100, message: "storing the layout".to_owned() });
                     let storing = Arc::clone(&state);
                     let layout_stored = layout.clone();
-                    trace::spawn_blocking(move || store(&storing, &layout_stored)).await
+                    trace::spawn_blocking(move || store(&storing, staged, &layout_stored)).await
                 }
                 Ok(_) => Err(DetectError::Cancelled.into()),
                 Err(error) => Err(error),
             };
-            match stored {
-                Ok(()) => {
-                    let _ = updates.send(ProgressUpdate { done: 100, total: 100, message: "done".to_owned() });
-                    Ok(layout)
-                }
-                Err(error) => {
-                    let _ = std::fs::remove_dir_all(&dir);
-                    Err(error)
-                }
-            }
+            stored.map(|()| {
+                let _ = updates.send(ProgressUpdate { done: 100, total: 100, message: "done".to_owned() });
+                layout
+            })
         }
         Err(error) => Err(error),
     };
@@ -305,10 +300,11 @@ pub async fn process_image(
     outcome
 }
 
-/// A layout found: a map bundle's, already stored; or a scan's, with its files written in `dir`.
+/// A layout found: a map bundle's, already stored; or a scan's, with its files written in its
+/// staged folder.
 enum Found {
     Stored(Layout),
-    Unstored(Layout, std::path::PathBuf),
+    Unstored(Layout, Staged),
 }
 
 /// The blocking part of `geomap_process_image`: everything but resolving terms and storing.
@@ -410,18 +406,11 @@ fn find_layout(
     }
     layout.preview_uri = Some(layout_uri(&map_id, &layout_id, "preview.png"));
     layout.preview_colours = COMPONENT_CLASSES.iter().chain(&["swatch", "text"]).map(|c| (c.to_string(), hex(rgb(class_colour(c))))).collect();
-    let dir = layout_dir(state, &layout.map_id, &layout.layout_id);
-    let written = geomap_store::sweep::mark_writing(&dir)
-        .map_err(|error| error.to_string())
-        .and_then(|()| write_layout(&dir, &image, &mut layout))
-        .map_err(|error| DetectError::Storage(format!("cannot store the layout: {error}")));
-    if let Err(error) = written {
-        let _ = std::fs::remove_dir_all(&dir);
-        return Err(error.into());
-    }
+    let staged = super::stored::stage(state, &layout.map_id, &layout.layout_id)?;
+    write_layout(staged.path(), &image, &mut layout).map_err(|error| DetectError::Storage(format!("cannot store the layout: {error}")))?;
     timings.write_ms = millis(started);
     layout.timings = timings;
-    Ok(Found::Unstored(layout, dir))
+    Ok(Found::Unstored(layout, staged))
 }
 
 /// Reads the words inside the detected title and legends: the title's text, and each legend
@@ -514,10 +503,13 @@ fn new_layout(map_id: &str, method: Method, width: u32, height: u32) -> Layout {
     }
 }
 
-/// Writes `layout.json` into its folder (which holds the layout's other files) and records the layout.
-fn store(state: &ServerState, layout: &Layout) -> Result<(), ToolError> {
+/// Writes `layout.json` into its staged folder (which holds the layout's other files), moves the
+/// folder into place and records the layout.
+fn store(state: &ServerState, staged: Staged, layout: &Layout) -> Result<(), ToolError> {
     let document = serde_json::to_string_pretty(layout).expect("layouts serialize");
-    super::stored::store(state, Document::Layout, &layout.map_id, &layout.layout_id, &layout.created_at, "layout.json", &document)
+    let record =
+        StoredDocument { kind: Document::Layout, id: layout.layout_id.clone(), map_id: layout.map_id.clone(), created_at: layout.created_at.clone(), document };
+    super::stored::store(state, staged, "layout.json", &record)
 }
 
 /// The layout a map bundle gives, stored like a detected one.
@@ -552,7 +544,7 @@ fn bundle_layout(state: &ServerState, map: RegisteredMap) -> Result<Layout, Tool
         })
         .collect();
     layout.timings.decode_ms = millis(started);
-    store(state, &layout)?;
+    store(state, super::stored::stage(state, &record.map_id, &layout.layout_id)?, &layout)?;
     Ok(layout)
 }
 

@@ -17,7 +17,7 @@ use crate::mcp::uris::layout_uri;
 use geomap_model::layout::PixelBox;
 use geomap_model::trace;
 use geomap_store::media::MediaError;
-use geomap_store::registry::Document;
+use geomap_store::registry::{Document, StoredDocument};
 use geomap_vision::detect::pipeline::{DetectError, millis};
 use geomap_vision::ocr::reader::Line;
 
@@ -150,7 +150,15 @@ pub async fn read_text(
             files: vec!["text.json".to_owned()],
         };
         let document = serde_json::to_string_pretty(&reading).expect("readings serialize");
-        super::stored::store(&state, Document::Reading, &reading.map_id, &reading.text_id, &reading.created_at, "text.json", &document)?;
+        let staged = super::stored::stage(&state, &reading.map_id, &reading.text_id)?;
+        let record = StoredDocument {
+            kind: Document::Reading,
+            id: reading.text_id.clone(),
+            map_id: reading.map_id.clone(),
+            created_at: reading.created_at.clone(),
+            document,
+        };
+        super::stored::store(&state, staged, "text.json", &record)?;
         let _ = updates.send(ProgressUpdate { done: total, total, message: "done".to_owned() });
         Ok(reading)
     })

@@ -18,7 +18,8 @@ use crate::mcp::ServerState;
 use crate::mcp::adapter::{MapGone, ToolError};
 use crate::mcp::uris::layout_dir;
 use geomap_model::layout::PixelBox;
-use geomap_store::registry::Document;
+use geomap_store::registry::{Document, StoredDocument};
+use geomap_store::sweep::Staged;
 use geomap_vision::detect::legend::hex;
 use geomap_vision::detect::pipeline::DetectError;
 
@@ -143,20 +144,24 @@ fn parse<T: for<'a> Deserialize<'a>>(map_id: &str, document: &str) -> Result<T, 
     serde_json::from_str(document).map_err(|_| unknown(map_id))
 }
 
-/// Writes `document` as `name` in the folder of `id` under the map's artifacts and records it in
-/// the registry as a `kind`; on failure the folder is removed.
-pub fn store(state: &ServerState, kind: Document, map_id: &str, id: &str, created_at: &str, name: &str, document: &str) -> Result<(), ToolError> {
-    let dir = layout_dir(state, map_id, id);
-    let written = geomap_store::sweep::mark_writing(&dir).and_then(|()| std::fs::write(dir.join(name), document));
-    if let Err(error) = written {
+/// The folder of `id` under map `map_id`'s artifacts, staged: written under a temporary name
+/// until [`store`] publishes it.
+pub fn stage(state: &ServerState, map_id: &str, id: &str) -> Result<Staged, ToolError> {
+    Staged::create(&layout_dir(state, map_id, id)).map_err(|error| DetectError::Storage(format!("cannot create the folder of {id}: {error}")).into())
+}
+
+/// Writes `stored`'s document as `name` into `staged` (its folder, holding its other files), moves
+/// the folder into place and records it in the registry; on failure nothing stays behind.
+pub fn store(state: &ServerState, staged: Staged, name: &str, stored: &StoredDocument) -> Result<(), ToolError> {
+    let published = std::fs::write(staged.path().join(name), &stored.document).and_then(|()| staged.publish());
+    let dir = published.map_err(|error| DetectError::Storage(format!("cannot store {name}: {error}")))?;
+    let recorded = state.registry.add_document(stored).inspect_err(|_| {
         let _ = std::fs::remove_dir_all(&dir);
-        return Err(DetectError::Storage(format!("cannot store {name}: {error}")).into());
-    }
-    if !state.registry.add_document(kind, id, map_id, created_at, document)? {
+    })?;
+    if !recorded {
         let _ = std::fs::remove_dir_all(&dir);
-        return Err(ToolError::MapNotFound { map_id: map_id.to_owned(), reason: MapGone::UnknownId, registered_as: None });
+        return Err(ToolError::MapNotFound { map_id: stored.map_id.clone(), reason: MapGone::UnknownId, registered_as: None });
     }
-    geomap_store::sweep::unmark(&dir);
     Ok(())
 }
 

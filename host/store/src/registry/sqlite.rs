@@ -1,5 +1,6 @@
-//! The SQLite file itself: checking it before SQLite touches it, creating it,
-//! migrating its schema, and a small pool of connections.
+//! The registry in SQLite (the default): checking the file before SQLite
+//! touches it, creating it, migrating its schema, a small pool of connections,
+//! and the statements of [`Session`] on them.
 //!
 //! Invariants:
 //! - A file that fails a check is never written: [`inspect_file`] reads only
@@ -20,17 +21,19 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
+use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
-use super::{CorruptProblem, RegistryError};
+use super::sql::{Cell, Fault, Row, Session, Value};
+use super::{CorruptProblem, Location, RegistryError};
 
 /// The schema migrations, in order: migration `i` takes `user_version` from `i` to `i + 1`.
 const MIGRATIONS: [&str; 5] = [
-    include_str!("migrations/0001_maps_and_revisions.sql"),
-    include_str!("migrations/0002_knowledge_bundles.sql"),
-    include_str!("migrations/0003_layouts.sql"),
-    include_str!("migrations/0004_readings.sql"),
-    include_str!("migrations/0005_unit_extractions.sql"),
+    include_str!("migrations/sqlite/0001_maps_and_revisions.sql"),
+    include_str!("migrations/sqlite/0002_knowledge_bundles.sql"),
+    include_str!("migrations/sqlite/0003_layouts.sql"),
+    include_str!("migrations/sqlite/0004_readings.sql"),
+    include_str!("migrations/sqlite/0005_unit_extractions.sql"),
 ];
 
 /// The schema version this server writes (SQLite's `user_version`).
@@ -56,7 +59,7 @@ pub enum FileState {
 /// a checkpoint interrupted by a crash legitimately leaves the file short
 /// until SQLite replays the log).
 pub fn inspect_file(path: &Path) -> Result<FileState, RegistryError> {
-    let corrupt = |problem| RegistryError::Corrupt { path: path.to_owned(), problem };
+    let corrupt = |problem| RegistryError::Corrupt { location: Location::File(path.to_owned()), problem };
     let mut file = match File::open(path) {
         Ok(file) => file,
         Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(FileState::Absent),
@@ -103,17 +106,24 @@ fn wal_path(path: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
-/// Whether `error` says the file is damaged (SQLite says so, or a row holds
+/// Whether `fault` says the file is damaged (SQLite says so, or a row holds
 /// what this server never writes) rather than that a call failed.
-fn is_corruption(error: &rusqlite::Error) -> bool {
-    matches!(error, rusqlite::Error::FromSqlConversionFailure(..) | rusqlite::Error::InvalidColumnType(..))
-        || matches!(error.sqlite_error_code(), Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase))
+fn is_corruption(fault: &Fault) -> bool {
+    match fault {
+        Fault::Malformed(_) => true,
+        Fault::Sqlite(error) => {
+            matches!(error, rusqlite::Error::FromSqlConversionFailure(..) | rusqlite::Error::InvalidColumnType(..))
+                || matches!(error.sqlite_error_code(), Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase))
+        }
+        Fault::Postgres(_) | Fault::Unstorable(_) => false,
+    }
 }
 
 /// Connections to one registry file, opened on demand and reused.
 #[derive(Debug)]
 pub struct Pool {
     path: PathBuf,
+    location: Location,
     flags: OpenFlags,
     idle: Mutex<Vec<Connection>>,
     /// A connection that never writes, kept for [`Pool::data_version`].
@@ -129,7 +139,7 @@ impl Pool {
             create(path)?;
         }
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let pool = Pool { path: path.to_owned(), flags, idle: Mutex::new(Vec::new()), watcher: Mutex::new(None) };
+        let pool = Pool { path: path.to_owned(), location: Location::File(path.to_owned()), flags, idle: Mutex::new(Vec::new()), watcher: Mutex::new(None) };
         let mut connection = pool.connect()?;
         migrate(&mut connection, path)?;
         pool.give_back(connection);
@@ -140,25 +150,55 @@ impl Pool {
     /// migrating anything (the caller checked the file with [`inspect_file`]).
     pub fn read_only(path: &Path) -> Result<Pool, RegistryError> {
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let pool = Pool { path: path.to_owned(), flags, idle: Mutex::new(Vec::new()), watcher: Mutex::new(None) };
+        let pool = Pool { path: path.to_owned(), location: Location::File(path.to_owned()), flags, idle: Mutex::new(Vec::new()), watcher: Mutex::new(None) };
         let connection = pool.connect()?;
         pool.give_back(connection);
         Ok(pool)
     }
 
-    /// The database file.
-    pub fn path(&self) -> &Path {
-        &self.path
+    /// The database file, as operators are told where the registry is.
+    pub fn location(&self) -> &Location {
+        &self.location
+    }
+
+    /// Whether this process may write the database file and its folder (asked with access(2),
+    /// never by opening the file: see `Registry::check_writable`).
+    pub fn check_writable(&self) -> io::Result<()> {
+        let folder = self.path.parent().expect("the database file is inside the data root");
+        for path in [self.path.as_path(), folder] {
+            rustix::fs::access(path, rustix::fs::Access::WRITE_OK).map_err(io::Error::from)?;
+        }
+        Ok(())
     }
 
     /// Runs `work` on an idle connection (or a new one); SQLite's corruption
     /// codes become [`RegistryError::Corrupt`], other failures
     /// [`RegistryError::Database`] naming `action`.
-    pub fn run<T>(&self, action: &'static str, work: impl FnOnce(&mut Connection) -> rusqlite::Result<T>) -> Result<T, RegistryError> {
+    pub fn run<T, E: Into<Fault>>(&self, action: &'static str, work: impl FnOnce(&mut Connection) -> Result<T, E>) -> Result<T, RegistryError> {
         let mut connection = self.connect()?;
         let outcome = work(&mut connection);
         self.give_back(connection);
-        outcome.map_err(|error| database_error(&self.path, action, error))
+        outcome.map_err(|error| database_error(&self.path, action, error.into()))
+    }
+
+    /// Runs `work` in one transaction: a write begins `IMMEDIATE` (it waits for any other
+    /// writer, up to [`BUSY_TIMEOUT`]) and commits; a read sees one snapshot.
+    pub fn transact<T>(&self, write: bool, action: &'static str, work: impl FnOnce(&mut dyn Session) -> Result<T, Fault>) -> Result<T, RegistryError> {
+        self.run(action, |connection| {
+            let behaviour = if write { TransactionBehavior::Immediate } else { TransactionBehavior::Deferred };
+            let transaction = connection.transaction_with_behavior(behaviour)?;
+            let value = work(&mut SqliteSession(&transaction))?;
+            transaction.commit()?;
+            Ok::<_, Fault>(value)
+        })
+    }
+
+    /// SQLite's full `integrity_check`: what it finds wrong (nothing when the file is sound).
+    pub fn integrity_problems(&self) -> Result<Vec<String>, RegistryError> {
+        self.run("check", |connection| {
+            let findings: Vec<String> = connection.prepare("PRAGMA integrity_check")?.query_map([], |row| row.get(0))?.collect::<rusqlite::Result<_>>()?;
+            Ok::<_, Fault>(findings.into_iter().filter(|finding| finding != "ok").collect())
+        })
     }
 
     /// SQLite's `PRAGMA data_version` on a connection that never writes: it changes whenever any
@@ -172,7 +212,7 @@ impl Pool {
         };
         let version = connection.prepare_cached("PRAGMA data_version").and_then(|mut statement| statement.query_row([], |row| row.get(0)));
         *watcher = Some(connection);
-        version.map_err(|error| database_error(&self.path, "read", error))
+        version.map_err(|error| database_error(&self.path, "read", error.into()))
     }
 
     fn connect(&self) -> Result<Connection, RegistryError> {
@@ -181,7 +221,7 @@ impl Pool {
         }
         let connection = Connection::open_with_flags(&self.path, self.flags)
             .and_then(|connection| configure(&connection).map(|()| connection))
-            .map_err(|error| database_error(&self.path, "open", error))?;
+            .map_err(|error| database_error(&self.path, "open", error.into()))?;
         check_schema_version(&connection, &self.path)?;
         Ok(connection)
     }
@@ -203,18 +243,19 @@ fn configure(connection: &Connection) -> rusqlite::Result<()> {
 /// Refuses a database whose schema is newer than this server's (the first
 /// statement on a connection, so it also catches a file SQLite cannot read).
 fn check_schema_version(connection: &Connection, path: &Path) -> Result<u32, RegistryError> {
-    let version: u32 = connection.query_row("PRAGMA user_version", [], |row| row.get(0)).map_err(|error| database_error(path, "read", error))?;
+    let version: u32 = connection.query_row("PRAGMA user_version", [], |row| row.get(0)).map_err(|error| database_error(path, "read", error.into()))?;
     if version > SCHEMA_VERSION {
-        return Err(RegistryError::Corrupt { path: path.to_owned(), problem: CorruptProblem::UnknownSchema(version) });
+        return Err(RegistryError::Corrupt { location: Location::File(path.to_owned()), problem: CorruptProblem::UnknownSchema(version) });
     }
     Ok(version)
 }
 
-fn database_error(path: &Path, action: &'static str, error: rusqlite::Error) -> RegistryError {
-    if is_corruption(&error) {
-        RegistryError::Corrupt { path: path.to_owned(), problem: CorruptProblem::Malformed(error.to_string()) }
+fn database_error(path: &Path, action: &'static str, fault: Fault) -> RegistryError {
+    let location = Location::File(path.to_owned());
+    if is_corruption(&fault) {
+        RegistryError::Corrupt { location, problem: CorruptProblem::Malformed(fault.to_string()) }
     } else {
-        RegistryError::Database { action, path: path.to_owned(), source: error }
+        RegistryError::Database { action, location, source: Box::new(fault) }
     }
 }
 
@@ -232,7 +273,7 @@ fn create(path: &Path) -> Result<(), RegistryError> {
         apply_migrations(&connection, 0)?;
         connection.close().map_err(|(_, error)| error)
     })();
-    let linked = built.map_err(|error| database_error(&temp, "create", error)).and_then(|()| match std::fs::hard_link(&temp, path) {
+    let linked = built.map_err(|error| database_error(&temp, "create", error.into())).and_then(|()| match std::fs::hard_link(&temp, path) {
         Ok(()) => Ok(()),
         Err(error) if error.kind() == io::ErrorKind::AlreadyExists => Ok(()),
         Err(source) => Err(RegistryError::Io { action: "create", path: path.to_owned(), source }),
@@ -246,13 +287,14 @@ fn create(path: &Path) -> Result<(), RegistryError> {
 /// once migrate once), and makes sure it is in WAL mode.
 fn migrate(connection: &mut Connection, path: &Path) -> Result<(), RegistryError> {
     if check_schema_version(connection, path)? < SCHEMA_VERSION {
-        let transaction = connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(|error| database_error(path, "migrate", error))?;
+        let transaction =
+            connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(|error| database_error(path, "migrate", error.into()))?;
         let current = check_schema_version(&transaction, path)?;
-        apply_migrations(&transaction, current).and_then(|()| transaction.commit()).map_err(|error| database_error(path, "migrate", error))?;
+        apply_migrations(&transaction, current).and_then(|()| transaction.commit()).map_err(|error| database_error(path, "migrate", error.into()))?;
     }
-    let mode: String = connection.query_row("PRAGMA journal_mode", [], |row| row.get(0)).map_err(|error| database_error(path, "read", error))?;
+    let mode: String = connection.query_row("PRAGMA journal_mode", [], |row| row.get(0)).map_err(|error| database_error(path, "read", error.into()))?;
     if !mode.eq_ignore_ascii_case("wal") {
-        connection.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(())).map_err(|error| database_error(path, "set the journal mode of", error))?;
+        connection.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(())).map_err(|error| database_error(path, "set the journal mode of", error.into()))?;
     }
     Ok(())
 }
@@ -263,6 +305,47 @@ fn apply_migrations(connection: &Connection, from: u32) -> rusqlite::Result<()> 
         connection.pragma_update(None, "user_version", index as u32 + 1)?;
     }
     Ok(())
+}
+
+/// A transaction on one SQLite connection.
+struct SqliteSession<'a>(&'a Connection);
+
+impl Session for SqliteSession<'_> {
+    fn query(&mut self, sql: &str, params: &[Value<'_>]) -> Result<Vec<Row>, Fault> {
+        let mut statement = self.0.prepare_cached(sql)?;
+        let columns = statement.column_count();
+        let mut rows = statement.query(rusqlite::params_from_iter(params))?;
+        let mut found = Vec::new();
+        while let Some(row) = rows.next()? {
+            let cells = (0..columns).map(|column| cell(row.get_ref(column)?)).collect::<Result<_, Fault>>()?;
+            found.push(Row(cells));
+        }
+        Ok(found)
+    }
+
+    fn execute(&mut self, sql: &str, params: &[Value<'_>]) -> Result<u64, Fault> {
+        Ok(self.0.prepare_cached(sql)?.execute(rusqlite::params_from_iter(params))? as u64)
+    }
+}
+
+impl rusqlite::ToSql for Value<'_> {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(match *self {
+            Value::Int(Some(number)) => ToSqlOutput::from(number),
+            Value::Text(Some(text)) => ToSqlOutput::from(text),
+            Value::Int(None) | Value::Text(None) => ToSqlOutput::from(rusqlite::types::Null),
+        })
+    }
+}
+
+/// A stored value as a cell: the registry writes integers, text and NULL only.
+fn cell(value: ValueRef<'_>) -> Result<Cell, Fault> {
+    match value {
+        ValueRef::Null => Ok(Cell::Null),
+        ValueRef::Integer(number) => Ok(Cell::Int(number)),
+        ValueRef::Text(bytes) => String::from_utf8(bytes.to_vec()).map(Cell::Text).map_err(|_| Fault::Malformed("text that is not UTF-8".into())),
+        ValueRef::Real(_) | ValueRef::Blob(_) => Err(Fault::Malformed(format!("a {:?} value, which the registry never writes", value.data_type()))),
+    }
 }
 
 #[cfg(test)]
@@ -279,8 +362,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("registry.sqlite");
         let pool = Pool::open(&path).unwrap();
-        let (mode, version): (String, u32) =
-            pool.run("read", |c| Ok((c.query_row("PRAGMA journal_mode", [], |r| r.get(0))?, c.query_row("PRAGMA user_version", [], |r| r.get(0))?))).unwrap();
+        let (mode, version): (String, u32) = pool
+            .run("read", |c| {
+                Ok::<_, rusqlite::Error>((c.query_row("PRAGMA journal_mode", [], |r| r.get(0))?, c.query_row("PRAGMA user_version", [], |r| r.get(0))?))
+            })
+            .unwrap();
         assert_eq!((mode.as_str(), version), ("wal", SCHEMA_VERSION));
         let leftovers: Vec<_> =
             std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).filter(|n| n.to_string_lossy().contains(".new-")).collect();
