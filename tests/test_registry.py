@@ -1,5 +1,6 @@
-"""The registry on SQLite: migration from registry.json, damaged files, many
-writers and SIGKILLs, paginated resources, export and import."""
+"""The registry (SQLite, or PostgreSQL in the PostgreSQL pass): migration from registry.json, damaged
+files, many writers and SIGKILLs, paginated resources, export and import, and moving a registry
+between the two backends."""
 
 import base64
 import json
@@ -14,7 +15,7 @@ import anyio
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from conftest import Server, child_servers, pillow_image, png, run_binary
+from conftest import POSTGRES_ADMIN_URL, REGISTRY, TRANSPORT, Server, child_servers, pillow_image, png, psql, run_binary
 
 pytestmark = pytest.mark.anyio
 
@@ -335,6 +336,49 @@ async def test_an_export_restores_into_an_empty_data_root_only(tmp_path):
     broken.write_text('{"schema_version": 2, "maps": {"x": 1}}')
     refused = run_binary(Server(tmp_path / "third"), "registry", "import", str(broken))
     assert refused.returncode == 1 and f"{broken} is not a registry export" in refused.stderr
+
+
+def test_twenty_thousand_maps_move_from_sqlite_to_postgresql_and_back_losslessly(tmp_path):
+    """`registry export` then `registry import`, SQLite → PostgreSQL → SQLite, at 20,000 maps with
+    revisions, bundles and documents: the last export is the first, byte for byte."""
+    if POSTGRES_ADMIN_URL is None:
+        pytest.skip("needs a PostgreSQL server: GEOMAP_TEST_POSTGRES_URL is unset")
+    if TRANSPORT == "http" or REGISTRY == "postgres":
+        pytest.skip("runs once, in the stdio pass (it starts no MCP server)")
+    maps = synthetic_maps(20_000, tmp_path / "maps")
+    revision = {"revision_id": "", "created_at": "2026-01-01T00:00:00Z", "crs": "EPSG:4326", "crs_name": "WGS 84", "transform": "affine",
+                "geotransform": [0.0, 1.0, 0.0, 0.0, 0.0, -1.0], "pixel_region": {"col": 0, "row": 0, "width": 1, "height": 1},
+                "wgs84_bounds": {"west": 0.0, "south": -1.0, "east": 1.0, "north": 0.0}, "artifacts": [{"name": "map.tif", "media_type": "image/tiff", "bytes": 10}], "warnings": []}
+    for n, record in enumerate(list(maps.values())[:5000]):
+        record["revisions"] = [{**revision, "revision_id": f"rev_{n:020x}"}]
+    ids = list(maps)
+    bundles = [{"bundle_id": f"kb_{n:020x}", "map_id": ids[n] if n % 2 else None, "revision_id": None, "created_at": "2026-01-02T00:00:00Z", "document": json.dumps({"n": n})} for n in range(2000)]
+    documents = [{"kind": ["layout", "reading", "units"][n % 3], "id": f"{['lay', 'txt', 'unt'][n % 3]}_{n:020x}", "map_id": ids[n], "created_at": "2026-01-03T00:00:00Z", "document": json.dumps({"n": n, "é": " "})} for n in range(3000)]
+    source_file = tmp_path / "source.json"
+    source_file.write_text(json.dumps({"schema_version": 3, "maps": maps, "bundles": bundles, "documents": documents}))
+
+    sqlite_server = Server(tmp_path / "sqlite")
+    assert run_binary(sqlite_server, "registry", "import", str(source_file), timeout=300).returncode == 0
+    first = tmp_path / "first.json"
+    assert run_binary(sqlite_server, "registry", "export", str(first), timeout=300).returncode == 0
+
+    database = "moved_" + os.urandom(6).hex()
+    psql(POSTGRES_ADMIN_URL, f"CREATE DATABASE {database}")
+    postgres_server = Server(tmp_path / "postgres", env={"GEOMAP_REGISTRY_URL": POSTGRES_ADMIN_URL.rsplit("/", 1)[0] + f"/{database}?sslmode=disable"})
+    imported = run_binary(postgres_server, "registry", "import", str(first), timeout=600)
+    assert imported.returncode == 0 and "imported 20000 maps, 5000 revisions, 2000 knowledge bundles and 3000 layouts" in imported.stderr, imported.stderr
+    second = tmp_path / "second.json"
+    assert run_binary(postgres_server, "registry", "export", str(second), timeout=300).returncode == 0
+
+    back = Server(tmp_path / "back")
+    assert run_binary(back, "registry", "import", str(second), timeout=300).returncode == 0
+    third = tmp_path / "third.json"
+    assert run_binary(back, "registry", "export", str(third), timeout=300).returncode == 0
+    assert first.read_bytes() == second.read_bytes() == third.read_bytes(), "the same registry on either backend exports the same bytes"
+    exported = json.loads(first.read_text())
+    assert (len(exported["maps"]), len(exported["bundles"]), len(exported["documents"])) == (20_000, 2000, 3000)
+    checked = run_binary(postgres_server, "check", timeout=120)
+    assert "20000 maps, 5000 revisions; integrity check passed" in checked.stdout, checked.stdout
 
 
 async def test_capabilities_count_maps_and_revisions(server):

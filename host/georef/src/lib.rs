@@ -147,10 +147,13 @@ impl Readiness {
     /// Checks as [`Readiness::check`] does, and also that GDAL's COG driver can write `compression`.
     pub fn check_for(compression: Compression) -> Readiness {
         let mut readiness = Readiness::check();
-        let offered = DriverManager::get_driver_by_name("COG")
-            .ok()
-            .and_then(|driver| driver.metadata_item("DMD_CREATIONOPTIONLIST", ""))
-            .is_some_and(|options| options.contains(&format!("<Value>{}</Value>", gdal_compression(compression))));
+        // Read once per process: the COG driver builds this list on its first reading, and two
+        // threads reading it first at once may see it half-built (georeferences that fail at a
+        // replica's start with `missing_system_dependency` found that).
+        static COG_OPTIONS: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+        let options =
+            COG_OPTIONS.get_or_init(|| DriverManager::get_driver_by_name("COG").ok().and_then(|driver| driver.metadata_item("DMD_CREATIONOPTIONLIST", "")));
+        let offered = options.as_deref().is_some_and(|options| options.contains(&format!("<Value>{}</Value>", gdal_compression(compression))));
         if !offered && readiness.missing.iter().all(|what| what != "GDAL driver COG") {
             readiness.missing.push(format!(
                 "{} compression in GDAL's COG driver (GEOMAP_GEOREF_COMPRESSION={})",

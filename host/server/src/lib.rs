@@ -4,6 +4,7 @@
 //! `geomap_georef`, `geomap_vision`, `geomap_providers`, `geomap_assets`, all
 //! on `geomap_model`); see ARCHITECTURE.md for the code map.
 
+pub mod batch;
 pub mod http;
 pub mod log;
 pub mod mcp;

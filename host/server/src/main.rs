@@ -12,6 +12,7 @@ use geomap_store::registry::{self, CorruptProblem, Location, Registry, RegistryD
 use geomap_store::roots::MapRoots;
 use rmcp::ServiceExt;
 use rmcp::service::ServerInitializeError;
+use stratigraphic_amenity::batch::BatchArgs;
 use stratigraphic_amenity::http::HttpServer;
 use stratigraphic_amenity::mcp::{GeomapServer, SERVER_NAME, SERVER_VERSION, ServerState, StartupError};
 use tokio_util::sync::CancellationToken;
@@ -28,6 +29,10 @@ USAGE:
                                      write the whole registry as JSON to FILE (default: standard output)
     stratigraphic-amenity registry import FILE
                                      restore an exported registry into an empty data root
+    stratigraphic-amenity batch MANIFEST [--shard I/N] [--steps register,layout,georef,units]
+                                     run the tools on every map of MANIFEST (one path per line), skipping what the
+                                     registry says is done; one JSON line per map and step on stdout. `--shard N`
+                                     takes I from JOB_COMPLETION_INDEX (a Kubernetes Indexed Job)
     stratigraphic-amenity providers  list the providers found, enabled, loadable and ready, and why not
     stratigraphic-amenity providers check FILE.wasm
                                      check that a provider component loads: its world version, name, options schema
@@ -44,6 +49,7 @@ enum Command {
     Export(Option<PathBuf>),
     Import(PathBuf),
     Providers,
+    Batch(stratigraphic_amenity::batch::BatchArgs),
     CheckProvider(PathBuf),
     Help,
     Version,
@@ -64,6 +70,7 @@ fn parse_command(args: &[String]) -> Result<Command, String> {
         ["providers"] => Ok(Command::Providers),
         ["providers", "check", file] => Ok(Command::CheckProvider(PathBuf::from(file))),
         ["providers", ..] => Err("providers takes nothing, or `check FILE.wasm`".to_owned()),
+        ["batch", rest @ ..] => BatchArgs::parse(rest, std::env::var("JOB_COMPLETION_INDEX").ok().as_deref()).map(Command::Batch),
         ["registry", ..] => Err("registry takes `export [FILE]` or `import FILE`".to_owned()),
         [one] => Err(format!("unknown argument {one:?}")),
         _ => Err(format!("unknown arguments: {}", args.join(" "))),
@@ -89,7 +96,7 @@ fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Command::CheckProvider(file) => return check_provider(&file, Settings::from_process_env()),
-        Command::Serve { .. } | Command::Check | Command::Export(_) | Command::Import(_) | Command::Providers => {}
+        Command::Serve { .. } | Command::Check | Command::Export(_) | Command::Import(_) | Command::Providers | Command::Batch(_) => {}
     }
     let settings = match (Settings::from_process_env(), &command) {
         (Ok(settings), Command::Serve { http: Some(address) }) => settings.with_http_listen(address),
@@ -108,8 +115,24 @@ fn main() -> ExitCode {
         Command::Import(file) => import(&settings, &file),
         Command::Providers => list_providers(&settings),
         Command::Serve { .. } => serve(settings),
+        Command::Batch(args) => batch(settings, args),
         Command::Help | Command::Version | Command::CheckProvider(_) => unreachable!("answered above"),
     }
+}
+
+/// `stratigraphic-amenity batch`: the tools on a manifest's maps, in this process.
+fn batch(settings: Settings, args: BatchArgs) -> ExitCode {
+    stratigraphic_amenity::log::init_logging(&settings.log_filter);
+    trace::install_panic_hook();
+    let state = match ServerState::start(settings) {
+        Ok(state) => std::sync::Arc::new(state),
+        Err(error) => {
+            eprintln!("stratigraphic-amenity: cannot start: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("the Tokio runtime starts");
+    runtime.block_on(stratigraphic_amenity::batch::run(state, args))
 }
 
 fn serve(settings: Settings) -> ExitCode {

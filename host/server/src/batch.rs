@@ -1,0 +1,258 @@
+//! `stratigraphic-amenity batch MANIFEST [--shard I/N] [--steps register,layout,georef,units]`: the
+//! tools' own work on every map of a manifest, one shard of it per process, for an archive too large
+//! for agents to walk one call at a time.
+//!
+//! Invariants:
+//! - Each step is the tool itself (`geomap_register_map`, `geomap_process_image`,
+//!   `geomap_georeference` from the map's labels, `geomap_extract_units`), run in-process under a
+//!   trace ID of its own, with its `event=tool_call` log line; a failure is the tool's error code.
+//! - What the registry says is done is not done again (a map registered unchanged, a layout, a
+//!   revision, a unit extraction), so a killed run resumes where it stopped, and shards over one
+//!   registry (whose lines never overlap) together process every map once per step.
+//! - One JSON line per map and step on stdout (`map`, `map_id`, `step`, `outcome`, `duration_ms`,
+//!   `trace_id`), progress on stderr; the exit status is 0 unless the manifest or the registry
+//!   cannot be used (a map's failure is its line's outcome, not the run's).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::mcp::ServerState;
+use crate::mcp::adapter::ToolError;
+use crate::mcp::tools::{extract_units, georeference, process_image, register_map};
+use geomap_model::errors::failure::FailedCall;
+use geomap_model::trace::{self, TraceId};
+use geomap_store::registry::Document;
+
+/// One step of the work on a map, in the order they run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// `geomap_register_map`.
+    Register,
+    /// `geomap_process_image`.
+    Layout,
+    /// `geomap_georeference` with `from: "labels"`.
+    Georef,
+    /// `geomap_extract_units`.
+    Units,
+}
+
+impl Step {
+    const ALL: [Step; 4] = [Step::Register, Step::Layout, Step::Georef, Step::Units];
+
+    /// Its name on the command line and in the output.
+    pub fn name(self) -> &'static str {
+        match self {
+            Step::Register => "register",
+            Step::Layout => "layout",
+            Step::Georef => "georef",
+            Step::Units => "units",
+        }
+    }
+
+    /// The tool that does it.
+    fn tool(self) -> &'static str {
+        match self {
+            Step::Register => "geomap_register_map",
+            Step::Layout => "geomap_process_image",
+            Step::Georef => "geomap_georeference",
+            Step::Units => "geomap_extract_units",
+        }
+    }
+}
+
+/// What `batch` was asked to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BatchArgs {
+    /// The manifest: one map path per line (as `geomap_register_map` takes it); blank lines and
+    /// lines starting with `#` are skipped.
+    pub manifest: PathBuf,
+    /// This process's shard and how many there are: it takes the manifest's maps whose position
+    /// (from 0, counting only maps) modulo `count` is `index`.
+    pub shard: (u64, u64),
+    /// The steps, in their order, each map going through all of them.
+    pub steps: Vec<Step>,
+}
+
+impl BatchArgs {
+    /// The arguments after `batch`; `job_index` is `JOB_COMPLETION_INDEX` (a Kubernetes Indexed
+    /// Job's), which `--shard N` takes as this process's index.
+    pub fn parse(words: &[&str], job_index: Option<&str>) -> Result<BatchArgs, String> {
+        let mut manifest = None;
+        let mut shard = None;
+        let mut steps = Step::ALL.to_vec();
+        let mut rest = words.iter();
+        while let Some(word) = rest.next() {
+            match *word {
+                "--shard" => {
+                    let value = rest.next().ok_or("--shard takes I/N, or N with JOB_COMPLETION_INDEX set")?;
+                    shard = Some(parse_shard(value, job_index)?);
+                }
+                "--steps" => {
+                    let value = rest.next().ok_or("--steps takes a comma-separated list of register, layout, georef, units")?;
+                    let named: Result<Vec<Step>, String> = value
+                        .split(',')
+                        .map(|name| {
+                            Step::ALL
+                                .into_iter()
+                                .find(|step| step.name() == name.trim())
+                                .ok_or(format!("unknown step {name:?}: register, layout, georef, units"))
+                        })
+                        .collect();
+                    steps = Step::ALL.into_iter().filter(|step| named.as_ref().is_ok_and(|named| named.contains(step))).collect();
+                    named?;
+                }
+                other if other.starts_with("--") => return Err(format!("batch does not take {other}")),
+                path if manifest.is_none() => manifest = Some(PathBuf::from(path)),
+                extra => return Err(format!("batch takes one manifest, not also {extra:?}")),
+            }
+        }
+        let shard = match shard {
+            Some(shard) => shard,
+            None => match job_index {
+                Some(_) => return Err("JOB_COMPLETION_INDEX is set: say how many shards with --shard N".to_owned()),
+                None => (0, 1),
+            },
+        };
+        Ok(BatchArgs { manifest: manifest.ok_or("batch needs a MANIFEST (one map path per line)")?, shard, steps })
+    }
+}
+
+/// `I/N`, or `N` with the index from `JOB_COMPLETION_INDEX`.
+fn parse_shard(value: &str, job_index: Option<&str>) -> Result<(u64, u64), String> {
+    let (index, count) = match value.split_once('/') {
+        Some((index, count)) => (index.to_owned(), count),
+        None => (job_index.ok_or(format!("--shard {value} needs JOB_COMPLETION_INDEX, or write it as I/{value}"))?.to_owned(), value),
+    };
+    let number = |text: &str| text.trim().parse::<u64>().map_err(|_| format!("--shard {value}: {text:?} is not a number"));
+    let (index, count) = (number(&index)?, number(count)?);
+    if count == 0 || index >= count {
+        return Err(format!("--shard {index}/{count}: the index must be below the count"));
+    }
+    Ok((index, count))
+}
+
+/// Runs `args` on `state`; the exit status (0 unless the manifest cannot be read).
+pub async fn run(state: Arc<ServerState>, args: BatchArgs) -> std::process::ExitCode {
+    let text = match std::fs::read_to_string(&args.manifest) {
+        Ok(text) => text,
+        Err(error) => {
+            eprintln!("stratigraphic-amenity: cannot read the manifest {}: {error}", args.manifest.display());
+            return std::process::ExitCode::from(2);
+        }
+    };
+    let (index, count) = args.shard;
+    let maps: Vec<&str> = text.lines().map(str::trim).filter(|line| !line.is_empty() && !line.starts_with('#')).collect();
+    let mine: Vec<&str> = maps.iter().enumerate().filter(|(position, _)| *position as u64 % count == index).map(|(_, path)| *path).collect();
+    eprintln!("batch: shard {index}/{count}: {} of the manifest's {} maps, steps {}", mine.len(), maps.len(), names(&args.steps));
+    let started = Instant::now();
+    for (done, path) in mine.iter().enumerate() {
+        let progress = format!("[{}/{}] {path}", done + 1, mine.len());
+        // Registration comes first; when it is not a step asked for, it still runs (unchanged, it
+        // only reads) to know the map's ID, and says something only when it fails.
+        let trace_id = TraceId::random();
+        let began = Instant::now();
+        let registered = flatten(
+            trace::run_call(trace_id.clone(), register_map::register_map(Arc::clone(&state), register_map::RegisterMapArgs { path: path.to_string() })).await,
+        );
+        let map_id: Option<String> = registered.as_ref().ok().map(|report| report.map_id.clone());
+        if args.steps.contains(&Step::Register) || registered.is_err() {
+            let outcome = registered.map(|report| report.already_registered == Some(true));
+            report(&state, (path, map_id.as_deref(), &progress), Step::Register, outcome, began.elapsed(), &trace_id);
+        }
+        let Some(map_id) = map_id else { continue };
+        for &step in args.steps.iter().filter(|step| **step != Step::Register) {
+            let trace_id = TraceId::random();
+            let began = Instant::now();
+            let outcome = flatten(trace::run_call(trace_id.clone(), perform(Arc::clone(&state), &map_id, step)).await);
+            report(&state, (path, Some(&map_id), &progress), step, outcome, began.elapsed(), &trace_id);
+        }
+    }
+    eprintln!("batch: shard {index}/{count} finished {} maps in {}", mine.len(), seconds(started.elapsed()));
+    std::process::ExitCode::SUCCESS
+}
+
+/// Says how `step` went on one map (its manifest path, ID, and place in the run): its JSON line on
+/// stdout, its `event=tool_call` log line, its progress line on stderr. `outcome` is whether the
+/// registry said it was done already, or the tool's error.
+fn report(
+    state: &ServerState,
+    (path, map_id, progress): (&str, Option<&str>, &str),
+    step: Step,
+    outcome: Result<bool, ToolError>,
+    duration: Duration,
+    trace_id: &TraceId,
+) {
+    let code = match &outcome {
+        Ok(true) => "done_before".to_owned(),
+        Ok(false) => "ok".to_owned(),
+        Err(error) => {
+            let call = FailedCall { tool: step.tool(), idempotent: false, trace_id, settings: &state.settings };
+            crate::mcp::adapter::envelope_for(error, &call).code.as_str().to_owned()
+        }
+    };
+    crate::log::log_tool_call(step.tool(), if outcome.is_ok() { "ok" } else { &code }, duration, trace_id, None, Some("batch"));
+    let line = json!({ "map": path, "map_id": map_id, "step": step.name(), "outcome": code, "duration_ms": duration.as_millis() as u64, "trace_id": trace_id.as_str() });
+    println!("{line}");
+    eprintln!("batch: {progress}: {} {code} ({})", step.name(), seconds(duration));
+}
+
+/// Runs `step` on map `map_id` unless the registry says it is done; `true` when it was.
+async fn perform(state: Arc<ServerState>, map_id: &str, step: Step) -> Result<bool, ToolError> {
+    let registry = &state.registry;
+    let cancel = CancellationToken::new();
+    match step {
+        Step::Register => unreachable!("registration runs first, on its own"),
+        Step::Layout if registry.newest_document(Document::Layout, map_id)?.is_some() => Ok(true),
+        Step::Layout => process_image::process_image(Arc::clone(&state), arguments(map_id, json!({}))?, None, cancel).await.map(|_| false),
+        Step::Georef if registry.map(map_id)?.is_some_and(|record| !record.revisions.is_empty()) => Ok(true),
+        Step::Georef => georeference::georeference(Arc::clone(&state), arguments(map_id, json!({ "from": "labels" }))?, None, cancel).await.map(|_| false),
+        Step::Units if registry.newest_document(Document::Units, map_id)?.is_some() => Ok(true),
+        Step::Units => extract_units::extract_units(Arc::clone(&state), arguments(map_id, json!({}))?, None, cancel).await.map(|_| false),
+    }
+}
+
+/// A tool's arguments: `map_id` and `extra`, checked as the tool checks what an agent sends.
+fn arguments<T: serde::de::DeserializeOwned>(map_id: &str, mut extra: Value) -> Result<T, ToolError> {
+    extra["map_id"] = Value::String(map_id.to_owned());
+    Ok(crate::mcp::arguments::parse(extra.as_object().cloned())?)
+}
+
+/// A call's outcome with a caught panic as [`ToolError::Panic`].
+fn flatten<T>(outcome: Result<Result<T, ToolError>, trace::PanicReport>) -> Result<T, ToolError> {
+    outcome.map_err(|_| ToolError::Panic).and_then(|done| done)
+}
+
+fn names(steps: &[Step]) -> String {
+    steps.iter().map(|step| step.name()).collect::<Vec<_>>().join(",")
+}
+
+fn seconds(duration: Duration) -> String {
+    format!("{:.1} s", duration.as_secs_f64())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shards_come_from_the_command_line_or_a_kubernetes_indexed_job() {
+        let parsed = BatchArgs::parse(&["maps.txt", "--shard", "1/4", "--steps", "units,register"], None).unwrap();
+        assert_eq!(parsed, BatchArgs { manifest: "maps.txt".into(), shard: (1, 4), steps: vec![Step::Register, Step::Units] });
+        assert_eq!(BatchArgs::parse(&["maps.txt", "--shard", "4"], Some("3")).unwrap().shard, (3, 4));
+        assert_eq!(BatchArgs::parse(&["maps.txt"], None).unwrap(), BatchArgs { manifest: "maps.txt".into(), shard: (0, 1), steps: Step::ALL.to_vec() });
+        for (words, job, problem) in [
+            (&["maps.txt", "--shard", "4/4"][..], None, "below the count"),
+            (&["maps.txt", "--shard", "4"], None, "needs JOB_COMPLETION_INDEX"),
+            (&["maps.txt"], Some("2"), "--shard N"),
+            (&["maps.txt", "--steps", "layout,colour"], None, "unknown step \"colour\""),
+            (&["--shard", "0/2"], None, "needs a MANIFEST"),
+        ] {
+            let error = BatchArgs::parse(words, job).unwrap_err();
+            assert!(error.contains(problem), "{words:?}: {error}");
+        }
+    }
+}
