@@ -1,8 +1,9 @@
 """Three replicas behind nginx, as README's "Past one machine" configures them: one PostgreSQL registry,
-one artifact root, GEOMAP_REPLICA_ID r1–r3, on 127.0.0.1 only. 50 clients of both protocol eras call
-for GEOMAP_TEST_REPLICA_SECONDS (default 60) while r2 is SIGKILLed and restarted twice. Runs once, in the
-stdio pass of ./dev test (it serves HTTP itself); needs Debian's nginx and the PostgreSQL server ./dev
-test starts, and skips by name without them."""
+one artifact root, GEOMAP_REPLICA_ID r1–r3, the first-party providers with fixture assets, on 127.0.0.1
+only. 50 clients of both protocol eras register, georeference, look up, query knowledge and ask for
+capabilities for GEOMAP_TEST_REPLICA_SECONDS (default 60) while r2 is SIGKILLed and restarted twice.
+Runs once, in the stdio pass of ./dev test (it serves HTTP itself); needs Debian's nginx and the
+PostgreSQL server ./dev test starts, and skips by name without them."""
 
 import asyncio
 import collections
@@ -21,6 +22,7 @@ import pytest
 from mcp.shared.exceptions import MCPError
 from conftest import BINARY, POSTGRES_ADMIN_URL, REGISTRY, TRANSPORT, png, psql
 from test_http import client_at
+from test_providers import provider_site
 
 NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
 pytestmark = [
@@ -138,8 +140,9 @@ async def agent(url: str, era: str, map_ids: list[str], until: float, seed: int,
                         ("geomap_register_map", {"path": f"scan{turn % MAPS}.png"}),
                         ("geomap_georeference", {"map_id": map_id, "crs": "EPSG:4326", "bounds": BOUNDS}),
                         ("geomap_lookup", {"term": "Sandstone"}),
+                        ("geomap_query_knowledge", {"map_id": map_id}),
                         ("geomap_capabilities", {}),
-                    ][turn % 4]
+                    ][turn % 5]
                     result = await client.call_tool(tool, arguments)
                     seen["calls"] += 1
                     if result.is_error:
@@ -148,6 +151,8 @@ async def agent(url: str, era: str, map_ids: list[str], until: float, seed: int,
                         seen["maps"].add(result.structured_content["map_id"])
                     elif tool == "geomap_georeference":
                         seen["revisions"].add(result.structured_content["revision_id"])
+                    elif tool == "geomap_query_knowledge":
+                        seen["bundles"].add(result.structured_content["bundle_id"])
         except Exception as error:  # noqa: BLE001 (sorted below: the transport's failures are noted, anything else is raised)
             leaf = error
             while isinstance(leaf, ExceptionGroup):
@@ -166,9 +171,12 @@ def test_three_replicas_behind_nginx_lose_nothing_while_one_is_killed_and_restar
     maps.mkdir()
     for index in range(MAPS):
         png(maps / f"scan{index}.png", 64 + index, 48, color=(index * 20, 120, 40))
+    site = provider_site(tmp_path / "site", None)  # its settings: the providers' fixture assets
     env = {
         "PATH": os.environ["PATH"],
         "HOME": str(tmp_path),
+        "GEOMAP_CONFIG": site.env["GEOMAP_CONFIG"],
+        "GEOMAP_PROVIDER_ROOTS": site.env["GEOMAP_PROVIDER_ROOTS"],
         "GEOMAP_MAP_ROOTS": str(maps),
         "GEOMAP_ARTIFACT_ROOT": str(tmp_path / "shared"),
         "GEOMAP_REGISTRY_URL": registry_url,
@@ -198,7 +206,7 @@ def test_three_replicas_behind_nginx_lose_nothing_while_one_is_killed_and_restar
         async def run() -> dict:
             async with client_at(url, "unused", "2026-07-28") as client:
                 map_ids = [(await client.call_tool("geomap_register_map", {"path": f"scan{i}.png"})).structured_content["map_id"] for i in range(MAPS)]
-            seen = {"calls": 0, "maps": set(map_ids), "revisions": set(), "codes": [], "broken": []}
+            seen = {"calls": 0, "maps": set(map_ids), "revisions": set(), "bundles": set(), "codes": [], "broken": []}
             start = time.monotonic()
             until = start + SECONDS
             kills = []
@@ -220,6 +228,7 @@ def test_three_replicas_behind_nginx_lose_nothing_while_one_is_killed_and_restar
         seen = asyncio.run(run())
         recorded_maps = set(psql(registry_url, "SELECT map_id FROM maps").split())
         recorded_revisions = set(psql(registry_url, "SELECT revision_id FROM revisions").split())
+        recorded_bundles = set(psql(registry_url, "SELECT bundle_id FROM bundles").split())
         sessions = {replica.name: replica.log.read_text().count("event=tool_call") for replica in replicas}
     finally:
         if nginx:
@@ -230,14 +239,15 @@ def test_three_replicas_behind_nginx_lose_nothing_while_one_is_killed_and_restar
     reasons = collections.Counter(reason for _, _, reason in seen["broken"])
     print(
         f"{seen['calls']} calls in {SECONDS:.0f} s by {CLIENTS} clients; tool calls per replica {sessions}; "
-        f"{len(seen['revisions'])} revisions; codes {collections.Counter(seen['codes'])}; broken sessions {dict(reasons)}"
+        f"{len(seen['revisions'])} revisions, {len(seen['bundles'])} bundles; codes {collections.Counter(seen['codes'])}; broken sessions {dict(reasons)}"
     )
     assert seen["calls"] > CLIENTS * 4 and all(count > 0 for count in sessions.values()), (seen["calls"], sessions)
     assert seen["maps"] <= recorded_maps, "every acknowledged registration is in the registry"
     assert seen["revisions"] <= recorded_revisions, "every acknowledged revision is in the registry"
+    assert seen["bundles"] and seen["bundles"] <= recorded_bundles, "every acknowledged knowledge bundle is in the registry"
     assert set(seen["codes"]) <= documented_codes(), f"undocumented codes: {set(seen['codes']) - documented_codes()}"
-    # The lookups fail as they should (the cluster has no knowledge assets); nothing else may.
-    assert set(seen["codes"]) <= {"missing_knowledge_asset"}, collections.Counter(seen["codes"])
+    # A knowledge query on a map no one has georeferenced yet fails as it should; nothing else may.
+    assert set(seen["codes"]) <= {"georef_required"}, collections.Counter(seen["codes"])
     windows = [(killed - 1, restarted + 10) for killed, restarted in seen["kills"]]
     outside = [broken for broken in seen["broken"] if not any(low <= broken[0] <= high for low, high in windows)]
     assert outside == [], f"sessions broke only when a replica died: {outside}"
