@@ -55,10 +55,13 @@ def test_two_shards_one_killed_and_run_again_process_every_map_once_per_step(ser
     assert {line["map"] for line in runs["survivor"]} == {f"sheet{index:02}.png" for index in range(0, MAPS, 2)}, "shard 0 of 2: every other map"
     assert {line["map"] for line in runs["rerun"]} == {f"sheet{index:02}.png" for index in range(1, MAPS, 2)}, "shard 1 of 2: the others"
     assert len(runs["killed"]) < MAPS, "killed part way"
-    registered = [line for line in every if line["step"] == "register" and line["outcome"] == "ok"]
-    assert sorted(line["map"] for line in registered) == [f"sheet{index:02}.png" for index in range(MAPS)], "each map registered once"
-    again = [line for line in runs["rerun"] if line["step"] == "register" and line["outcome"] == "done_before"]
-    assert {line["map"] for line in again} == {line["map"] for line in runs["killed"] if line["step"] == "register"}, "what the killed run did is not done again"
+    registered = [line["map"] for line in every if line["step"] == "register" and line["outcome"] == "ok"]
+    assert len(registered) == len(set(registered)), "no map registered twice"
+    # A kill between a registration's commit and its line leaves that map registered without an "ok":
+    # the run again finds it done. Every map is registered, once.
+    again = {line["map"] for line in runs["rerun"] if line["step"] == "register" and line["outcome"] == "done_before"}
+    assert {line["map"] for line in runs["killed"] if line["step"] == "register" and line["outcome"] == "ok"} <= again, "what the killed run did is not done again"
+    assert set(registered) | again == {f"sheet{index:02}.png" for index in range(MAPS)}
     assert len(server.registry()["maps"]) == MAPS
     for line in every:
         assert set(line) == {"map", "map_id", "step", "outcome", "duration_ms", "trace_id"} and re.fullmatch(r"[0-9a-f]{32}", line["trace_id"]), line

@@ -10,8 +10,10 @@
 //!   revision, a unit extraction), so a killed run resumes where it stopped, and shards over one
 //!   registry (whose lines never overlap) together process every map once per step.
 //! - One JSON line per map and step on stdout (`map`, `map_id`, `step`, `outcome`, `duration_ms`,
-//!   `trace_id`), progress on stderr; the exit status is 0 unless the manifest or the registry
-//!   cannot be used (a map's failure is its line's outcome, not the run's).
+//!   `trace_id`), progress on stderr. A map's failure is its line's outcome, not the run's; the
+//!   exit status is 2 when the manifest cannot be read and 1 when any step ended in
+//!   `internal_error` (the registry or the machine failed: the shard is worth running again, and
+//!   a scheduler that retries failed shards does).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -149,6 +151,7 @@ pub async fn run(state: Arc<ServerState>, args: BatchArgs) -> std::process::Exit
     let mine: Vec<&str> = maps.iter().enumerate().filter(|(position, _)| *position as u64 % count == index).map(|(_, path)| *path).collect();
     eprintln!("batch: shard {index}/{count}: {} of the manifest's {} maps, steps {}", mine.len(), maps.len(), names(&args.steps));
     let started = Instant::now();
+    let mut internal = false;
     for (done, path) in mine.iter().enumerate() {
         let progress = format!("[{}/{}] {path}", done + 1, mine.len());
         // Registration comes first; when it is not a step asked for, it still runs (unchanged, it
@@ -161,23 +164,32 @@ pub async fn run(state: Arc<ServerState>, args: BatchArgs) -> std::process::Exit
         let map_id: Option<String> = registered.as_ref().ok().map(|report| report.map_id.clone());
         if args.steps.contains(&Step::Register) || registered.is_err() {
             let outcome = registered.map(|report| report.already_registered == Some(true));
-            report(&state, (path, map_id.as_deref(), &progress), Step::Register, outcome, began.elapsed(), &trace_id);
+            internal |= report(&state, (path, map_id.as_deref(), &progress), Step::Register, outcome, began.elapsed(), &trace_id) == INTERNAL;
         }
         let Some(map_id) = map_id else { continue };
         for &step in args.steps.iter().filter(|step| **step != Step::Register) {
             let trace_id = TraceId::random();
             let began = Instant::now();
             let outcome = flatten(trace::run_call(trace_id.clone(), perform(Arc::clone(&state), &map_id, step)).await);
-            report(&state, (path, Some(&map_id), &progress), step, outcome, began.elapsed(), &trace_id);
+            internal |= report(&state, (path, Some(&map_id), &progress), step, outcome, began.elapsed(), &trace_id) == INTERNAL;
         }
     }
     eprintln!("batch: shard {index}/{count} finished {} maps in {}", mine.len(), seconds(started.elapsed()));
-    std::process::ExitCode::SUCCESS
+    match internal {
+        true => {
+            eprintln!("batch: some steps ended in internal_error (their lines say which): run the shard again once the cause is fixed");
+            std::process::ExitCode::FAILURE
+        }
+        false => std::process::ExitCode::SUCCESS,
+    }
 }
+
+/// The outcome that fails the run: the registry or the machine, not the map.
+const INTERNAL: &str = "internal_error";
 
 /// Says how `step` went on one map (its manifest path, ID, and place in the run): its JSON line on
 /// stdout, its `event=tool_call` log line, its progress line on stderr. `outcome` is whether the
-/// registry said it was done already, or the tool's error.
+/// registry said it was done already, or the tool's error. Returns the outcome's word.
 fn report(
     state: &ServerState,
     (path, map_id, progress): (&str, Option<&str>, &str),
@@ -185,7 +197,7 @@ fn report(
     outcome: Result<bool, ToolError>,
     duration: Duration,
     trace_id: &TraceId,
-) {
+) -> String {
     let code = match &outcome {
         Ok(true) => "done_before".to_owned(),
         Ok(false) => "ok".to_owned(),
@@ -198,6 +210,7 @@ fn report(
     let line = json!({ "map": path, "map_id": map_id, "step": step.name(), "outcome": code, "duration_ms": duration.as_millis() as u64, "trace_id": trace_id.as_str() });
     println!("{line}");
     eprintln!("batch: {progress}: {} {code} ({})", step.name(), seconds(duration));
+    code
 }
 
 /// Runs `step` on map `map_id` unless the registry says it is done; `true` when it was.

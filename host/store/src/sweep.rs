@@ -1,33 +1,29 @@
 //! Work in progress and its leftovers: a revision or layout folder is written
 //! under a temporary name and renamed into place when whole ([`Staged`]); at
-//! start, the temporary folders of writers that are gone, and folders the
-//! registry never recorded, are removed ([`sweep`]).
+//! start, the temporary folders of writers that are gone are removed
+//! ([`sweep`]).
 //!
 //! Invariants:
 //! - A revision or layout folder at its final name is whole: its files were
-//!   written and synced under `.partial-<id>-<pid>-<hex>@<host>` beside it and
-//!   the folder renamed into place (one rename, never over another folder);
-//!   only then is it recorded. Files are never rewritten after that, so a
-//!   folder on storage several replicas mount needs no lock.
-//! - Nothing another live process may still be writing is touched. A temporary
-//!   folder (an install's, the pixel store's, a revision's or layout's) names
-//!   its writer's process ID and machine: one of this machine is removed once
-//!   that process is gone; one of another machine once it is [`ABANDONED`]
-//!   old. A final folder the registry does not know is removed once it is
-//!   [`UNRECORDED`] old (a writer on another replica may be between its rename
-//!   and its record).
+//!   written and synced under `.partial-<id>-<pid>-<hex>@<machine>` beside it
+//!   and the folder renamed into place (one rename, never over another
+//!   folder); only then is it recorded. Files are never rewritten after that,
+//!   so a folder on storage several replicas mount needs no lock.
+//! - Nothing another live process may still be writing is touched, and no
+//!   folder at its final name is ever removed: it is whole, and the registry
+//!   that knows it may be another replica's, or one being restored. A
+//!   temporary folder names its writer's process ID and machine (host name and
+//!   PID namespace): one of this machine is removed once that process is gone;
+//!   one of another machine once it is [`ABANDONED`] old.
 
-use std::collections::HashSet;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use geomap_model::data_root::{ARTIFACTS_DIR, ASSETS_DIR, PIXELS_DIR, host_name, partial_name};
+use geomap_model::data_root::{ARTIFACTS_DIR, ASSETS_DIR, PIXELS_DIR, machine_name, partial_name};
 
 /// A temporary folder of another machine's process is removed once unchanged this long.
 pub const ABANDONED: Duration = Duration::from_secs(24 * 3600);
-/// A final folder the registry does not know is removed once unchanged this long.
-pub const UNRECORDED: Duration = Duration::from_secs(3600);
 
 /// A revision or layout folder being written: files go into [`Staged::path`], a temporary folder
 /// beside `target`, and [`Staged::publish`] renames it into place once they are all written.
@@ -55,8 +51,9 @@ impl Staged {
         &self.temp
     }
 
-    /// Syncs every file written, then renames the folder into place and syncs its parent, so the
-    /// folder is whole on disk before the caller records it. Fails when `target` already exists.
+    /// Syncs every file written, then renames the folder into place (`RENAME_NOREPLACE`: never
+    /// over another folder, even an empty one) and syncs its parent, so the folder is whole on disk
+    /// before the caller records it. Fails when `target` already exists.
     pub fn publish(mut self) -> io::Result<PathBuf> {
         for entry in std::fs::read_dir(&self.temp)? {
             let entry = entry?;
@@ -65,10 +62,16 @@ impl Staged {
             }
         }
         std::fs::File::open(&self.temp)?.sync_all()?;
-        if self.target.exists() {
-            return Err(io::Error::new(io::ErrorKind::AlreadyExists, format!("{} already exists", self.target.display())));
+        let (cwd, flags) = (rustix::fs::CWD, rustix::fs::RenameFlags::NOREPLACE);
+        match rustix::fs::renameat_with(cwd, &self.temp, cwd, &self.target, flags) {
+            Ok(()) => {}
+            // Storage without renameat2's flags (some network filesystems): check, then rename.
+            Err(rustix::io::Errno::INVAL | rustix::io::Errno::NOSYS) if !self.target.exists() => std::fs::rename(&self.temp, &self.target)?,
+            Err(rustix::io::Errno::INVAL | rustix::io::Errno::NOSYS | rustix::io::Errno::EXIST) => {
+                return Err(io::Error::new(io::ErrorKind::AlreadyExists, format!("{} already exists", self.target.display())));
+            }
+            Err(error) => return Err(error.into()),
         }
-        std::fs::rename(&self.temp, &self.target)?;
         self.published = true;
         if let Some(parent) = self.target.parent() {
             std::fs::File::open(parent)?.sync_all()?;
@@ -109,7 +112,7 @@ fn partial_owner(name: &str) -> Option<(u32, Option<&str>)> {
 fn abandoned(name: &str, path: &Path) -> bool {
     match partial_owner(name) {
         Some((pid, None)) => !writer_alive(pid),
-        Some((pid, Some(host))) if host == host_name() => !writer_alive(pid),
+        Some((pid, Some(machine))) if machine == machine_name() => !writer_alive(pid),
         _ => unchanged_for(path, ABANDONED),
     }
 }
@@ -120,34 +123,24 @@ fn unchanged_for(path: &Path, age: Duration) -> bool {
 }
 
 /// Removes the leftovers of interrupted work: abandoned temporary folders under `data_root`'s
-/// assets and `artifact_root`'s pixel store and artifacts, and artifact folders the registry does
-/// not know (`recorded` holds every revision and layout ID it does) once [`UNRECORDED`] old.
-/// Returns what was removed.
-pub fn sweep(data_root: &Path, artifact_root: &Path, recorded: &HashSet<String>) -> Vec<PathBuf> {
+/// assets and `artifact_root`'s pixel store and revision and layout folders. Returns what was
+/// removed.
+pub fn sweep(data_root: &Path, artifact_root: &Path) -> Vec<PathBuf> {
     let children = |dir: &Path| -> Vec<PathBuf> {
         std::fs::read_dir(dir)
             .map(|entries| entries.flatten().filter(|e| e.file_type().is_ok_and(|t| t.is_dir())).map(|e| e.path()).collect())
             .unwrap_or_default()
     };
     let name_of = |path: &Path| path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let mut candidates = Vec::new();
     let mut holders = vec![data_root.join(ASSETS_DIR), artifact_root.join(PIXELS_DIR)];
     for map_dir in children(&artifact_root.join(ARTIFACTS_DIR)) {
-        let layouts = map_dir.join("layouts");
-        candidates.extend(children(&map_dir).into_iter().filter(|dir| name_of(dir).starts_with("rev_")));
-        candidates.extend(children(&layouts).into_iter().filter(|dir| !name_of(dir).starts_with(".partial-")));
-        holders.extend([map_dir, layouts]);
+        holders.extend([map_dir.join("layouts"), map_dir]);
     }
     let mut removed = Vec::new();
     for temp in holders.iter().flat_map(|dir| children(dir)) {
         let name = name_of(&temp);
         if name.starts_with(".partial-") && abandoned(&name, &temp) && std::fs::remove_dir_all(&temp).is_ok() {
             removed.push(temp);
-        }
-    }
-    for folder in candidates {
-        if !recorded.contains(&name_of(&folder)) && unchanged_for(&folder, UNRECORDED) && std::fs::remove_dir_all(&folder).is_ok() {
-            removed.push(folder);
         }
     }
     removed
@@ -161,7 +154,7 @@ mod tests {
     #[test]
     fn a_temporary_folder_names_its_owner_and_machine() {
         let name = partial_name("ics-chart");
-        assert_eq!(partial_owner(&name), Some((std::process::id(), Some(host_name()))));
+        assert_eq!(partial_owner(&name), Some((std::process::id(), Some(machine_name()))));
         assert_eq!(partial_owner(".partial-rev_ab12-123-abcdef@node-7.cluster"), Some((123, Some("node-7.cluster"))));
         assert_eq!(partial_owner(".partial-ics-chart-123-abcdef"), Some((123, None)), "an earlier version's name");
         assert_eq!(partial_owner(".partial-ics-chart-abcdef"), None, "an older name without a process ID");
@@ -180,6 +173,10 @@ mod tests {
         let temp = again.path().to_owned();
         assert_eq!(again.publish().unwrap_err().kind(), io::ErrorKind::AlreadyExists, "never over another folder");
         assert!(!temp.exists(), "the refused folder is removed");
+        std::fs::create_dir(root.path().join("artifacts/map_1/rev_empty")).unwrap();
+        let over_empty = Staged::create(&root.path().join("artifacts/map_1/rev_empty")).unwrap();
+        std::fs::write(over_empty.path().join("warped.tif"), b"whole").unwrap();
+        assert_eq!(over_empty.publish().unwrap_err().kind(), io::ErrorKind::AlreadyExists, "not even over an empty one");
         let dropped = Staged::create(&root.path().join("artifacts/map_1/rev_b")).unwrap();
         let temp = dropped.path().to_owned();
         drop(dropped);
@@ -199,7 +196,7 @@ mod tests {
         let this_process = std::process::id(); // a folder naming it was left by an earlier process with its ID
         let mut child = std::process::Command::new("sleep").arg("30").spawn().unwrap();
         let alive = child.id();
-        let host = host_name();
+        let host = machine_name();
         let folder = |parent: &Path, name: &str, old: Option<Duration>| {
             let dir = parent.join(name);
             std::fs::create_dir_all(&dir).unwrap();
@@ -218,8 +215,8 @@ mod tests {
             folder(&map, &format!(".partial-rev_live-{alive}-aaaaaa@{host}"), None),
             folder(&map, ".partial-rev_far-4194304-aaaaaa@another-machine", Some(2 * hour)), // not yet abandoned
             folder(&map, "rev_recorded", Some(48 * hour)),
-            folder(&map, "rev_just_renamed", None), // another replica records it in a moment
-            folder(&layouts, "lay_just_renamed", Some(hour / 2)),
+            folder(&map, "rev_unknown_here", Some(48 * hour)), // whole: another registry's, or one being restored
+            folder(&layouts, "lay_unknown_here", Some(48 * hour)),
         ];
         let gone = [
             folder(&assets, ".partial-ics-chart-4194304-bbbbbb", None),
@@ -227,11 +224,8 @@ mod tests {
             folder(&map, &format!(".partial-rev_killed-4194304-dddddd@{host}"), None),
             folder(&layouts, &format!(".partial-lay_killed-{this_process}-eeeeee@{host}"), None),
             folder(&map, ".partial-rev_far-4194304-ffffff@another-machine", Some(25 * hour)),
-            folder(&map, "rev_orphan", Some(2 * hour)),
-            folder(&layouts, "lay_orphan", Some(2 * hour)),
         ];
-        let recorded: HashSet<String> = ["rev_recorded".to_owned()].into();
-        let mut removed = sweep(&data, &shared, &recorded);
+        let mut removed = sweep(&data, &shared);
         child.kill().unwrap();
         child.wait().unwrap();
         removed.sort();

@@ -277,7 +277,7 @@ impl Settings {
             None => file.registry_url,
         };
         if let Some(url) = registry_url.as_deref().filter(|url| !url.starts_with("postgres://") && !url.starts_with("postgresql://")) {
-            return Err(invalid("GEOMAP_REGISTRY_URL", url, "a postgres:// or postgresql:// URL"));
+            return Err(invalid("GEOMAP_REGISTRY_URL", &without_password(url), "a postgres:// or postgresql:// URL"));
         }
         let replica_id = match var("GEOMAP_REPLICA_ID") {
             Some(value) => Some(text("GEOMAP_REPLICA_ID", &value)?),
@@ -489,6 +489,17 @@ fn positive_count(variable: &'static str, value: &str, bytes: bool) -> Result<u6
     digits.parse::<u64>().ok().and_then(|n| n.checked_mul(scale)).filter(|&n| n > 0).ok_or_else(|| invalid(variable, value, accepts))
 }
 
+/// `url` with the password it may hold (`user:password@`) left out, for messages.
+pub fn without_password(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let user = url[scheme + 3..at].split(':').next().unwrap_or("");
+            format!("{}{user}{}", &url[..scheme + 3], &url[at..])
+        }
+        _ => url.to_owned(),
+    }
+}
+
 /// Checks an asset mirror's base URL (`GEOMAP_ASSET_MIRROR`, the installer's `--mirror`).
 pub fn mirror_url(url: &str) -> Result<(), SettingsError> {
     let rest = url.strip_prefix("http://").or_else(|| url.strip_prefix("https://"));
@@ -531,7 +542,7 @@ mod tests {
             ("GEOMAP_MCP_ENABLE_DETECTOR_PREPARATION", "maybe"),
             ("GEOMAP_MAP_ROOTS", "relative/maps"),
             ("GEOMAP_ASSET_MIRROR", "ftp://mirror"),
-            ("GEOMAP_REGISTRY_URL", "mysql://db/geomap"),
+            ("GEOMAP_REGISTRY_URL", "mysql://geo:secret@db/geomap"),
             ("GEOMAP_REPLICA_ID", "replica one"),
             ("GEOMAP_ARTIFACT_ROOT", "relative/artifacts"),
             ("GEOMAP_PROVIDERS", "Bad Name"),
@@ -541,7 +552,7 @@ mod tests {
             let SettingsError::Invalid { variable: named, accepts, .. } = &error else { panic!("{error:?}") };
             assert_eq!(*named, variable);
             assert!(!accepts.is_empty());
-            assert!(error.to_string().starts_with(variable), "{error}");
+            assert!(error.to_string().starts_with(variable) && !error.to_string().contains("secret"), "{error}");
         }
     }
 

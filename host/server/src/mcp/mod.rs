@@ -128,7 +128,7 @@ impl ServerState {
         // Model threads share the operator's budget across calls (a second server state in one process keeps the first's).
         geomap_vision::onnx::set_worker_threads(settings.worker_threads);
         let registry = Registry::open(&settings.data_root, settings.registry_url.as_deref())?;
-        let removed = geomap_store::sweep::sweep(&settings.data_root, &settings.artifact_root, &registry.artifact_ids()?);
+        let removed = geomap_store::sweep::sweep(&settings.data_root, &settings.artifact_root);
         if !removed.is_empty() {
             let paths: Vec<String> = removed.iter().map(|path| path.display().to_string()).collect();
             tracing::info!(event = %"sweep", removed = removed.len(), "removed the leftovers of interrupted work: {}", paths.join(", "));

@@ -41,6 +41,9 @@ const MIGRATIONS: [&str; 5] = [
     include_str!("migrations/postgres/0005_unit_extractions.sql"),
 ];
 
+/// How long connecting may take unless the URL's `connect_timeout` says otherwise.
+const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// The advisory lock every write transaction takes first ("geomap" in ASCII).
 const WRITE_LOCK: i64 = 0x6765_6f6d_6170;
 
@@ -115,16 +118,16 @@ impl Pool {
         let mut connection = self.connect()?;
         let begin =
             if write { format!("BEGIN; SELECT pg_advisory_xact_lock({WRITE_LOCK})") } else { "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY".to_owned() };
-        let outcome = block_on(connection.client.batch_execute(&begin)).map_err(Fault::from).and_then(|()| {
-            let outcome = work(&mut PostgresSession { connection: &mut connection });
-            let end = if outcome.is_ok() { "COMMIT" } else { "ROLLBACK" };
-            let ended = block_on(connection.client.batch_execute(end)).map_err(Fault::from);
-            outcome.and_then(|value| ended.map(|()| value))
-        });
-        if !connection.client.is_closed() {
+        let outcome =
+            block_on(connection.client.batch_execute(&begin)).map_err(Fault::from).and_then(|()| work(&mut PostgresSession { connection: &mut connection }));
+        // A failure anywhere (the lock's wait cancelled by a timeout included) rolls the transaction
+        // back; a connection whose transaction did not end cleanly is dropped, never pooled.
+        let end = if outcome.is_ok() { "COMMIT" } else { "ROLLBACK" };
+        let ended = block_on(connection.client.batch_execute(end)).map_err(Fault::from);
+        if ended.is_ok() && !connection.client.is_closed() {
             self.idle.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(connection);
         }
-        outcome.map_err(|fault| self.error(action, fault))
+        outcome.and_then(|value| ended.map(|()| value)).map_err(|fault| self.error(action, fault))
     }
 
     /// The failure `fault` of `action`: damage PostgreSQL reports, or rows this server never
@@ -142,10 +145,13 @@ impl Pool {
         }
     }
 
-    /// An idle connection, or a new one.
+    /// An idle connection that is still open (after a PostgreSQL restart the pooled ones are
+    /// not), or a new one.
     fn connect(&self) -> Result<Connection, RegistryError> {
-        if let Some(connection) = self.idle.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).pop() {
-            return Ok(connection);
+        while let Some(connection) = self.idle.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).pop() {
+            if !connection.client.is_closed() {
+                return Ok(connection);
+            }
         }
         let runtime = self.runtime.as_ref().expect("the runtime lives as long as the pool");
         let config = (*self.config).clone();
@@ -290,7 +296,7 @@ fn row(row: &tokio_postgres::Row) -> Result<Row, Fault> {
 /// and the root certificate (`sslmode`, `sslrootcert`), which the URL's query or `PGSSLMODE` and
 /// `PGSSLROOTCERT` give.
 fn settings(url: &str, variables: &dyn Fn(&str) -> Option<String>) -> Result<(Config, Protection, Option<PathBuf>), RegistryError> {
-    let invalid = |reason: String| RegistryError::Settings { location: Location::Database(redacted(url)), reason };
+    let invalid = |reason: String| RegistryError::Settings { location: Location::Database(geomap_model::settings::without_password(url)), reason };
     let (base, query) = url.split_once('?').unwrap_or((url, ""));
     let mut kept = Vec::new();
     let (mut mode, mut root) = (variables("PGSSLMODE"), variables("PGSSLROOTCERT"));
@@ -341,6 +347,9 @@ fn settings(url: &str, variables: &dyn Fn(&str) -> Option<String>) -> Result<(Co
         "verify-ca" | "verify-full" => Protection::Verified,
         other => return Err(invalid(format!("sslmode {other:?} is none of disable, allow, prefer, require, verify-ca, verify-full"))),
     };
+    if config.get_connect_timeout().is_none() {
+        config.connect_timeout(CONNECT_TIMEOUT); // an unreachable server is an error, not a hang
+    }
     config.ssl_mode(match protection {
         Protection::Plain => SslMode::Disable,
         Protection::Encrypted { required: false } => SslMode::Prefer,
@@ -441,18 +450,6 @@ fn describe(config: &Config) -> String {
     };
     let port = config.get_ports().first().copied().unwrap_or(5432);
     format!("postgres://{}@{host}:{port}/{}", config.get_user().unwrap_or(""), config.get_dbname().unwrap_or(""))
-}
-
-/// `url` without the password it may hold, for messages about a URL that did not parse.
-fn redacted(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
-        (Some(scheme), Some(at)) if at > scheme => {
-            let credentials = &url[scheme + 3..at];
-            let user = credentials.split(':').next().unwrap_or("");
-            format!("{}{user}{}", &url[..scheme + 3], &url[at..])
-        }
-        _ => url.to_owned(),
-    }
 }
 
 #[cfg(test)]

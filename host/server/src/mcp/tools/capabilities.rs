@@ -254,8 +254,9 @@ const FRESH_FOR: Duration = Duration::from_secs(1);
 ///
 /// Invariant: an answer is reused only while its [`Inputs`] are unchanged and it is younger than
 /// [`FRESH_FOR`]: every call of this server that may write bumps `ServerState::changes`, the assets
-/// command's installs move the assets folder's modification time, and every registry commit (from
-/// any process) moves its files' times and sizes.
+/// command's installs move the assets folder's modification time, and every SQLite registry commit
+/// (from any process) moves its files' times and sizes. A PostgreSQL registry has no files: other
+/// replicas' commits show once the answer is [`FRESH_FOR`] old.
 #[derive(Debug, Default)]
 pub struct Answers(Mutex<Option<Answered>>);
 

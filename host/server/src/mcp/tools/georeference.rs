@@ -224,9 +224,8 @@ pub async fn georeference(
         let revision = geomap_georef::georeference(&scan, &request, &revision_id, staged.path(), &writing, &mut report_progress)
             .map(|revision| Revision { source, ..revision })?;
         staged.publish().map_err(|source| geomap_georef::GeorefError::Io { action: "move the revision folder into place", source })?;
-        let recorded = state.registry.add_revision(&map.record.map_id, &revision).inspect_err(|_| {
-            let _ = std::fs::remove_dir_all(&output_dir);
-        })?;
+        // On an error the folder stays: whole, and perhaps recorded (a commit whose answer was lost).
+        let recorded = state.registry.add_revision(&map.record.map_id, &revision)?;
         if !recorded {
             let _ = std::fs::remove_dir_all(&output_dir);
             return Err(ToolError::MapNotFound { map_id: map.record.map_id.clone(), reason: MapGone::UnknownId, registered_as: None });

@@ -155,9 +155,8 @@ pub fn stage(state: &ServerState, map_id: &str, id: &str) -> Result<Staged, Tool
 pub fn store(state: &ServerState, staged: Staged, name: &str, stored: &StoredDocument) -> Result<(), ToolError> {
     let published = std::fs::write(staged.path().join(name), &stored.document).and_then(|()| staged.publish());
     let dir = published.map_err(|error| DetectError::Storage(format!("cannot store {name}: {error}")))?;
-    let recorded = state.registry.add_document(stored).inspect_err(|_| {
-        let _ = std::fs::remove_dir_all(&dir);
-    })?;
+    // On an error the folder stays: whole, and perhaps recorded (a commit whose answer was lost).
+    let recorded = state.registry.add_document(stored)?;
     if !recorded {
         let _ = std::fs::remove_dir_all(&dir);
         return Err(ToolError::MapNotFound { map_id: stored.map_id.clone(), reason: MapGone::UnknownId, registered_as: None });
