@@ -151,7 +151,8 @@ pub fn stage(state: &ServerState, map_id: &str, id: &str) -> Result<Staged, Tool
 }
 
 /// Writes `stored`'s document as `name` into `staged` (its folder, holding its other files), moves
-/// the folder into place and records it in the registry; on failure nothing stays behind.
+/// the folder into place and records it in the registry. A failure before the move leaves nothing;
+/// a map gone meanwhile takes the folder with it; a registry error leaves it (whole, perhaps recorded).
 pub fn store(state: &ServerState, staged: Staged, name: &str, stored: &StoredDocument) -> Result<(), ToolError> {
     let published = std::fs::write(staged.path().join(name), &stored.document).and_then(|()| staged.publish());
     let dir = published.map_err(|error| DetectError::Storage(format!("cannot store {name}: {error}")))?;
