@@ -22,6 +22,8 @@
 //!   overviews; the staging file is removed when the call ends, whatever the outcome.
 
 pub mod ffi;
+pub mod fit;
+pub mod ground;
 pub mod units;
 
 use std::fs;

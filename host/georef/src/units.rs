@@ -22,6 +22,7 @@ use gdal::{Dataset, DriverManager};
 use geomap_model::georeference::Revision;
 
 use crate::ffi::{self, GroundControl, Progress, Transformer};
+use crate::ground::GroundScale;
 use crate::{GeorefError, Readiness, gdal_error, gdal_model, resolve_crs};
 
 /// The GeoPackage's file name.
@@ -124,7 +125,7 @@ impl ToCrs {
 }
 
 /// The area in km² of one scan pixel at `(col, row)` under `revision`: the transform's local
-/// Jacobian there, in metres (degrees on the sphere's local scale at that latitude).
+/// Jacobian there, on the ground ([`GroundScale`]: the CRS's own unit, or degrees on the ellipsoid at that latitude).
 pub fn pixel_area_km2(revision: &Revision, col: f64, row: f64) -> Result<f64, GeorefError> {
     Readiness::check().require()?;
     let srs = resolve_crs(&revision.crs)?;
@@ -135,13 +136,8 @@ pub fn pixel_area_km2(revision: &Revision, col: f64, row: f64) -> Result<f64, Ge
     }
     let (dx_col, dy_col, dx_row, dy_row) = (xs[1] - xs[0], ys[1] - ys[0], xs[2] - xs[0], ys[2] - ys[0]);
     let area = (dx_col * dy_row - dx_row * dy_col).abs();
-    let square_metres = if srs.is_geographic() {
-        let metres_per_degree = 111_320.0;
-        area * metres_per_degree * metres_per_degree * ys[0].to_radians().cos()
-    } else {
-        area * srs.linear_units().powi(2)
-    };
-    Ok(square_metres / 1e6)
+    let scale = GroundScale::of(&srs, ys[0]);
+    Ok(area * scale.x * scale.y / 1e6)
 }
 
 impl UnitRaster {

@@ -10,6 +10,7 @@ pub mod data_root;
 pub mod errors;
 pub mod georeference;
 pub mod layout;
+pub mod progress;
 pub mod settings;
 #[doc(hidden)]
 pub mod testing;
