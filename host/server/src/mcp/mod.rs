@@ -104,15 +104,15 @@ pub struct ServerState {
     /// The providers, discovered and loaded at first use (see [`ServerState::providers`]).
     providers: tokio::sync::OnceCell<ProviderSet>,
     /// The layout detectors, loaded at first use and again when their weights change.
-    pub detectors: std::sync::Mutex<Option<Arc<geomap_vision::detect::pipeline::Detectors>>>,
+    pub detectors: std::sync::Mutex<Option<Arc<geomap_vision::detect::Detectors>>>,
     /// The OCR reader, loaded at first use and again when its models change, with the model files it was loaded from.
-    pub reader: std::sync::Mutex<Option<(geomap_vision::detect::pipeline::ModelFiles, Arc<geomap_vision::ocr::reader::Reader>)>>,
+    pub reader: std::sync::Mutex<Option<(geomap_vision::models::ModelFiles, Arc<geomap_vision::ocr::reader::Reader>)>>,
     /// Calls running now.
     pub calls: calls::InFlight,
     /// The slots heavy calls share (`GEOMAP_MAX_HEAVY_CALLS`).
     pub heavy: calls::HeavySlots,
     /// Registered scans decoded once into tiles, read by window.
-    pub pixels: geomap_vision::pixels::PixelStore,
+    pub pixels: geomap_vision::image::store::PixelStore,
     /// Cancelled when a stopping server's grace period is over: calls still running end as cancelled.
     pub stopping: CancellationToken,
     /// Calls that may have written something, counted as each ends (what cached answers are checked against).
@@ -126,7 +126,7 @@ impl ServerState {
     pub fn start(settings: Settings) -> Result<ServerState, StartupError> {
         let catalog = Catalog::for_settings(&settings)?;
         // Model threads share the operator's budget across calls (a second server state in one process keeps the first's).
-        geomap_vision::onnx::set_worker_threads(settings.worker_threads);
+        geomap_vision::models::onnx::set_worker_threads(settings.worker_threads);
         let registry = Registry::open(&settings.data_root, settings.registry_url.as_deref())?;
         let removed = geomap_store::sweep::sweep(&settings.data_root, &settings.artifact_root);
         if !removed.is_empty() {
@@ -150,7 +150,7 @@ impl ServerState {
             reader: Default::default(),
             calls: calls::InFlight::default(),
             heavy: calls::HeavySlots::new(settings.max_heavy_calls),
-            pixels: geomap_vision::pixels::PixelStore::new(&settings.artifact_root, settings.pixel_cache),
+            pixels: geomap_vision::image::store::PixelStore::new(&settings.artifact_root, settings.pixel_cache),
             stopping: CancellationToken::new(),
             changes: Default::default(),
             answers: Default::default(),

@@ -6,7 +6,7 @@ use std::path::Path;
 use ort::value::Tensor;
 
 use super::postprocess::MAX_DETECTIONS;
-use crate::onnx::{OnnxError, SessionPool, declared_shape};
+use crate::models::onnx::{OnnxError, SessionPool, cores, declared_shape};
 
 /// A YOLOv10 detector: its input side and its sessions.
 #[derive(Debug)]
@@ -20,7 +20,7 @@ pub struct Model {
 impl Model {
     /// Loads the model at `path` and checks it takes `images` `[1, 3, S, S]` and gives `[1, 300, 6]`.
     pub fn load(environment: &'static ort::environment::Environment, path: &Path) -> Result<Model, OnnxError> {
-        let sessions = SessionPool::load(environment, path, crate::onnx::cores())?;
+        let sessions = SessionPool::load(environment, path, cores())?;
         let (size, input) = sessions.with(|first| {
             let input = declared_shape(first.inputs().first());
             let output = declared_shape(first.outputs().first());

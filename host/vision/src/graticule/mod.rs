@@ -18,10 +18,10 @@ pub mod neatline;
 pub mod solve;
 pub mod ticks;
 
-use crate::detect::Rgb;
-use crate::detect::pipeline::DetectError;
+use crate::error::VisionError;
+use crate::image::Rgb;
+use crate::millis;
 use crate::ocr::reader::Reader;
-use crate::pixels::PixelError;
 use geomap_model::layout::PixelBox;
 
 use datum::CrsDecision;
@@ -30,7 +30,7 @@ use neatline::Neatline;
 use ticks::{Anchor, Edge};
 
 /// Reads the pixels of a window `(x0, y0, x1, y1)` of the scan.
-pub type Window<'a> = &'a mut dyn FnMut(Region) -> Result<Rgb, PixelError>;
+pub type Window<'a> = &'a mut dyn FnMut(Region) -> Result<Rgb, VisionError>;
 
 /// Lines below this recogniser score are not read as labels.
 const MIN_SCORE: f64 = 0.3;
@@ -133,12 +133,9 @@ pub struct LabelGeoreference {
 /// Why labels gave no georeference.
 #[derive(Debug, thiserror::Error)]
 pub enum GraticuleError {
-    /// The scan's pixels could not be read.
+    /// The scan's pixels could not be read, the reader failed, or the call was cancelled.
     #[error(transparent)]
-    Pixels(#[from] PixelError),
-    /// The reader failed or the call was cancelled.
-    #[error(transparent)]
-    Reading(#[from] DetectError),
+    Vision(#[from] VisionError),
     /// No neatline was found.
     #[error("no neatline: {0}")]
     NoNeatline(String),
@@ -155,7 +152,7 @@ pub enum GraticuleError {
 }
 
 /// Progress: `(done, total, message)`; an error stops the work (cancellation).
-pub type Progress<'a> = &'a mut dyn FnMut(u64, u64, String) -> Result<(), DetectError>;
+pub type Progress<'a> = &'a mut dyn FnMut(u64, u64, String) -> Result<(), VisionError>;
 
 /// The scan to read: its size and a window reader.
 pub struct Sheet<'a> {
@@ -183,14 +180,14 @@ pub fn read(
     let started = std::time::Instant::now();
     progress(0, 100, "finding the neatline".to_owned())?;
     let neatline = neatline::find(width, height, read, hint)?.map_err(GraticuleError::NoNeatline)?;
-    timings.neatline_ms = crate::detect::pipeline::millis(started);
+    timings.neatline_ms = millis(started);
     let started = std::time::Instant::now();
     let lines = read_ring(reader, &neatline, (width, height), read, progress)?;
-    timings.read_ms = crate::detect::pipeline::millis(started);
+    timings.read_ms = millis(started);
     let started = std::time::Instant::now();
     progress(90, 100, "tying labels to ticks and fitting".to_owned())?;
     let mut solved = solve_labels(&neatline, lines, (width, height), read, words, metric)?;
-    timings.solve_ms = crate::detect::pipeline::millis(started);
+    timings.solve_ms = millis(started);
     solved.timings = timings;
     Ok(solved)
 }

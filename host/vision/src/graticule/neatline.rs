@@ -9,8 +9,8 @@
 
 use super::Window;
 use super::solve::least_squares;
-use crate::detect::Rgb;
-use crate::pixels::PixelError;
+use crate::error::VisionError;
+use crate::image::Rgb;
 use geomap_model::layout::PixelBox;
 
 /// Darker than this (luma, 0–255) is ink on the reduced mask: light enough for a one-pixel frame line that JPEG has blurred to grey.
@@ -97,7 +97,7 @@ pub(super) fn luma(image: &Rgb, x: u32, y: u32) -> u8 {
     ((77 * r + 150 * g + 29 * b) >> 8) as u8
 }
 
-fn mask(width: u32, height: u32, read: Window<'_>) -> Result<Mask, PixelError> {
+fn mask(width: u32, height: u32, read: Window<'_>) -> Result<Mask, VisionError> {
     let factor = width.max(height).div_ceil(MASK_SIDE).max(1);
     let (mask_w, mask_h) = (width.div_ceil(factor), height.div_ceil(factor));
     let mut ink = vec![false; (mask_w * mask_h) as usize];
@@ -331,7 +331,7 @@ fn refine(
     a: (f64, f64),
     b: (f64, f64),
     reach: f64,
-) -> Result<Option<(Side, f64)>, PixelError> {
+) -> Result<Option<(Side, f64)>, VisionError> {
     let (along_a, across_a, along_b, across_b) = if horizontal { (a.0, a.1, b.0, b.1) } else { (a.1, a.0, b.1, b.0) };
     let (along_max, across_max) = if horizontal { (width, height) } else { (height, width) };
     let clamp = |v: f64, max: u32| v.clamp(0.0, f64::from(max)) as u32;
@@ -365,7 +365,7 @@ fn refine(
 }
 
 /// Finds the neatline of a `width`×`height` scan, near `hint` (the layout's main map) when given.
-pub fn find(width: u32, height: u32, read: Window<'_>, hint: Option<PixelBox>) -> Result<Result<Neatline, String>, PixelError> {
+pub fn find(width: u32, height: u32, read: Window<'_>, hint: Option<PixelBox>) -> Result<Result<Neatline, String>, VisionError> {
     let mask = mask(width, height, read)?;
     let Some(corners) = coarse(&mask, hint) else {
         return Ok(Err("no frame of long dark lines encloses the map area (looked for skews up to 2°)".to_owned()));

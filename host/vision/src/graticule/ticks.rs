@@ -7,7 +7,7 @@
 
 use super::Window;
 use super::neatline::{Neatline, Side, luma};
-use crate::pixels::PixelError;
+use crate::error::VisionError;
 use geomap_model::layout::PixelBox;
 
 /// Darker than this (luma) is a tick's ink.
@@ -109,7 +109,7 @@ pub fn placement(edge: Edge, neatline: &Neatline, label: &PixelBox) -> Option<(f
 }
 
 /// Ties `label` (on `edge`) to its tick, its corner or the foot of its centre.
-pub fn tie(edge: Edge, neatline: &Neatline, label: &PixelBox, size: (u32, u32), read: Window<'_>) -> Result<Tie, PixelError> {
+pub fn tie(edge: Edge, neatline: &Neatline, label: &PixelBox, size: (u32, u32), read: Window<'_>) -> Result<Tie, VisionError> {
     let (along, _, extent, thickness) = centre(edge, label);
     let side = edge.side(neatline);
     let (start, end) = edge.ends(neatline);

@@ -1,31 +1,22 @@
-//! Layout detection with PEACE's two YOLOv10 detectors on ONNX Runtime: the
-//! component detector finds the map's parts (title, main map, legend, ...),
-//! the legend detector finds colour swatches and their text inside each
-//! legend.
+//! The scan as pixels: [`Rgb`] (a decoded image, row-major), [`decode`] with
+//! the `image` crate's limits set first, crops, turns and resizes with
+//! `fast_image_resize` ([`Resampling::Interpolated`] for model input, bilinear
+//! between four pixels as OpenCV's `INTER_LINEAR`; [`Resampling::Averaged`] for
+//! pictures people and vision models look at), PNG output; the tiled pixel
+//! store ([`store`]) and the preview's bitmap font ([`label`]).
 //!
-//! Invariants:
-//! - The runtime and the weights are approved assets read from the data root
-//!   (or the operator's own copies); nothing is looked up on the system's
-//!   library path or in the environment (`crate::onnx`).
-//! - Boxes leave this module in the original scan's pixels.
-//! - Post-processing is pure and tested on its own (`postprocess`, `legend`).
+//! Invariants: a scan larger than the caller's pixel limit is refused before its
+//! pixels are allocated; a region is read in place, never copied at full size
+//! to be resized; nothing here knows of models, detection or OCR.
 
 pub mod label;
-pub mod legend;
-pub mod model;
-pub mod pipeline;
-pub mod postprocess;
+pub mod store;
 
 use fast_image_resize::images::{Image, ImageRef};
 use fast_image_resize::{FilterType, PixelType, ResizeAlg, ResizeOptions, Resizer};
 
+use crate::error::VisionError;
 use geomap_model::layout::PixelBox;
-use postprocess::{Letterbox, PAD_GREY};
-
-/// Component classes a map has at most one of (PEACE's one-box rule).
-pub const ONE_BOX_CLASSES: [usize; 4] = [0, 1, 2, 3];
-/// The legend detector's classes.
-pub const LEGEND_CLASSES: [&str; 2] = ["swatch", "text"];
 
 /// How a resize reads its source.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,25 +39,21 @@ pub struct Rgb {
     pub pixels: Vec<u8>,
 }
 
-/// Why a scan could not be decoded.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct DecodeError(pub String);
-
 /// Decodes an image file (read from an opened handle) to RGB, refusing before
 /// allocating when it is larger than `max_pixels` (the decoder's own limits are set first).
-pub fn decode(file: &std::fs::File, max_pixels: u64) -> Result<Rgb, DecodeError> {
-    let mut file = file.try_clone().map_err(|error| DecodeError(format!("cannot read the scan: {error}")))?;
-    std::io::Seek::rewind(&mut file).map_err(|error| DecodeError(format!("cannot read the scan: {error}")))?;
-    let mut reader =
-        image::ImageReader::new(std::io::BufReader::new(file)).with_guessed_format().map_err(|error| DecodeError(format!("cannot read the scan: {error}")))?;
-    let mut limits = image::Limits::default();
+pub fn decode(file: &std::fs::File, max_pixels: u64) -> Result<Rgb, VisionError> {
+    let mut file = file.try_clone().map_err(|error| VisionError::Decode(format!("cannot read the scan: {error}")))?;
+    std::io::Seek::rewind(&mut file).map_err(|error| VisionError::Decode(format!("cannot read the scan: {error}")))?;
+    let mut reader = ::image::ImageReader::new(std::io::BufReader::new(file))
+        .with_guessed_format()
+        .map_err(|error| VisionError::Decode(format!("cannot read the scan: {error}")))?;
+    let mut limits = ::image::Limits::default();
     limits.max_alloc = Some(max_pixels.saturating_mul(8)); // RGBA16 at most, per decoded pixel
     let side = max_pixels.min(u32::MAX as u64) as u32;
     limits.max_image_width = Some(side);
     limits.max_image_height = Some(side);
     reader.limits(limits);
-    let decoded = reader.decode().map_err(|error| DecodeError(format!("cannot decode the scan: {error}")))?;
+    let decoded = reader.decode().map_err(|error| VisionError::Decode(format!("cannot decode the scan: {error}")))?;
     let rgb = decoded.into_rgb8();
     let (width, height) = rgb.dimensions();
     Ok(Rgb { width, height, pixels: rgb.into_raw() })
@@ -157,6 +144,14 @@ impl Rgb {
         Rgb { width, height, pixels: resized.into_vec() }
     }
 
+    /// The pixels of `bbox` (clipped to the image), row by row.
+    pub(crate) fn pixels_in<'a>(&'a self, bbox: &PixelBox) -> impl Iterator<Item = (u8, u8, u8)> + 'a {
+        let (x0, y0, x1, y1) = bbox.pixels(self.width, self.height);
+        (y0..y1)
+            .flat_map(move |y| (x0..x1).map(move |x| (y * self.width + x) as usize * 3))
+            .map(move |at| (self.pixels[at], self.pixels[at + 1], self.pixels[at + 2]))
+    }
+
     /// Draws the outline of `bbox` in `colour`, `thickness` pixels wide, inside the image.
     pub fn outline(&mut self, bbox: &PixelBox, colour: [u8; 3], thickness: u32) {
         let (x0, y0, x1, y1) = bbox.pixels(self.width, self.height);
@@ -170,43 +165,11 @@ impl Rgb {
             }
         }
     }
-
-    /// Letterboxes the image into a `size` square (bilinear interpolation, grey padding) as
-    /// the model input: `[1, 3, size, size]` floats, RGB planes scaled to 0–1.
-    pub fn letterbox(&self, size: u32) -> (Letterbox, Vec<f32>) {
-        let geometry = Letterbox::new(self.width, self.height, size);
-        let (inner_w, inner_h) = geometry.inner;
-        let resized = self.resized_region((0, 0, self.width, self.height), inner_w, inner_h, Resampling::Interpolated);
-        let plane = (size * size) as usize;
-        let mut input = vec![PAD_GREY as f32 / 255.0; plane * 3];
-        let (pad_x, pad_y) = geometry.pad;
-        for (row, line) in resized.pixels.chunks_exact((inner_w * 3) as usize).enumerate() {
-            let offset = (row as u32 + pad_y) as usize * size as usize + pad_x as usize;
-            for (column, pixel) in line.chunks_exact(3).enumerate() {
-                for channel in 0..3 {
-                    input[channel * plane + offset + column] = pixel[channel] as f32 / 255.0;
-                }
-            }
-        }
-        (geometry, input)
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn letterboxing_puts_the_image_in_the_middle_of_grey() {
-        // A 4×2 red image into an 8×8 input: 8×4 inside, 2 rows of grey above and below.
-        let image = Rgb { width: 4, height: 2, pixels: [255, 0, 0].repeat(8) };
-        let (geometry, input) = image.letterbox(8);
-        assert_eq!((geometry.inner, geometry.pad), ((8, 4), (0, 2)));
-        let at = |channel: usize, x: usize, y: usize| input[channel * 64 + y * 8 + x];
-        assert_eq!((at(0, 3, 0), at(1, 3, 0)), (114.0 / 255.0, 114.0 / 255.0), "grey above");
-        assert_eq!((at(0, 3, 3), at(1, 3, 3), at(2, 3, 3)), (1.0, 0.0, 0.0), "red inside, planes in RGB order");
-        assert_eq!(at(2, 0, 7), 114.0 / 255.0, "grey below");
-    }
 
     #[test]
     fn interpolation_samples_as_opencv_inter_linear() {

@@ -14,6 +14,8 @@
 //! - The store stays within `GEOMAP_PIXEL_CACHE`: after a build, the scans used
 //!   longest ago are removed (each read touches its index), never the one just
 //!   built.
+//! - A scan that does not decode is [`VisionError::Decode`]; a folder that cannot
+//!   be read or written is [`VisionError::Storage`].
 
 use std::fs::File;
 use std::io::Read;
@@ -22,9 +24,10 @@ use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 
-use crate::detect::{DecodeError, Rgb, decode};
-
+use super::{Rgb, decode};
+use crate::error::VisionError;
 use geomap_model::data_root::PIXELS_DIR;
+
 /// A tile's side in pixels (the last column and row of tiles may be narrower).
 pub const TILE: u32 = 512;
 /// The index inside a scan's folder, written last.
@@ -32,15 +35,9 @@ const INDEX_FILE: &str = "index.json";
 /// The index format this server writes.
 const INDEX_SCHEMA: &str = "geomap-pixels/v1";
 
-/// Why a window could not be read.
-#[derive(Debug, thiserror::Error)]
-pub enum PixelError {
-    /// The scan does not decode.
-    #[error(transparent)]
-    Decode(#[from] DecodeError),
-    /// The store's folder could not be read or written.
-    #[error("the pixel store failed: {0}")]
-    Io(#[from] std::io::Error),
+/// The store's folder could not be read or written: [`VisionError::Storage`].
+fn storage(error: std::io::Error) -> VisionError {
+    VisionError::Storage(format!("the pixel store failed: {error}"))
 }
 
 /// A scan's tiles as built: its size and each tile's CRC-32, row by row.
@@ -83,27 +80,27 @@ impl PixelStore {
     /// The pixels of `region` (whole pixels, `(x0, y0, x1, y1)`, clamped to the scan) of the scan
     /// whose content hash is `sha256`, read from its tiles; the first read of a scan decodes
     /// `source` (at most `max_pixels`) and builds them.
-    pub fn window(&self, sha256: &str, source: &File, max_pixels: u64, region: (u32, u32, u32, u32)) -> Result<Rgb, PixelError> {
+    pub fn window(&self, sha256: &str, source: &File, max_pixels: u64, region: (u32, u32, u32, u32)) -> Result<Rgb, VisionError> {
         let folder = self.root.join(sha256);
-        if let Some(window) = read_window(&folder, region)? {
+        if let Some(window) = read_window(&folder, region).map_err(storage)? {
             return Ok(window);
         }
         let _ = std::fs::remove_dir_all(&folder); // damaged or absent: never trusted, built again
         self.build(sha256, source, max_pixels)?;
-        read_window(&folder, region)?.ok_or_else(|| std::io::Error::other("the tiles just built do not read back").into())
+        read_window(&folder, region).map_err(storage)?.ok_or_else(|| storage(std::io::Error::other("the tiles just built do not read back")))
     }
 
     /// Decodes `source` and writes its tiles, then evicts what the budget no longer holds.
-    fn build(&self, sha256: &str, source: &File, max_pixels: u64) -> Result<(), PixelError> {
+    fn build(&self, sha256: &str, source: &File, max_pixels: u64) -> Result<(), VisionError> {
         let image = decode(source, max_pixels)?;
-        std::fs::create_dir_all(&self.root)?;
+        std::fs::create_dir_all(&self.root).map_err(storage)?;
         let partial = self.root.join(geomap_model::data_root::partial_name(sha256));
         let written = write_tiles(&partial, &image);
         drop(image);
         if let Err(error) = written.and_then(|()| std::fs::rename(&partial, self.root.join(sha256))) {
             let _ = std::fs::remove_dir_all(&partial);
             if !self.root.join(sha256).join(INDEX_FILE).is_file() {
-                return Err(error.into()); // not another call's build of the same scan winning the race
+                return Err(storage(error)); // not another call's build of the same scan winning the race
             }
         }
         self.evict(sha256);
@@ -207,7 +204,7 @@ mod tests {
         let pixels: Vec<u8> = (0..height).flat_map(|y| (0..width).flat_map(move |x| [(x % 251) as u8, (y % 241) as u8, ((x + y) % 239) as u8])).collect();
         let image = Rgb { width, height, pixels };
         let path = dir.join("scan.png");
-        image::save_buffer(&path, &image.pixels, width, height, image::ExtendedColorType::Rgb8).unwrap();
+        ::image::save_buffer(&path, &image.pixels, width, height, ::image::ExtendedColorType::Rgb8).unwrap();
         (File::open(&path).unwrap(), image)
     }
 
@@ -266,7 +263,7 @@ mod tests {
         std::fs::write(dir.path().join("bad.png"), b"\x89PNG\r\n\x1a\nnot really").unwrap();
         let store = PixelStore::new(dir.path(), 1 << 30);
         let outcome = store.window("bad", &File::open(dir.path().join("bad.png")).unwrap(), 1 << 30, (0, 0, 1, 1));
-        assert!(matches!(outcome, Err(PixelError::Decode(_))), "{:?}", outcome.err());
+        assert!(matches!(outcome, Err(VisionError::Decode(_))), "{:?}", outcome.err());
         assert_eq!(std::fs::read_dir(dir.path().join(PIXELS_DIR)).map_or(0, |entries| entries.count()), 0);
     }
 }

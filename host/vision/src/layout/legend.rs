@@ -1,15 +1,15 @@
-//! A map's layout read from its words and colours, for servers without PEACE's
-//! detectors: the legend from its heading and its column of unit codes beside
-//! descriptions, each swatch's colour from the area around its code, the main
-//! map as the largest region of coloured polygons, and the title as the
-//! largest type in the margins.
+//! The legend read from words: a column of unit codes, each with a description
+//! starting on its row to its right, under a heading or at least three long;
+//! the rows whose swatch holds a code the text detector missed, read by the
+//! caller's reader; and the headings grouped units are listed under.
 //!
-//! Invariant: pure functions of the recognised lines and the scan's pixels;
-//! every threshold is relative to the type's height, so the rules hold at any
-//! scan resolution.
+//! Invariant: pure functions of the lines and the scan's pixels; thresholds
+//! scale with the type's height.
 
-use crate::detect::Rgb;
-use crate::detect::legend::{delta_e, lab, median_colour};
+use super::swatches::{grow, is_paper, swatch};
+use super::{TextLegend, UnitEntry, centre_x, centre_y, height, horizontal, overlaps, union};
+use crate::colour::{ground_colour, lab};
+use crate::image::Rgb;
 use crate::ocr::reader::Line;
 use geomap_model::layout::PixelBox;
 
@@ -17,74 +17,9 @@ use geomap_model::layout::PixelBox;
 const HEADINGS: [&str; 6] = ["EXPLANATION", "LISTOFMAPUNITS", "DESCRIPTIONOFMAPUNITS", "CORRELATIONOFMAPUNITS", "LEGEND", "图例"];
 /// Fewest codes in a column for it to be a legend without a heading above it.
 const MIN_COLUMN: usize = 3;
-/// A colour this close (CIE76 ΔE) to a sampled colour belongs to the same swatch.
-const SAME_COLOUR: f64 = 12.0;
 /// A code this many of the column's typical row steps below the previous one starts another list
 /// (the sample's symbols list, whose "M207" sits 22 steps below the last unit).
 const COLUMN_BREAK: f64 = 8.0;
-
-/// The layout the words give.
-#[derive(Debug, Clone, PartialEq)]
-pub struct WordsLayout {
-    /// The title, when one line of large type stands out in the margins.
-    pub title: Option<TitleText>,
-    /// Every legend column found.
-    pub legends: Vec<TextLegend>,
-    /// The largest region of coloured polygons outside the legends.
-    pub main_map: Option<PixelBox>,
-}
-
-/// The title's words and box.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TitleText {
-    /// Its lines, joined.
-    pub text: String,
-    /// Their box.
-    pub bbox: PixelBox,
-}
-
-/// One legend column.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TextLegend {
-    /// Its heading, codes, descriptions and swatches together.
-    pub bbox: PixelBox,
-    /// The heading above it, as read, when there is one.
-    pub heading: Option<String>,
-    /// Its units, top to bottom.
-    pub entries: Vec<UnitEntry>,
-}
-
-/// One unit of a legend.
-#[derive(Debug, Clone, PartialEq)]
-pub struct UnitEntry {
-    /// The unit's code, as read ("Qal", "Pk"); none when its swatch holds a code the recogniser
-    /// cannot read (the entry is still a unit, with its description and colour).
-    pub code: Option<String>,
-    /// The code's box.
-    pub code_box: PixelBox,
-    /// The description's lines, joined.
-    pub description: String,
-    /// The description's box.
-    pub description_box: PixelBox,
-    /// The swatch: the area of the code's colour around it (the code's own box when it sits on paper).
-    pub swatch: PixelBox,
-    /// The swatch's colour; none when the code sits on paper with no coloured box beside it.
-    pub colour: Option<(u8, u8, u8)>,
-    /// The heading the unit is listed under ("Supai Group (Lower Permian, …)"), when its
-    /// description is indented beneath one.
-    pub group: Option<String>,
-}
-
-/// Reads the layout from `lines` (the whole scan's) and the scan's pixels. `read_codes` reads
-/// the codes of swatches the text detector found no words in: it gets each swatch's inside (in the
-/// scan's pixels) and returns the lines it read there, each with the box it was given.
-pub fn read_layout<E>(lines: &[Line], image: &Rgb, mut read_codes: impl FnMut(&[PixelBox]) -> Result<Vec<Line>, E>) -> Result<WordsLayout, E> {
-    let legends = legends(lines, image, &mut read_codes)?;
-    let legend_boxes: Vec<PixelBox> = legends.iter().map(|legend| legend.bbox).collect();
-    let main_map = main_map(image, &legend_boxes);
-    let title = title(lines, main_map.as_ref(), &legend_boxes);
-    Ok(WordsLayout { title, legends, main_map })
-}
 
 /// The heading `text` reads as (spaces, punctuation and case aside; up to one slip in six letters).
 pub fn legend_heading(text: &str) -> Option<&'static str> {
@@ -114,22 +49,6 @@ pub fn unit_code(text: &str) -> Option<String> {
         other => *other,
     };
     (shaped && !word_like).then(|| std::iter::once(first).chain(rest.iter().enumerate().map(small)).collect())
-}
-
-fn height(bbox: &PixelBox) -> f64 {
-    bbox.y1 - bbox.y0
-}
-
-fn centre_y(bbox: &PixelBox) -> f64 {
-    (bbox.y0 + bbox.y1) / 2.0
-}
-
-fn union(a: &PixelBox, b: &PixelBox) -> PixelBox {
-    PixelBox { x0: a.x0.min(b.x0), y0: a.y0.min(b.y0), x1: a.x1.max(b.x1), y1: a.y1.max(b.y1) }
-}
-
-fn overlaps(a: &PixelBox, b: &PixelBox) -> bool {
-    a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1
 }
 
 /// A code and the first line of its description, on one row.
@@ -209,7 +128,7 @@ fn median(values: &[f64]) -> Option<f64> {
 /// Every legend column: codes with a description to their right, aligned in a column; then the
 /// rows of the column whose swatch holds a code the text detector missed, read by `read_codes`;
 /// then the headings grouped units are listed under.
-fn legends<E>(lines: &[Line], image: &Rgb, read_codes: &mut impl FnMut(&[PixelBox]) -> Result<Vec<Line>, E>) -> Result<Vec<TextLegend>, E> {
+pub(super) fn legends<E>(lines: &[Line], image: &Rgb, read_codes: &mut impl FnMut(&[PixelBox]) -> Result<Vec<Line>, E>) -> Result<Vec<TextLegend>, E> {
     let mut lines = lines.to_vec();
     let headings: Vec<Line> = lines.iter().filter(|line| legend_heading(&line.text).is_some()).cloned().collect();
     let mut legends = Vec::new();
@@ -342,10 +261,6 @@ fn group(lines: &[Line], column: &[Candidate], entries: &mut [UnitEntry]) {
     }
 }
 
-fn centre_x(bbox: &PixelBox) -> f64 {
-    (bbox.x0 + bbox.x1) / 2.0
-}
-
 /// The entries of one column: each code's description runs from its row down through the lines
 /// that continue it (indented, or after an open parenthesis or a hyphen), up to the next code.
 fn entries(lines: &[Line], column: &[Candidate], image: &Rgb) -> Vec<UnitEntry> {
@@ -415,270 +330,10 @@ fn join(parts: &[String]) -> String {
     text
 }
 
-/// The pixels of `bbox` (clipped to the image).
-fn pixels<'a>(image: &'a Rgb, bbox: &PixelBox) -> impl Iterator<Item = (u8, u8, u8)> + 'a {
-    let (x0, y0, x1, y1) = bbox.pixels(image.width, image.height);
-    (y0..y1)
-        .flat_map(move |y| (x0..x1).map(move |x| (y * image.width + x) as usize * 3))
-        .map(|at| (image.pixels[at], image.pixels[at + 1], image.pixels[at + 2]))
-}
-
-/// The median colour of the brighter half of `bbox`'s pixels: a swatch's ground, not its printed code.
-pub fn ground_colour(image: &Rgb, bbox: &PixelBox) -> Option<(u8, u8, u8)> {
-    let mut found: Vec<(u32, (u8, u8, u8))> = pixels(image, bbox).map(|p| (p.0 as u32 * 299 + p.1 as u32 * 587 + p.2 as u32 * 114, p)).collect();
-    found.sort_unstable_by_key(|(luminance, _)| *luminance);
-    median_colour(found[found.len() / 2..].iter().map(|(_, pixel)| *pixel))
-}
-
-/// Paper: nearly white and grey.
-fn is_paper(colour: (u8, u8, u8)) -> bool {
-    let [l, a, b] = lab(colour);
-    l > 92.0 && a.hypot(b) < 8.0
-}
-
-/// The swatch of a code: the area of one colour around it (or, when the code sits on paper,
-/// the coloured box left of it), grown from the code out while its edges keep that colour; or,
-/// when nothing coloured is near, the paper a frame drawn around the code closes off.
-fn swatch(image: &Rgb, code: &PixelBox) -> (PixelBox, Option<(u8, u8, u8)>) {
-    let h = height(code);
-    let around = PixelBox { x0: code.x0 - 0.3 * h, y0: code.y0 - 0.3 * h, x1: code.x1 + 0.3 * h, y1: code.y1 + 0.3 * h };
-    let mut seed = *code;
-    let mut colour = ground_colour(image, &around).unwrap_or((255, 255, 255));
-    if is_paper(colour) {
-        let left = PixelBox { x0: code.x0 - 4.0 * h, y0: code.y0, x1: code.x0 - 0.3 * h, y1: code.y1 };
-        let coloured: Vec<(u8, u8, u8)> = pixels(image, &left).filter(|p| !is_paper(*p) && lab(*p)[0] > 25.0).collect();
-        let enough = coloured.len() * 3 >= pixels(image, &left).count();
-        if let Some(found) = median_colour(coloured).filter(|_| enough) {
-            colour = found;
-            let target = lab(colour);
-            let rows = (code.y0 + 0.25 * h, code.y1 - 0.25 * h);
-            let (from, to) = (left.x0.max(0.0).floor() as u32, left.x1.max(0.0).floor() as u32);
-            let nearest = (from..to).rev().map(|x| PixelBox { x0: x as f64, y0: rows.0, x1: x as f64 + 1.0, y1: rows.1 }).find(|column| {
-                let (total, same) = pixels(image, column).fold((0, 0), |(t, s), p| (t + 1, s + (delta_e(lab(p), target) <= SAME_COLOUR) as usize));
-                same * 2 >= total && total > 0
-            });
-            match nearest {
-                Some(column) => seed = column,
-                None => return (*code, None),
-            }
-        } else {
-            return outlined(image, code, colour).map_or((*code, None), |inside| (inside, ground_colour(image, &inside)));
-        }
-    }
-    (grow(image, seed, colour, h), Some(colour))
-}
-
-/// The inside of a frame drawn around a code on `paper`: a swatch whose colour is the paper's
-/// (as the USGS draws diabase). It is the largest region of paper, 4-connected, that a line at
-/// least 12 L* darker than the paper closes off within four type heights across and two down from
-/// the code, when it holds the code's centre and spans the code (a letter's counter does not).
-fn outlined(image: &Rgb, code: &PixelBox, paper: (u8, u8, u8)) -> Option<PixelBox> {
-    let h = height(code);
-    let window = PixelBox { x0: code.x0 - 4.0 * h, y0: code.y0 - 2.0 * h, x1: code.x1 + 4.0 * h, y1: code.y1 + 2.0 * h };
-    let (x0, y0, x1, _) = window.pixels(image.width, image.height);
-    let width = (x1 - x0) as usize;
-    let ink_below = lab(paper)[0] - 12.0;
-    let mut open: Vec<bool> = pixels(image, &window).map(|p| lab(p)[0] > ink_below).collect();
-    let (cx0, cy0, cx1, cy1) = code.pixels(image.width, image.height);
-    let centre = (centre_x(code), centre_y(code));
-    let mut best: Option<(usize, PixelBox)> = None;
-    for start in (cy0..cy1).flat_map(|y| (cx0..cx1).map(move |x| (y - y0) as usize * width + (x - x0) as usize)) {
-        if !open[start] {
-            continue;
-        }
-        open[start] = false;
-        let (mut stack, mut size, mut enclosed) = (vec![start], 0, true);
-        let mut region = PixelBox { x0: f64::INFINITY, y0: f64::INFINITY, x1: 0.0, y1: 0.0 };
-        while let Some(at) = stack.pop() {
-            let (x, y) = (at % width, at / width);
-            size += 1;
-            region = union(&region, &PixelBox { x0: x as f64, y0: y as f64, x1: x as f64 + 1.0, y1: y as f64 + 1.0 });
-            enclosed &= x > 0 && y > 0 && x + 1 < width && at + width < open.len();
-            let neighbours = [(x > 0).then(|| at - 1), (x + 1 < width).then(|| at + 1), at.checked_sub(width), Some(at + width).filter(|&n| n < open.len())];
-            for next in neighbours.into_iter().flatten() {
-                if open[next] {
-                    open[next] = false;
-                    stack.push(next);
-                }
-            }
-        }
-        let region = PixelBox { x0: region.x0 + x0 as f64, y0: region.y0 + y0 as f64, x1: region.x1 + x0 as f64, y1: region.y1 + y0 as f64 };
-        let holds = region.x0 <= centre.0 && centre.0 <= region.x1 && region.y0 <= centre.1 && centre.1 <= region.y1;
-        let spans = region.x1 - region.x0 >= code.x1 - code.x0 && height(&region) >= 0.6 * h;
-        if enclosed && holds && spans && best.is_none_or(|(most, _)| size > most) {
-            best = Some((size, region));
-        }
-    }
-    best.map(|(_, region)| region)
-}
-
-/// `seed` grown a pixel at a time on each side while at least half of the new edge is `colour`
-/// (its code's ink aside), up to four type heights each way.
-fn grow(image: &Rgb, seed: PixelBox, colour: (u8, u8, u8), h: f64) -> PixelBox {
-    let target = lab(colour);
-    let matches = |edge: PixelBox| {
-        let (total, same) = pixels(image, &edge).fold((0, 0), |(t, s), p| (t + 1, s + (delta_e(lab(p), target) <= SAME_COLOUR) as usize));
-        total > 0 && same * 2 >= total
-    };
-    let limit = 4.0 * h;
-    let mut bbox = seed;
-    let (width, height) = (image.width as f64, image.height as f64);
-    let mut growing = [true; 4];
-    while growing.iter().any(|g| *g) {
-        if growing[0] && bbox.x0 >= 1.0 && seed.x0 - bbox.x0 < limit && matches(PixelBox { x0: bbox.x0 - 1.0, x1: bbox.x0, ..bbox }) {
-            bbox.x0 -= 1.0;
-        } else {
-            growing[0] = false;
-        }
-        if growing[1] && bbox.x1 + 1.0 <= width && bbox.x1 - seed.x1 < limit && matches(PixelBox { x0: bbox.x1, x1: bbox.x1 + 1.0, ..bbox }) {
-            bbox.x1 += 1.0;
-        } else {
-            growing[1] = false;
-        }
-        if growing[2] && bbox.y0 >= 1.0 && seed.y0 - bbox.y0 < limit && matches(PixelBox { y0: bbox.y0 - 1.0, y1: bbox.y0, ..bbox }) {
-            bbox.y0 -= 1.0;
-        } else {
-            growing[2] = false;
-        }
-        if growing[3] && bbox.y1 + 1.0 <= height && bbox.y1 - seed.y1 < limit && matches(PixelBox { y0: bbox.y1, y1: bbox.y1 + 1.0, ..bbox }) {
-            bbox.y1 += 1.0;
-        } else {
-            growing[3] = false;
-        }
-    }
-    PixelBox { x0: bbox.x0.floor(), y0: bbox.y0.floor(), x1: bbox.x1.ceil(), y1: bbox.y1.ceil() }
-}
-
-/// The cells of the coarse grid the main map is looked for in, per longer side.
-const GRID: u32 = 256;
-
-/// The largest connected region of coloured cells outside the legends, when it covers at least
-/// 2% of the scan: a cell is coloured when most of it is neither paper, grey nor ink.
-fn main_map(image: &Rgb, legends: &[PixelBox]) -> Option<PixelBox> {
-    let cell = (image.width.max(image.height).div_ceil(GRID)).max(1);
-    let (columns, rows) = (image.width.div_ceil(cell) as usize, image.height.div_ceil(cell) as usize);
-    let mut coloured = vec![false; columns * rows];
-    for row in 0..rows {
-        for column in 0..columns {
-            let bbox = PixelBox {
-                x0: (column as u32 * cell) as f64,
-                y0: (row as u32 * cell) as f64,
-                x1: ((column as u32 + 1) * cell).min(image.width) as f64,
-                y1: ((row as u32 + 1) * cell).min(image.height) as f64,
-            };
-            if legends.iter().any(|legend| overlaps(legend, &bbox)) {
-                continue;
-            }
-            let (total, hits) = pixels(image, &bbox).step_by(3).fold((0, 0), |(t, c), (r, g, b)| {
-                let chroma = r.max(g).max(b) - r.min(g).min(b);
-                (t + 1, c + (chroma >= 24 && r.max(g).max(b) >= 60) as usize)
-            });
-            coloured[row * columns + column] = hits * 2 >= total && total > 0;
-        }
-    }
-    let mut seen = vec![false; coloured.len()];
-    let mut best: Option<(usize, (usize, usize, usize, usize))> = None;
-    for start in 0..coloured.len() {
-        if !coloured[start] || seen[start] {
-            continue;
-        }
-        let (mut count, mut extent) = (0, (usize::MAX, usize::MAX, 0, 0));
-        let mut stack = vec![start];
-        seen[start] = true;
-        while let Some(at) = stack.pop() {
-            let (row, column) = (at / columns, at % columns);
-            count += 1;
-            extent = (extent.0.min(column), extent.1.min(row), extent.2.max(column), extent.3.max(row));
-            let neighbours =
-                [(row > 0).then(|| at - columns), (row + 1 < rows).then(|| at + columns), (column > 0).then(|| at - 1), (column + 1 < columns).then(|| at + 1)];
-            for next in neighbours.into_iter().flatten() {
-                if coloured[next] && !seen[next] {
-                    seen[next] = true;
-                    stack.push(next);
-                }
-            }
-        }
-        if best.is_none_or(|(most, _)| count > most) {
-            best = Some((count, extent));
-        }
-    }
-    let (count, (c0, r0, c1, r1)) = best?;
-    (count * 50 >= columns * rows).then(|| PixelBox {
-        x0: (c0 as u32 * cell) as f64,
-        y0: (r0 as u32 * cell) as f64,
-        x1: ((c1 as u32 + 1) * cell).min(image.width) as f64,
-        y1: ((r1 as u32 + 1) * cell).min(image.height) as f64,
-    })
-}
-
-/// Whether a line runs across the page (a vertical one's box height is its length, not its type size).
-fn horizontal(bbox: &PixelBox) -> bool {
-    bbox.x1 - bbox.x0 > bbox.y1 - bbox.y0
-}
-
-/// The largest type outside the main map and the legends (horizontal lines of at least eight letters),
-/// with the lines of nearly the same size stacked with it.
-fn title(lines: &[Line], main_map: Option<&PixelBox>, legends: &[PixelBox]) -> Option<TitleText> {
-    let outside =
-        |b: &PixelBox| !main_map.is_some_and(|m| m.x0 <= b.x0 && b.x1 <= m.x1 && m.y0 <= b.y0 && b.y1 <= m.y1) && !legends.iter().any(|l| overlaps(l, b));
-    let candidates: Vec<&Line> = lines
-        .iter()
-        .filter(|l| l.score >= 0.6 && horizontal(&l.bbox) && l.text.chars().filter(|c| c.is_alphabetic()).count() >= 8 && outside(&l.bbox))
-        .collect();
-    let largest = candidates.iter().max_by(|a, b| height(&a.bbox).total_cmp(&height(&b.bbox)))?;
-    let h = height(&largest.bbox);
-    let mut chosen = vec![*largest];
-    let mut bbox = largest.bbox;
-    loop {
-        let next = candidates.iter().find(|l| {
-            !chosen.contains(l)
-                && height(&l.bbox) >= 0.85 * h
-                && height(&l.bbox) <= h / 0.85
-                && (l.bbox.y0 - bbox.y1).max(bbox.y0 - l.bbox.y1) <= 0.8 * h
-                && centre_x(&l.bbox) > bbox.x0
-                && centre_x(&l.bbox) < bbox.x1
-        });
-        match next {
-            Some(line) => {
-                chosen.push(line);
-                bbox = union(&bbox, &line.bbox);
-            }
-            None => break,
-        }
-    }
-    chosen.sort_by(|a, b| a.bbox.y0.total_cmp(&b.bbox.y0));
-    Some(TitleText { text: chosen.iter().map(|l| l.text.as_str()).collect::<Vec<_>>().join(" "), bbox })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn line(text: &str, x0: f64, y0: f64, x1: f64, y1: f64) -> Line {
-        Line { text: text.to_owned(), bbox: PixelBox { x0, y0, x1, y1 }, score: 0.95 }
-    }
-
-    /// A white image with `boxes` filled in their colours.
-    fn image(width: u32, height: u32, boxes: &[(PixelBox, (u8, u8, u8))]) -> Rgb {
-        let mut image = Rgb { width, height, pixels: vec![255; (width * height * 3) as usize] };
-        paint(&mut image, boxes);
-        image
-    }
-
-    /// Fills `boxes` of `image` in their colours.
-    fn paint(image: &mut Rgb, boxes: &[(PixelBox, (u8, u8, u8))]) {
-        for (bbox, colour) in boxes {
-            let (x0, y0, x1, y1) = bbox.pixels(image.width, image.height);
-            let width = image.width;
-            for at in (y0..y1).flat_map(|y| (x0..x1).map(move |x| ((y * width + x) * 3) as usize)) {
-                image.pixels[at..at + 3].copy_from_slice(&[colour.0, colour.1, colour.2]);
-            }
-        }
-    }
-
-    fn b(x0: f64, y0: f64, x1: f64, y1: f64) -> PixelBox {
-        PixelBox { x0, y0, x1, y1 }
-    }
+    use crate::layout::fixtures::{b, image, line, paint};
 
     /// A reader of swatch codes that reads none.
     fn no_codes(_: &[PixelBox]) -> Result<Vec<Line>, std::convert::Infallible> {
@@ -842,14 +497,6 @@ mod tests {
         assert_eq!(legend.bbox.y0, 40.0, "the heading is part of the legend");
     }
 
-    #[test]
-    fn a_swatch_left_of_a_code_on_paper_is_found() {
-        let picture = image(400, 100, &[(b(20.0, 20.0, 70.0, 50.0), (200, 60, 60))]);
-        let (swatch, colour) = swatch(&picture, &b(90.0, 25.0, 120.0, 45.0));
-        assert_eq!(colour, Some((200, 60, 60)));
-        assert_eq!(swatch, b(20.0, 20.0, 70.0, 50.0));
-    }
-
     /// A frame two pixels wide of `colour` along the inside of `bbox`.
     fn frame(bbox: PixelBox, colour: (u8, u8, u8)) -> [(PixelBox, (u8, u8, u8)); 4] {
         let PixelBox { x0, y0, x1, y1 } = bbox;
@@ -886,25 +533,5 @@ mod tests {
         assert!(legends(&lines, &table, &mut no_codes).expect("no reading fails").is_empty());
         // A code on open paper has no swatch.
         assert_eq!(swatch(&image(400, 100, &[]), &b(90.0, 25.0, 120.0, 45.0)), (b(90.0, 25.0, 120.0, 45.0), None));
-    }
-
-    #[test]
-    fn the_main_map_is_the_largest_coloured_region_and_the_title_the_largest_type_outside_it() {
-        let picture = image(
-            1000,
-            800,
-            &[(b(50.0, 50.0, 450.0, 450.0), (200, 150, 100)), (b(450.0, 50.0, 650.0, 450.0), (100, 180, 220)), (b(800.0, 600.0, 900.0, 650.0), (250, 0, 0))],
-        );
-        let map = main_map(&picture, &[]).expect("a main map");
-        assert!(map.x0 <= 50.0 && map.x1 >= 650.0 && map.y0 <= 50.0 && map.y1 >= 450.0 && map.x1 <= 660.0, "{map:?}");
-        let lines = [
-            line("Geologic map of the", 200.0, 500.0, 600.0, 540.0),
-            line("Testing Quadrangle", 250.0, 545.0, 550.0, 584.0),
-            line("Huge labelling inside", 100.0, 100.0, 400.0, 160.0),
-            line("by A. Author and B. Author", 300.0, 600.0, 500.0, 620.0),
-            line("FLATMONOCLINE", 900.0, 500.0, 930.0, 700.0), // a label running up the page
-        ];
-        let title = title(&lines, Some(&map), &[]).expect("a title");
-        assert_eq!(title.text, "Geologic map of the Testing Quadrangle");
     }
 }

@@ -80,7 +80,7 @@ pub fn load_runtime(library: &Path) -> Result<&'static ort::environment::Environ
 /// so a session is taken only while it runs and another is made when all are busy.
 /// Bounded: a session runs only with its worker permits, so no more exist than
 /// could run at once; a session beyond the first that sat unused for
-/// [`IDLE_SESSION`] is dropped the next time the pool is used.
+/// `IDLE_SESSION` (five minutes) is dropped the next time the pool is used.
 pub struct SessionPool {
     path: PathBuf,
     threads: usize,

@@ -28,7 +28,7 @@ impl Alphabet {
     /// Decodes one line: `probabilities` is `steps × classes`, row-major. Per step the most
     /// likely class; repeats of the previous step and blanks are dropped. The score is the mean
     /// probability of the symbols kept (0 for an empty line). Word gaps the recogniser left
-    /// blank are spaces again: see [`WORD_GAP`].
+    /// blank are spaces again: see `WORD_GAP` (0.05).
     pub fn decode(&self, probabilities: &[f32], classes: usize) -> (String, f32) {
         let mut symbols: Vec<Symbol> = Vec::new();
         let mut previous = None;

@@ -14,8 +14,8 @@ use ort::value::Tensor;
 use super::ctc::Alphabet;
 use super::db::{DbSettings, text_boxes};
 use super::swatch;
-use crate::detect::{Resampling, Rgb};
-use crate::onnx::{OnnxError, SessionPool};
+use crate::image::{Resampling, Rgb};
+use crate::models::onnx::{OnnxError, SessionPool, cores};
 use geomap_model::layout::PixelBox;
 
 /// The detector's tile side (a multiple of 32, as the network needs).
@@ -70,7 +70,7 @@ impl Reader {
     /// Loads the detector, the orientation classifier and the recogniser from the asset's folder;
     /// the alphabet comes from the recogniser's `character` metadata.
     pub fn load(environment: &'static ort::environment::Environment, folder: &Path) -> Result<Reader, OnnxError> {
-        let detector = SessionPool::load(environment, &folder.join(DETECTOR_FILE), crate::onnx::cores())?;
+        let detector = SessionPool::load(environment, &folder.join(DETECTOR_FILE), cores())?;
         let classifier = SessionPool::load(environment, &folder.join(CLASSIFIER_FILE), 1)?;
         let recogniser = SessionPool::load(environment, &folder.join(RECOGNISER_FILE), 1)?;
         let character = recogniser.with(|session| {
@@ -165,7 +165,7 @@ impl Reader {
         Ok(scores.chunks_exact(2).map(|pair| pair[1] > pair[0] && pair[1] >= UPSIDE_DOWN).collect())
     }
 
-    /// Reads the lines in `boxes` (merged first), recognising up to [`BATCH`] of similar width per
+    /// Reads the lines in `boxes` (merged first), recognising up to `BATCH` (two) of similar width per
     /// run. A line the orientation classifier thinks upside down is read both ways and keeps the
     /// reading the recogniser is surer of: the classifier alone turned "Permian)" over on the USGS
     /// scan when its box was two pixels tighter than RapidOCR's.
@@ -176,7 +176,7 @@ impl Reader {
         boxes.sort_by(|a, b| upright_ratio(a).total_cmp(&upright_ratio(b)));
         let batches: Vec<&[PixelBox]> = boxes.chunks(BATCH).collect();
         let next = std::sync::atomic::AtomicUsize::new(0);
-        let workers = crate::onnx::cores().min(batches.len()).max(1);
+        let workers = cores().min(batches.len()).max(1);
         let outcomes: Vec<Result<Vec<Line>, OnnxError>> = std::thread::scope(|scope| {
             let handles: Vec<_> = (0..workers)
                 .map(|_| {

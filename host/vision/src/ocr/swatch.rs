@@ -9,8 +9,8 @@
 //! cut from inside the image; a swatch with no ink distinct from its ground gives
 //! only the plain inside.
 
-use crate::detect::Rgb;
-use crate::detect::legend::{delta_e, lab};
+use crate::colour::{delta_e, lab};
+use crate::image::Rgb;
 use geomap_model::layout::PixelBox;
 
 /// The part of a swatch's height left out at each edge of its inside when its code is looked
@@ -29,7 +29,7 @@ const MIN_MARGIN: u32 = 2;
 /// raised to this power (faint halo pixels fade, stroke cores stay black).
 const INK_GAMMA: f64 = 1.5;
 
-/// The inside of a swatch less [`SWATCH_INSET`] of its height at every edge: where its code is read.
+/// The inside of a swatch less `SWATCH_INSET` (15%) of its height at every edge: where its code is read.
 pub fn inset(inside: &PixelBox) -> PixelBox {
     let inset = SWATCH_INSET * (inside.y1 - inside.y0);
     PixelBox { x0: inside.x0 + inset, y0: inside.y0 + inset, x1: inside.x1 - inset, y1: inside.y1 - inset }

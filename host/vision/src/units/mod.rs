@@ -12,8 +12,8 @@ pub mod filter;
 pub mod preview;
 pub mod regions;
 
-use crate::detect::Rgb;
-use crate::detect::legend::{delta_e, lab};
+use crate::colour::{delta_e, lab};
+use crate::image::Rgb;
 use preview::Preview;
 
 /// A pixel that matches no swatch and is not ink: water, paper, an area the legend does not cover.

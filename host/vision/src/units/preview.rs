@@ -2,7 +2,7 @@
 //! each at most [`PREVIEW_SIDE`] pixels on its longer side, sampled (nearest pixel) as the
 //! scan is read strip by strip, so the whole map is never held in colour.
 
-use crate::detect::Rgb;
+use crate::image::Rgb;
 
 /// The longer side of each half of the preview, in pixels.
 pub const PREVIEW_SIDE: u32 = 1024;

@@ -5,14 +5,15 @@
 use serde_json::json;
 
 use geomap_model::errors::ErrorCode;
-use geomap_vision::detect::pipeline::{DetectError, Missing};
+use geomap_vision::VisionError;
+use geomap_vision::models::Missing;
 
 use geomap_model::errors::failure::{FailedCall, Parts, parts};
 
-pub(super) fn describe_detect(error: &DetectError, call: &FailedCall<'_>) -> Parts {
+pub(super) fn describe_detect(error: &VisionError, call: &FailedCall<'_>) -> Parts {
     let settings = call.settings;
     match error {
-        DetectError::NotReady { feature, missing, detector_error } => {
+        VisionError::NotReady { feature, missing, detector_error } => {
             let list: Vec<String> = missing.iter().map(Missing::describe).collect();
             let fetchable: Vec<(&str, u64)> = missing
                 .iter()
@@ -74,7 +75,7 @@ pub(super) fn describe_detect(error: &DetectError, call: &FailedCall<'_>) -> Par
             }
             parts(ErrorCode::MissingExtra, format!("{feature} is not ready on this server; outstanding: {}. {}", list.join("; "), hints[0]), details, hints)
         }
-        DetectError::Decode(detail) => {
+        VisionError::Decode(detail) => {
             let next =
                 "Register the scan as PNG, JPEG or an uncompressed/deflate TIFF, or register a geomap-map-bundle/v1 JSON file made elsewhere.".to_owned();
             parts(
@@ -84,12 +85,12 @@ pub(super) fn describe_detect(error: &DetectError, call: &FailedCall<'_>) -> Par
                 vec![next],
             )
         }
-        DetectError::Inference(detail) => {
+        VisionError::Inference(detail) => {
             tracing::error!(target: "detect", "trace_id={} detection failed: {detail}", call.trace_id);
             let report = format!("Report trace_id {} to the operator: the server logged what failed.", call.trace_id);
             parts(ErrorCode::InternalError, format!("A model failed inside the server. {report}"), json!({ "stage": "inference" }), vec![report])
         }
-        DetectError::Storage(detail) => super::maps::describe_storage("storing", detail, call),
-        DetectError::Cancelled => geomap_model::errors::failure::cancelled(call),
+        VisionError::Storage(detail) => super::maps::describe_storage("storing", detail, call),
+        VisionError::Cancelled => geomap_model::errors::failure::cancelled(call),
     }
 }

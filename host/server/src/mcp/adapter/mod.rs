@@ -66,9 +66,9 @@ pub enum ToolError {
     /// A provider could not answer (the most actionable failure when every provider of a call failed).
     #[error(transparent)]
     Provider(#[from] ProviderError),
-    /// Layout detection could not run.
+    /// Vision work (decoding, the pixel store, detection, reading text) could not be done.
     #[error(transparent)]
-    Detect(#[from] geomap_vision::detect::pipeline::DetectError),
+    Vision(#[from] geomap_vision::VisionError),
     /// The map's own labels gave no georeference: no neatline, too few labels, or no CRS to put them in.
     #[error("{}", .0.why)]
     TooFewLabels(Box<LabelsFailure>),
@@ -81,17 +81,6 @@ pub enum ToolError {
     /// The client cancelled the call before it had a heavy-call slot, or the server stopped before it finished.
     #[error("the call was cancelled")]
     Cancelled,
-}
-
-impl From<geomap_vision::pixels::PixelError> for ToolError {
-    /// A scan that does not decode is the media's problem; a store that cannot be read or written is the operator's.
-    fn from(error: geomap_vision::pixels::PixelError) -> ToolError {
-        use geomap_vision::detect::pipeline::DetectError;
-        ToolError::Detect(match error {
-            geomap_vision::pixels::PixelError::Decode(error) => DetectError::Decode(error.0),
-            geomap_vision::pixels::PixelError::Io(error) => DetectError::Storage(error.to_string()),
-        })
-    }
 }
 
 /// Why the map's own labels gave no georeference, and what was read.
@@ -112,8 +101,7 @@ impl From<geomap_vision::graticule::GraticuleError> for ToolError {
     fn from(error: geomap_vision::graticule::GraticuleError) -> ToolError {
         use geomap_vision::graticule::GraticuleError;
         match error {
-            GraticuleError::Pixels(error) => error.into(),
-            GraticuleError::Reading(error) => ToolError::Detect(error),
+            GraticuleError::Vision(error) => ToolError::Vision(error),
             GraticuleError::NoNeatline(why) => {
                 ToolError::TooFewLabels(Box::new(LabelsFailure { reason: "no_neatline", why, labels: Vec::new(), corners: None }))
             }
@@ -130,7 +118,7 @@ impl ToolError {
         matches!(
             self,
             ToolError::Asset(AssetError::Install { reason: geomap_assets::FailureReason::Cancelled, .. })
-                | ToolError::Detect(geomap_vision::detect::pipeline::DetectError::Cancelled)
+                | ToolError::Vision(geomap_vision::VisionError::Cancelled)
                 | ToolError::Cancelled
                 | ToolError::Georef(GeorefError::Cancelled)
         )
@@ -235,7 +223,7 @@ fn describe(error: &ToolError, call: &FailedCall<'_>) -> Parts {
         ToolError::ArtifactTooLarge { name, bytes, path } => maps::describe_artifact_too_large(name, *bytes, path),
         ToolError::Storage { stage, detail } => maps::describe_storage(stage, detail, call),
         ToolError::Provider(error) => providers::describe_provider(error, call),
-        ToolError::Detect(error) => detect::describe_detect(error, call),
+        ToolError::Vision(error) => detect::describe_detect(error, call),
         ToolError::GeorefRequired { map_id } => providers::describe_georef_required(map_id),
         ToolError::TooFewLabels(failure) => georef::describe_too_few_labels(failure),
         ToolError::Panic => {
@@ -324,7 +312,7 @@ mod tests {
     fn every_cancellation_is_one_outcome_and_never_retryable() {
         let cancellations = [
             ToolError::Cancelled,
-            ToolError::Detect(geomap_vision::detect::pipeline::DetectError::Cancelled),
+            ToolError::Vision(geomap_vision::VisionError::Cancelled),
             ToolError::Georef(GeorefError::Cancelled),
             ToolError::Asset(AssetError::Install {
                 id: "ics-chart".into(),

@@ -360,10 +360,9 @@ static MAP_BUNDLE_SCHEMA: std::sync::LazyLock<serde_json::Value> =
 
 fn capabilities_now(state: &ServerState) -> CapabilitiesResult {
     let providers = provider_infos(state);
-    let (missing, _) = geomap_vision::detect::pipeline::outstanding(&state.catalog, &state.settings.data_root, &geomap_vision::detect::pipeline::REQUIREMENTS);
-    let detectors =
-        DetectorInfo { ready: missing.is_empty(), missing_requirements: missing.iter().map(geomap_vision::detect::pipeline::Missing::describe).collect() };
-    let reading = geomap_vision::detect::pipeline::outstanding(&state.catalog, &state.settings.data_root, &geomap_vision::ocr::REQUIREMENTS).0.is_empty();
+    let (missing, _) = geomap_vision::models::outstanding(&state.catalog, &state.settings.data_root, &geomap_vision::detect::REQUIREMENTS);
+    let detectors = DetectorInfo { ready: missing.is_empty(), missing_requirements: missing.iter().map(geomap_vision::models::Missing::describe).collect() };
+    let reading = geomap_vision::models::outstanding(&state.catalog, &state.settings.data_root, &geomap_vision::ocr::REQUIREMENTS).0.is_empty();
     let settings = &state.settings;
     let (data_state, counts) = match state.registry.counts() {
         Ok(counts) => match state.registry.check_writable() {

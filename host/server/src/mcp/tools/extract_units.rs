@@ -24,8 +24,8 @@ use geomap_model::layout::PixelBox;
 use geomap_model::trace;
 use geomap_store::media::MediaError;
 use geomap_store::registry::{Document, StoredDocument};
-use geomap_vision::detect::pipeline::{DetectError, millis};
 use geomap_vision::units::{self as classes, filter, regions};
+use geomap_vision::{VisionError, millis};
 
 use super::open_registered;
 use super::stored::{self, LegendUnit, StoredEntry};
@@ -152,7 +152,7 @@ pub async fn extract_units(
         let send = |done: u64, message: &str| {
             let _ = updates.send(ProgressUpdate { done, total: 100, message: message.to_owned() });
         };
-        let stop = || if cancel.is_cancelled() { Err(ToolError::from(DetectError::Cancelled)) } else { Ok(()) };
+        let stop = || if cancel.is_cancelled() { Err(ToolError::from(VisionError::Cancelled)) } else { Ok(()) };
         let map = open_registered(&state, &args.map_id)?;
         if !map.record.media_type.has_pixels() {
             return Err(MediaError::NoPixels { action: "classify" }.into());
@@ -199,7 +199,7 @@ pub async fn extract_units(
         let started = Instant::now();
         send(40, "filling linework");
         if !filter::fill_strokes(&mut raster, &mut confidence, width as usize, height as usize, swatches.len() as u8, &|| cancel.is_cancelled()) {
-            return Err(DetectError::Cancelled.into());
+            return Err(VisionError::Cancelled.into());
         }
         let fill_ms = millis(started);
 
@@ -243,7 +243,7 @@ pub async fn extract_units(
             !cancel.is_cancelled()
         })?;
         let preview_path = staged.path().join(PREVIEW);
-        preview.image.write_png(&preview_path, (0, 0, preview.image.width, preview.image.height)).map_err(|error| DetectError::Storage(format!("cannot write the preview: {error}")))?;
+        preview.image.write_png(&preview_path, (0, 0, preview.image.width, preview.image.height)).map_err(|error| VisionError::Storage(format!("cannot write the preview: {error}")))?;
         drop(gdal_raster);
         let write_ms = millis(started);
 
@@ -304,7 +304,7 @@ pub async fn extract_units(
             files,
         };
         if cancel.is_cancelled() {
-            return Err(DetectError::Cancelled.into()); // the staged folder goes with it
+            return Err(VisionError::Cancelled.into()); // the staged folder goes with it
         }
         let document = serde_json::to_string_pretty(&extraction).expect("extractions serialize");
         let record = StoredDocument { kind: Document::Units, id: extraction.units_id.clone(), map_id: extraction.map_id.clone(), created_at: extraction.created_at.clone(), document };

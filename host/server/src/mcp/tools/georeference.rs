@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use geomap_georef::{Bounds, ControlPoint, Coordinate, PixelRegion, Placement, PlacementSource, Revision, TransformKind};
 use geomap_model::trace;
 use geomap_store::media::MediaError;
-use geomap_vision::detect::pipeline::DetectError;
+use geomap_vision::VisionError;
 use geomap_vision::graticule::datum::CrsDecision;
 use geomap_vision::graticule::neatline::Neatline;
 use geomap_vision::graticule::ticks::Anchor;
@@ -257,7 +257,7 @@ fn from_labels(
     let mut window = |region: (u32, u32, u32, u32)| state.pixels.window(&map.record.sha256, &map.file, state.settings.max_image_pixels, region);
     let mut progress = |done: u64, total: u64, message: String| {
         send(done * 50 / total.max(1), message);
-        if cancel.is_cancelled() { Err(DetectError::Cancelled) } else { Ok(()) }
+        if cancel.is_cancelled() { Err(VisionError::Cancelled) } else { Ok(()) }
     };
     let sheet = Sheet { width: map.record.width as u32, height: map.record.height as u32, read: &mut window };
     // Words read elsewhere on the sheet (the newest geomap_read_text) may name the datum the ring lacks.

@@ -13,10 +13,10 @@ use crate::mcp::ServerState;
 use crate::mcp::adapter::{ToolError, Warning, warning};
 use geomap_model::layout::PixelBox;
 use geomap_providers::{CallError, Kind, LookupRequest, ProviderError, ProviderFailure};
-use geomap_vision::detect::pipeline::LegendEntry;
+use geomap_vision::detect::LegendEntry;
+use geomap_vision::layout::terms::{age_terms, lithology_terms};
+use geomap_vision::layout::unit_code;
 use geomap_vision::ocr::reader::Line;
-use geomap_vision::ocr::terms::{age_terms, lithology_terms};
-use geomap_vision::ocr::words::unit_code;
 
 use super::provider_calls::{all_at_once, plan};
 

@@ -187,8 +187,8 @@ fn report(state: &ServerState, record: &MapRecord, root_index: usize, already_re
 
 /// The OCR reader, loaded once and kept while its model files are unchanged (reloaded after a
 /// reinstall; an asset removed since is missing again).
-pub(crate) fn text_reader(state: &ServerState) -> Result<std::sync::Arc<geomap_vision::ocr::reader::Reader>, geomap_vision::detect::pipeline::DetectError> {
-    let files = geomap_vision::detect::pipeline::current_files(&state.catalog, &state.settings.data_root, &geomap_vision::ocr::REQUIREMENTS);
+pub(crate) fn text_reader(state: &ServerState) -> Result<std::sync::Arc<geomap_vision::ocr::reader::Reader>, geomap_vision::VisionError> {
+    let files = geomap_vision::models::current_files(&state.catalog, &state.settings.data_root, &geomap_vision::ocr::REQUIREMENTS);
     let mut cached = state.reader.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     if let Some((_, loaded)) = cached.as_ref().filter(|(loaded_from, _)| *loaded_from == files) {
         return Ok(std::sync::Arc::clone(loaded));

@@ -13,7 +13,7 @@ use crate::mcp::consent::ConsentChannel;
 use crate::mcp::progress::ProgressSink;
 use geomap_assets::AssetKind;
 use geomap_model::trace;
-use geomap_vision::detect::pipeline;
+use geomap_vision::{detect, models};
 
 use super::preparation::{Consent, Preparation, PreparationReport, Prepared, prepare};
 
@@ -62,15 +62,15 @@ pub async fn outstanding(state: &Arc<ServerState>) -> (Vec<String>, bool) {
     let state = Arc::clone(state);
     trace::spawn_blocking(move || {
         let (catalog, root) = (&state.catalog, &state.settings.data_root);
-        let (mut missing, _) = pipeline::outstanding(catalog, root, &pipeline::REQUIREMENTS);
-        let (reader_missing, _) = pipeline::outstanding(catalog, root, &geomap_vision::ocr::REQUIREMENTS);
+        let (mut missing, _) = models::outstanding(catalog, root, &detect::REQUIREMENTS);
+        let (reader_missing, _) = models::outstanding(catalog, root, &geomap_vision::ocr::REQUIREMENTS);
         let ready = missing.is_empty() || reader_missing.is_empty();
         for item in reader_missing {
             if !missing.contains(&item) {
                 missing.push(item);
             }
         }
-        (missing.iter().map(pipeline::Missing::describe).collect(), ready)
+        (missing.iter().map(models::Missing::describe).collect(), ready)
     })
     .await
 }

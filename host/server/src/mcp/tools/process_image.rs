@@ -24,15 +24,15 @@ use geomap_store::media;
 use geomap_store::media::bundle::{self, MapBundle};
 use geomap_store::registry::{Document, StoredDocument};
 use geomap_store::sweep::Staged;
-use geomap_vision::detect::legend::{colour_name, hex};
-use geomap_vision::detect::pipeline::{
-    COMPONENT_ASSET, DetectError, Detectors, LEGEND_ASSET, LegendEntry, Missing, ModelInfo, REQUIREMENTS, current_files, millis, score,
-};
+use geomap_vision::colour::{colour_name, hex};
 use geomap_vision::detect::postprocess::DEFAULT_MIN_SCORE;
-use geomap_vision::detect::{Resampling, Rgb, decode, label};
+use geomap_vision::detect::{COMPONENT_ASSET, Detectors, LEGEND_ASSET, LegendEntry, REQUIREMENTS, score};
+use geomap_vision::image::{Resampling, Rgb, decode, label};
+use geomap_vision::layout::{WordsLayout, read_layout};
+use geomap_vision::models::{Missing, ModelInfo, current_files};
 use geomap_vision::ocr::OCR_ASSET;
 use geomap_vision::ocr::reader::{Line, Reader};
-use geomap_vision::ocr::words::{WordsLayout, read_layout};
+use geomap_vision::{VisionError, millis};
 
 use super::layout_words::{LegendItem, UnitWords, detected_entry_words, resolve_terms, text_in, unit_words};
 use super::{RegisteredMap, open_registered};
@@ -191,7 +191,7 @@ fn class_colour(class: &str) -> [u8; 3] {
 }
 
 /// The loaded detectors, reloaded when their weight files changed since.
-fn detectors(state: &ServerState) -> Result<Arc<Detectors>, DetectError> {
+fn detectors(state: &ServerState) -> Result<Arc<Detectors>, VisionError> {
     let mut cached = state.detectors.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     if let Some(loaded) = cached.as_ref().filter(|loaded| loaded.files == current_files(&state.catalog, &state.settings.data_root, &REQUIREMENTS)) {
         return Ok(Arc::clone(loaded));
@@ -218,16 +218,16 @@ fn readers(state: &ServerState, asked: Option<&[DetectorChoice]>) -> Result<Read
     match (detectors, reader) {
         (Ok(detectors), Ok(reader)) => Ok(Readers { detectors: Some(detectors), reader: Some(reader), warnings: Vec::new() }),
         (Err(missing), Ok(reader)) => {
-            let warning = warning(&ToolError::Detect(missing), COMPONENT_ASSET, tool, &state.settings);
+            let warning = warning(&ToolError::Vision(missing), COMPONENT_ASSET, tool, &state.settings);
             let message = format!("The layout was read from the map's words and colours, without PEACE's detectors. {}", warning.message);
             Ok(Readers { detectors: None, reader: Some(reader), warnings: vec![Warning { message, ..warning }] })
         }
         (Ok(detectors), Err(missing)) => {
-            let warning = warning(&ToolError::Detect(missing), OCR_ASSET, tool, &state.settings);
+            let warning = warning(&ToolError::Vision(missing), OCR_ASSET, tool, &state.settings);
             let message = format!("The layout's words were not read (no title, codes or descriptions). {}", warning.message);
             Ok(Readers { detectors: Some(detectors), reader: None, warnings: vec![Warning { message, ..warning }] })
         }
-        (Err(DetectError::NotReady { missing: detector_missing, .. }), Err(DetectError::NotReady { feature, mut missing, detector_error })) => {
+        (Err(VisionError::NotReady { missing: detector_missing, .. }), Err(VisionError::NotReady { feature, mut missing, detector_error })) => {
             let wanted = |id: &str| match asked {
                 None => false,
                 Some(chosen) => id == COMPONENT_ASSET || (id == LEGEND_ASSET && chosen.contains(&DetectorChoice::Legend)),
@@ -237,7 +237,7 @@ fn readers(state: &ServerState, asked: Option<&[DetectorChoice]>) -> Result<Read
                 Missing::Asset { id, .. } => wanted(id),
                 Missing::Library(_) => false,
             }));
-            Err(DetectError::NotReady { feature, missing, detector_error }.into())
+            Err(VisionError::NotReady { feature, missing, detector_error }.into())
         }
         (_, Err(error)) => Err(error.into()),
     }
@@ -283,7 +283,7 @@ pub async fn process_image(
                     let layout_stored = layout.clone();
                     trace::spawn_blocking(move || store(&storing, staged, &layout_stored)).await
                 }
-                Ok(_) => Err(DetectError::Cancelled.into()),
+                Ok(_) => Err(VisionError::Cancelled.into()),
                 Err(error) => Err(error),
             };
             stored.map(|()| {
@@ -319,7 +319,7 @@ fn find_layout(
     let stage = |done: u64, message: &str| {
         let _ = updates.send(ProgressUpdate { done, total: 100, message: message.to_owned() }); // no receiver when nobody asked
     };
-    let between = || if cancel.is_cancelled() { Err(ToolError::Detect(DetectError::Cancelled)) } else { Ok(()) };
+    let between = || if cancel.is_cancelled() { Err(ToolError::Vision(VisionError::Cancelled)) } else { Ok(()) };
     let map = open_registered(state, map_id)?;
     if !map.record.media_type.has_pixels() {
         stage(80, "storing the map bundle's layout");
@@ -334,7 +334,7 @@ fn find_layout(
     between()?;
     stage(5, "decoding the scan");
     let started = Instant::now();
-    let image = decode(&map.file, state.settings.max_image_pixels).map_err(|error| DetectError::Decode(error.0))?;
+    let image = decode(&map.file, state.settings.max_image_pixels)?;
     let decode_ms = millis(started);
     between()?;
     let method = match (&detectors, &reader) {
@@ -350,7 +350,7 @@ fn find_layout(
         let reader = reader.as_ref().expect("words are read only with a reader");
         let reading = geomap_vision::ocr::read(reader, &image, region, WORDS_MIN_SCORE, |done, tiles| {
             stage(from + (to - from) * done as u64 / tiles.max(1) as u64, &format!("reading the map's words: tile {} of {tiles}", (done + 1).min(tiles)));
-            between().map_err(|_| DetectError::Cancelled)
+            between().map_err(|_| VisionError::Cancelled)
         })?;
         Ok(reading.lines)
     };
@@ -392,7 +392,7 @@ fn find_layout(
         let lines = read_words((0, 0, image.width, image.height), 10, 80)?;
         let reader = reader.as_ref().expect("method text has a reader");
         let words = read_layout(&lines, &image, |swatches| reader.read_swatch_codes(&image, swatches, WORDS_MIN_SCORE))
-            .map_err(|error| DetectError::Inference(error.to_string()))?;
+            .map_err(|error| VisionError::Inference(error.to_string()))?;
         timings.words_ms = millis(started);
         layout.title = words.title.as_ref().map(|title| title.text.clone());
         layout.components = text_components(&words);
@@ -407,7 +407,7 @@ fn find_layout(
     layout.preview_uri = Some(layout_uri(&map_id, &layout_id, "preview.png"));
     layout.preview_colours = COMPONENT_CLASSES.iter().chain(&["swatch", "text"]).map(|c| (c.to_string(), hex(rgb(class_colour(c))))).collect();
     let staged = super::stored::stage(state, &layout.map_id, &layout.layout_id)?;
-    write_layout(staged.path(), &image, &mut layout).map_err(|error| DetectError::Storage(format!("cannot store the layout: {error}")))?;
+    write_layout(staged.path(), &image, &mut layout).map_err(|error| VisionError::Storage(format!("cannot store the layout: {error}")))?;
     timings.write_ms = millis(started);
     layout.timings = timings;
     Ok(Found::Unstored(layout, staged))

@@ -18,8 +18,8 @@ use geomap_model::layout::PixelBox;
 use geomap_model::trace;
 use geomap_store::media::MediaError;
 use geomap_store::registry::{Document, StoredDocument};
-use geomap_vision::detect::pipeline::{DetectError, millis};
 use geomap_vision::ocr::reader::Line;
+use geomap_vision::{VisionError, millis};
 
 use super::open_registered;
 
@@ -128,7 +128,7 @@ pub async fn read_text(
             total = tiles as u64 + 1;
             let message = if done < tiles { format!("finding text in tile {} of {tiles}", done + 1) } else { "reading the text boxes".to_owned() };
             let _ = updates.send(ProgressUpdate { done: done as u64, total, message });
-            if cancel.is_cancelled() { Err(DetectError::Cancelled) } else { Ok(()) }
+            if cancel.is_cancelled() { Err(VisionError::Cancelled) } else { Ok(()) }
         })?;
         let (left, top) = (f64::from(window.0), f64::from(window.1));
         for line in &mut reading.lines {

@@ -20,8 +20,8 @@ use crate::mcp::uris::layout_dir;
 use geomap_model::layout::PixelBox;
 use geomap_store::registry::{Document, StoredDocument};
 use geomap_store::sweep::Staged;
-use geomap_vision::detect::legend::hex;
-use geomap_vision::detect::pipeline::DetectError;
+use geomap_vision::VisionError;
+use geomap_vision::colour::hex;
 
 /// A stored layout, as `geomap_unit_at` and `geomap_read_text` read it.
 #[derive(Debug, Deserialize)]
@@ -147,7 +147,7 @@ fn parse<T: for<'a> Deserialize<'a>>(map_id: &str, document: &str) -> Result<T, 
 /// The folder of `id` under map `map_id`'s artifacts, staged: written under a temporary name
 /// until [`store`] publishes it.
 pub fn stage(state: &ServerState, map_id: &str, id: &str) -> Result<Staged, ToolError> {
-    Staged::create(&layout_dir(state, map_id, id)).map_err(|error| DetectError::Storage(format!("cannot create the folder of {id}: {error}")).into())
+    Staged::create(&layout_dir(state, map_id, id)).map_err(|error| VisionError::Storage(format!("cannot create the folder of {id}: {error}")).into())
 }
 
 /// Writes `stored`'s document as `name` into `staged` (its folder, holding its other files), moves
@@ -155,7 +155,7 @@ pub fn stage(state: &ServerState, map_id: &str, id: &str) -> Result<Staged, Tool
 /// a map gone meanwhile takes the folder with it; a registry error leaves it (whole, perhaps recorded).
 pub fn store(state: &ServerState, staged: Staged, name: &str, stored: &StoredDocument) -> Result<(), ToolError> {
     let published = std::fs::write(staged.path().join(name), &stored.document).and_then(|()| staged.publish());
-    let dir = published.map_err(|error| DetectError::Storage(format!("cannot store {name}: {error}")))?;
+    let dir = published.map_err(|error| VisionError::Storage(format!("cannot store {name}: {error}")))?;
     // On an error the folder stays: whole, and perhaps recorded (a commit whose answer was lost).
     let recorded = state.registry.add_document(stored)?;
     if !recorded {

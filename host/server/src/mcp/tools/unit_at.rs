@@ -14,8 +14,7 @@ use crate::mcp::arguments::{ArgumentError, ArgumentProblem};
 use geomap_model::layout::PixelBox;
 use geomap_model::trace;
 use geomap_store::media::MediaError;
-use geomap_vision::detect::legend::{delta_e, hex, lab};
-use geomap_vision::ocr::words::ground_colour;
+use geomap_vision::colour::{delta_e, ground_colour, hex, lab};
 use geomap_vision::units::NO_MATCH_DELTA_E;
 
 use super::layout_words::{AgeSpan, AgeTermInfo, LithologyInfo};
