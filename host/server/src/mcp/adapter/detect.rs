@@ -78,12 +78,7 @@ pub(super) fn describe_detect(error: &VisionError, call: &FailedCall<'_>) -> Par
         VisionError::Decode(detail) => {
             let next =
                 "Register the scan as PNG, JPEG or an uncompressed/deflate TIFF, or register a geomap-map-bundle/v1 JSON file made elsewhere.".to_owned();
-            parts(
-                ErrorCode::UnsupportedMedia,
-                format!("The scan could not be decoded for detection: {detail}. {next}"),
-                json!({ "reason": "undecodable" }),
-                vec![next],
-            )
+            parts(ErrorCode::UnsupportedMedia, format!("The scan could not be decoded: {detail}. {next}"), json!({ "reason": "undecodable" }), vec![next])
         }
         VisionError::Inference(detail) => {
             tracing::error!(target: "detect", "trace_id={} detection failed: {detail}", call.trace_id);
