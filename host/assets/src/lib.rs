@@ -25,7 +25,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use catalog::{AssetKind, AssetOrigin, Catalog, CatalogAsset, CatalogFile, OverrideError, declaration_lines};
-pub use install::{Installer, Outcome, Progress, file_sha256};
+pub use install::{Installer, Outcome, file_sha256};
 
 use geomap_model::data_root::ASSETS_DIR;
 

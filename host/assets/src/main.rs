@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use geomap_assets::{AssetError, AssetOrigin, AssetState, Catalog, CatalogAsset, Installer, Outcome};
 use geomap_model::errors::failure::{self, FailedCall};
+use geomap_model::progress::Progress;
 use geomap_model::settings::Settings;
 use geomap_model::trace::TraceId;
 use serde_json::{Value, json};
@@ -254,10 +255,11 @@ async fn install(catalog: &Catalog, installer: &Installer, options: &Options, se
         let outcome = match &options.from {
             Some(from) => installer.import(asset, from, &cancel).await,
             None => {
-                let mut bar = ProgressLine::new(&asset.id, options.json);
-                let mut progress = |done: u64, total: u64| bar.update(done, total);
-                let outcome = installer.install(asset, &mut progress, &cancel).await;
-                bar.finish();
+                let bar = std::sync::Arc::new(std::sync::Mutex::new(ProgressLine::new(&asset.id, options.json)));
+                let shown = std::sync::Arc::clone(&bar);
+                let progress = Progress::new(move |update| shown.lock().expect("never poisoned").update(update.done, update.total), cancel.clone());
+                let outcome = installer.install(asset, &progress).await;
+                bar.lock().expect("never poisoned").finish();
                 outcome
             }
         };

@@ -128,22 +128,23 @@ impl Drop for Transformer {
     }
 }
 
-/// Receives GDAL's progress, from 0.0 to 1.0, on the thread doing the work; returns whether to go on.
-pub type Progress<'a> = &'a mut dyn FnMut(f64) -> bool;
+/// The Rust side of GDAL's progress callback: receives GDAL's progress, from 0.0 to 1.0, on the
+/// thread doing the work, and returns whether to go on (callers wrap `geomap_model::progress::Progress`).
+pub type Callback<'a> = &'a mut dyn FnMut(f64) -> bool;
 
-/// GDAL's progress callback: forwards to the `Progress` behind `data`. A receiver that
+/// GDAL's progress callback: forwards to the `Callback` behind `data`. A receiver that
 /// says stop, or panics (caught here: it must not unwind into C), stops the work.
 unsafe extern "C" fn forward_progress(complete: f64, _message: *const c_char, data: *mut c_void) -> c_int {
-    // SAFETY: `data` is the `*mut Progress` that `warp` or `create_copy` passed, alive for their call.
-    let progress = unsafe { &mut *(data as *mut Progress<'_>) };
+    // SAFETY: `data` is the `*mut Callback` that `warp` or `create_copy` passed, alive for their call.
+    let progress = unsafe { &mut *(data as *mut Callback<'_>) };
     c_int::from(std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| progress(complete))).unwrap_or(false))
 }
 
 /// `GDALCreateCopy` with progress: writes `source` to `destination` with `driver`.
-pub fn create_copy(driver: &gdal::Driver, source: &Dataset, destination: &Path, options: &[&str], mut progress: Progress<'_>) -> Result<Dataset, String> {
+pub fn create_copy(driver: &gdal::Driver, source: &Dataset, destination: &Path, options: &[&str], mut progress: Callback<'_>) -> Result<Dataset, String> {
     let destination = c_path(destination)?;
     let options: gdal::cpl::CslStringList = options.iter().copied().collect();
-    let data = &mut progress as *mut Progress<'_> as *mut c_void;
+    let data = &mut progress as *mut Callback<'_> as *mut c_void;
     // SAFETY: every handle and string is live for the call; `data` points at `progress`, which outlives it.
     let output =
         unsafe { gdal_sys::GDALCreateCopy(driver.c_driver(), destination.as_ptr(), source.c_dataset(), 0, options.as_ptr(), Some(forward_progress), data) };
@@ -176,7 +177,7 @@ fn c_path(path: &Path) -> Result<CString, String> {
 
 /// Runs the `gdal_translate` library entry point on `source` with
 /// command-line style `arguments`, writing `destination`, with progress.
-pub fn translate(source: &Dataset, destination: &Path, arguments: &[&str], mut progress: Progress<'_>) -> Result<Dataset, String> {
+pub fn translate(source: &Dataset, destination: &Path, arguments: &[&str], mut progress: Callback<'_>) -> Result<Dataset, String> {
     let mut argv = Arguments::new(arguments);
     let destination = c_path(destination)?;
     // SAFETY: `argv.pointers` is a NULL-terminated array of live C strings; GDAL copies it.
@@ -184,7 +185,7 @@ pub fn translate(source: &Dataset, destination: &Path, arguments: &[&str], mut p
     if options.is_null() {
         return Err(last_error_message("invalid gdal_translate options"));
     }
-    let data = &mut progress as *mut Progress<'_> as *mut c_void;
+    let data = &mut progress as *mut Callback<'_> as *mut c_void;
     // SAFETY: `options` is live; `data` points at `progress`, which outlives the GDALTranslate call below.
     unsafe { gdal_sys::GDALTranslateOptionsSetProgress(options, Some(forward_progress), data) };
     let mut usage_error: c_int = 0;
@@ -201,7 +202,7 @@ pub fn translate(source: &Dataset, destination: &Path, arguments: &[&str], mut p
 
 /// Runs the `gdalwarp` library entry point on `source` with command-line style
 /// `arguments`, writing `destination`. Errors carry GDAL's last message.
-pub fn warp(source: &Dataset, destination: &Path, arguments: &[&str], mut progress: Progress<'_>) -> Result<Dataset, String> {
+pub fn warp(source: &Dataset, destination: &Path, arguments: &[&str], mut progress: Callback<'_>) -> Result<Dataset, String> {
     let mut argv = Arguments::new(arguments);
     let destination = c_path(destination)?;
     // SAFETY: `argv.pointers` is a NULL-terminated array of live C strings; GDAL copies it.
@@ -209,7 +210,7 @@ pub fn warp(source: &Dataset, destination: &Path, arguments: &[&str], mut progre
     if options.is_null() {
         return Err(last_error_message("invalid warp options"));
     }
-    let data = &mut progress as *mut Progress<'_> as *mut c_void;
+    let data = &mut progress as *mut Callback<'_> as *mut c_void;
     // SAFETY: `options` is live; `data` points at `progress`, which outlives the GDALWarp call below.
     unsafe { gdal_sys::GDALWarpAppOptionsSetProgress(options, Some(forward_progress), data) };
     let mut sources = [source.c_dataset()];
@@ -246,9 +247,9 @@ pub fn release_free_memory() {
 
 /// `GDALSieveFilter` in place on `band`: 4-connected regions under `threshold` pixels take the
 /// class of their largest neighbour; pixels of value 0 (`mask` off) are left alone.
-pub fn sieve(band: &gdal::raster::RasterBand<'_>, threshold: usize, mut progress: Progress<'_>) -> Result<(), String> {
+pub fn sieve(band: &gdal::raster::RasterBand<'_>, threshold: usize, mut progress: Callback<'_>) -> Result<(), String> {
     let threshold = c_int::try_from(threshold).map_err(|_| "the minimum area is too large".to_owned())?;
-    let data = &mut progress as *mut Progress<'_> as *mut c_void;
+    let data = &mut progress as *mut Callback<'_> as *mut c_void;
     // SAFETY: the band is live for the call (source, mask and destination alike: GDAL allows
     // sieving in place); `data` points at `progress`, which outlives it.
     let status = unsafe {
@@ -263,9 +264,9 @@ pub fn sieve(band: &gdal::raster::RasterBand<'_>, threshold: usize, mut progress
 
 /// `GDALPolygonize`: one 4-connected polygon per region of equal value of `band` (pixels of
 /// value 0 skipped, the band being its own mask) into `layer`, the value in its field 0.
-pub fn polygonize(band: &gdal::raster::RasterBand<'_>, layer: &gdal::vector::Layer<'_>, mut progress: Progress<'_>) -> Result<(), String> {
+pub fn polygonize(band: &gdal::raster::RasterBand<'_>, layer: &gdal::vector::Layer<'_>, mut progress: Callback<'_>) -> Result<(), String> {
     use gdal::vector::LayerAccess;
-    let data = &mut progress as *mut Progress<'_> as *mut c_void;
+    let data = &mut progress as *mut Callback<'_> as *mut c_void;
     // SAFETY: the band and the layer are live for the call; `data` points at `progress`.
     let status = unsafe {
         let handle = band.c_rasterband();

@@ -15,13 +15,13 @@
 //!   (every entry point starts with [`Readiness::check`]), never raw to stderr.
 //! - The scan is read through a file descriptor the caller opened inside a map
 //!   root (`/proc/self/fd/N`), never by re-resolving its path.
-//! - `unsafe` lives only in [`ffi`].
+//! - `unsafe` lives only in `ffi` (private: GDAL's C calls and callbacks).
 //! - The image is written in two steps, as a GIS expert would: the scan is
 //!   read (or warped, on every allowed thread) once into an uncompressed tiled
 //!   staging file in the revision's folder, then copied to a COG with
 //!   overviews; the staging file is removed when the call ends, whatever the outcome.
 
-pub mod ffi;
+mod ffi;
 pub mod fit;
 pub mod ground;
 pub mod units;
@@ -36,6 +36,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 pub use geomap_model::georeference::*;
+use geomap_model::progress::{Cancelled, Progress};
 
 use ffi::{GroundControl, Model, Transformer};
 
@@ -93,6 +94,12 @@ pub enum GeorefError {
     /// The caller's progress receiver said stop (the call was cancelled); nothing was kept.
     #[error("georeferencing was cancelled")]
     Cancelled,
+}
+
+impl From<Cancelled> for GeorefError {
+    fn from(_: Cancelled) -> GeorefError {
+        GeorefError::Cancelled
+    }
 }
 
 /// Passes a progress receiver's answer on, remembering a stop (GDAL then fails with its own message).
@@ -187,10 +194,6 @@ pub struct Scan<'a> {
     pub height: u64,
 }
 
-/// Receives `(fraction done 0..=1, what is happening)` on the working thread.
-/// Returns whether to go on: `false` stops the work at its next step with [`GeorefError::Cancelled`].
-pub type Progress<'a> = &'a mut dyn FnMut(f64, &'static str) -> bool;
-
 /// The image's width and height in pixels.
 #[derive(Debug, Clone, Copy)]
 struct Size {
@@ -213,19 +216,15 @@ pub fn georeference(
     revision_id: &str,
     output_dir: &Path,
     writing: &Writing,
-    progress: Progress<'_>,
+    progress: &Progress,
 ) -> Result<Revision, GeorefError> {
-    if !progress(0.0, "checking and fitting") {
-        return Err(GeorefError::Cancelled);
-    }
+    progress.fraction(0.0, "checking and fitting")?;
     Readiness::check_for(writing.compression).require()?;
     let Placed { mut revision, fitted, srs } = place(Size { width: scan.width, height: scan.height }, request, revision_id)?;
     fs::create_dir_all(output_dir).map_err(|source| GeorefError::Io { action: "create the revision folder", source })?;
     revision.artifacts = write_artifacts(scan, &fitted, &request.placement, &srs, output_dir, writing, progress)?;
     revision.compression = Some(writing.compression);
-    if !progress(1.0, "done") {
-        return Err(GeorefError::Cancelled);
-    }
+    progress.fraction(1.0, "done")?;
     Ok(revision)
 }
 
@@ -733,7 +732,7 @@ fn write_artifacts(
     srs: &SpatialRef,
     dir: &Path,
     writing: &Writing,
-    progress: Progress<'_>,
+    progress: &Progress,
 ) -> Result<Vec<Artifact>, GeorefError> {
     use std::os::fd::AsRawFd;
     let mut source = Dataset::open(format!("/proc/self/fd/{}", scan.file.as_raw_fd())).map_err(gdal_error("open the scan"))?;
@@ -763,7 +762,7 @@ fn write_artifacts(
             virtual_copy.set_spatial_ref(srs).map_err(gdal_error("set the CRS"))?;
             let arguments: Vec<&str> = staging_arguments.iter().map(String::as_str).collect();
             let staged = ffi::translate(&virtual_copy, &staging.0, &arguments, &mut |done| {
-                told_to_go_on(progress(0.05 + 0.30 * done, "reading the scan"), &mut stopped)
+                told_to_go_on(progress.fraction(0.05 + 0.30 * done, "reading the scan").is_ok(), &mut stopped)
             })
             .map_err(|message| if stopped { GeorefError::Cancelled } else { GeorefError::Gdal { action: "read the scan", message } })?;
             (staged, "georeferenced.tif", 0.35, Vec::new())
@@ -786,9 +785,10 @@ fn write_artifacts(
                 ffi::translate(&source, &gcp_path, &arguments, &mut |_| true).map_err(|message| GeorefError::Gdal { action: "write the GCP VRT", message })?;
             let arguments = warp_arguments(*transform, writing, memory, &staging_options(bands, byte));
             let arguments: Vec<&str> = arguments.iter().map(String::as_str).collect();
-            let staged =
-                ffi::warp(&with_gcps, &staging.0, &arguments, &mut |done| told_to_go_on(progress(0.05 + 0.50 * done, "warping the scan"), &mut stopped))
-                    .map_err(|message| if stopped { GeorefError::Cancelled } else { GeorefError::Gdal { action: "warp the scan", message } })?;
+            let staged = ffi::warp(&with_gcps, &staging.0, &arguments, &mut |done| {
+                told_to_go_on(progress.fraction(0.05 + 0.50 * done, "warping the scan").is_ok(), &mut stopped)
+            })
+            .map_err(|message| if stopped { GeorefError::Cancelled } else { GeorefError::Gdal { action: "warp the scan", message } })?;
             (staged, "warped.tif", 0.55, vec![gcp_path])
         }
         (Fitted::Warp(..), Placement::Bounds { .. }) => unreachable!("bounds always fit an affine transform"),
@@ -800,7 +800,7 @@ fn write_artifacts(
     let options: Vec<&str> = options.iter().map(String::as_str).collect();
     let output = dir.join(name);
     ffi::create_copy(&cog, &staged, &output, &options, &mut |done| {
-        told_to_go_on(progress(copy_from + (0.99 - copy_from) * done, "writing the Cloud Optimized GeoTIFF"), &mut stopped)
+        told_to_go_on(progress.fraction(copy_from + (0.99 - copy_from) * done, "writing the Cloud Optimized GeoTIFF").is_ok(), &mut stopped)
     })
     .map_err(|message| if stopped { GeorefError::Cancelled } else { GeorefError::Gdal { action: "write the Cloud Optimized GeoTIFF", message } })?;
     drop(staged);

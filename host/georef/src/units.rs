@@ -21,7 +21,9 @@ use gdal::vector::{Geometry, LayerAccess, LayerOptions, OGRFieldType, OGRwkbGeom
 use gdal::{Dataset, DriverManager};
 use geomap_model::georeference::Revision;
 
-use crate::ffi::{self, GroundControl, Progress, Transformer};
+use geomap_model::progress::Progress;
+
+use crate::ffi::{self, GroundControl, Transformer};
 use crate::ground::GroundScale;
 use crate::{GeorefError, Readiness, gdal_error, gdal_model, resolve_crs};
 
@@ -157,10 +159,12 @@ impl UnitRaster {
 
     /// Removes regions under `min_area` pixels (GDAL's sieve filter, 4-connected): each takes the
     /// class of its largest neighbour.
-    pub fn sieve(&self, min_area: usize, progress: Progress<'_>) -> Result<(), GeorefError> {
+    pub fn sieve(&self, min_area: usize, progress: &Progress) -> Result<(), GeorefError> {
         let band = self.dataset.rasterband(1).map_err(gdal_error("read the unit raster"))?;
         let mut stopped = false;
-        let mut go_on = |done: f64| crate::told_to_go_on(progress(done), &mut stopped);
+        let message = "removing speckle below the minimum mapping unit";
+        progress.fraction(0.0, message)?;
+        let mut go_on = |done: f64| crate::told_to_go_on(progress.fraction(done, message).is_ok(), &mut stopped);
         let sieved = ffi::sieve(&band, min_area, &mut go_on);
         match (stopped, sieved) {
             (true, _) => Err(GeorefError::Cancelled),
@@ -186,12 +190,14 @@ impl UnitRaster {
         units: &[UnitRow],
         confidence: &dyn Fn(u32, u32) -> Option<f64>,
         revision: Option<&Revision>,
-        progress: Progress<'_>,
+        progress: &Progress,
     ) -> Result<Written, GeorefError> {
         let georeferenced = match revision {
             Some(revision) => Some((revision, resolve_crs(&revision.crs)?, ToCrs::of(revision)?)),
             None => None,
         };
+        let message = "polygonizing and writing the GeoPackage";
+        progress.fraction(0.0, message)?;
         let mut stopped = false;
         let mut polygons = vec![0_u64; units.len() + 1];
         let memory = DriverManager::get_driver_by_name("Memory").map_err(gdal_error("find GDAL's memory vector driver"))?;
@@ -202,7 +208,7 @@ impl UnitRaster {
                 .map_err(gdal_error("hold the outlines in memory"))?;
             layer.create_defn_fields(&[("class", OGRFieldType::OFTInteger)]).map_err(gdal_error("hold the outlines in memory"))?;
             let band = self.dataset.rasterband(1).map_err(gdal_error("read the unit raster"))?;
-            let mut go_on = |done: f64| crate::told_to_go_on(progress(0.6 * done), &mut stopped);
+            let mut go_on = |done: f64| crate::told_to_go_on(progress.fraction(0.6 * done, message).is_ok(), &mut stopped);
             let drawn = ffi::polygonize(&band, &layer, &mut go_on);
             match (stopped, drawn) {
                 (true, _) => return Err(GeorefError::Cancelled),
@@ -236,8 +242,8 @@ impl UnitRaster {
         let mut source = outlines.layer(0).map_err(gdal_error("read the outlines"))?;
         let total = source.feature_count().max(1) as f64;
         for (index, feature) in source.features().enumerate() {
-            if index % 256 == 0 && !progress(0.6 + 0.35 * index as f64 / total) {
-                return Err(GeorefError::Cancelled);
+            if index % 256 == 0 {
+                progress.fraction(0.6 + 0.35 * index as f64 / total, message)?;
             }
             let class = feature.field_as_integer(0).ok().flatten().unwrap_or(0);
             let (Some(outline), Ok(class)) = (feature.geometry(), usize::try_from(class)) else { continue };
@@ -269,7 +275,7 @@ impl UnitRaster {
             add_feature(&transaction, "polygon_feature", multi(simplified).map_err(gdal_error("build a polygon"))?, &values)?;
         }
         transaction.commit().map_err(gdal_error("write the GeoPackage"))?;
-        self.write_raster(folder, units, georeferenced.as_ref().map(|(revision, srs, _)| (*revision, srs)), &mut |done| progress(0.95 + 0.05 * done))?;
+        self.write_raster(folder, units, georeferenced.as_ref().map(|(revision, srs, _)| (*revision, srs)), &progress.stage(0.95, 1.0))?;
         Ok(Written { polygons, crs: revision.map(|revision| revision.crs.clone()) })
     }
 
@@ -281,7 +287,7 @@ impl UnitRaster {
         folder: &Path,
         units: &[UnitRow],
         georeferenced: Option<(&Revision, &SpatialRef)>,
-        progress: Progress<'_>,
+        progress: &Progress,
     ) -> Result<(), GeorefError> {
         let (left, top) = (f64::from(self.left), f64::from(self.top));
         if let Some((revision, srs)) = georeferenced {
@@ -330,7 +336,7 @@ impl UnitRaster {
         let cog = DriverManager::get_driver_by_name("COG").map_err(gdal_error("find GDAL's COG driver"))?;
         let options = ["COMPRESS=DEFLATE", "OVERVIEW_RESAMPLING=NEAREST", "NUM_THREADS=1"];
         let mut stopped = false;
-        let mut go_on = |done: f64| crate::told_to_go_on(progress(done), &mut stopped);
+        let mut go_on = |done: f64| crate::told_to_go_on(progress.fraction(done, "writing the unit raster").is_ok(), &mut stopped);
         let written = ffi::create_copy(&cog, &self.dataset, &folder.join(UNIT_RASTER), &options, &mut go_on);
         match (stopped, written) {
             (true, _) => Err(GeorefError::Cancelled),
@@ -485,7 +491,7 @@ mod tests {
             1, 1, 1, 1, 0, 0,
         ];
         let mut raster = UnitRaster::new(classes, 6, 4, 10, 20).unwrap();
-        raster.sieve(2, &mut |_| true).unwrap();
+        raster.sieve(2, &Progress::none()).unwrap();
         let mut sieved = vec![0; 24];
         raster.read_classes(&mut sieved).unwrap();
         assert_eq!(sieved[10], 1, "the lone pixel joined its neighbour");
@@ -506,7 +512,7 @@ mod tests {
                     Some(0.5)
                 },
                 None,
-                &mut |_| true,
+                &Progress::none(),
             )
             .unwrap();
         assert_eq!(written.polygons, vec![0, 1, 1]);

@@ -37,6 +37,8 @@ pub struct Progress {
     /// This stage's share of the whole, in percent.
     from: f64,
     to: f64,
+    /// For a part of a count: where it starts in the whole and the whole's units (see [`Progress::counted`]).
+    count: Option<(u64, u64)>,
 }
 
 impl fmt::Debug for Progress {
@@ -48,12 +50,12 @@ impl fmt::Debug for Progress {
 impl Progress {
     /// Reports go to `sink`; the operation stops at its next step once `cancel` is cancelled.
     pub fn new(sink: impl Fn(ProgressUpdate) + Send + Sync + 'static, cancel: CancellationToken) -> Progress {
-        Progress { sink: Some(Arc::new(sink)), cancel, from: 0.0, to: 100.0 }
+        Progress { sink: Some(Arc::new(sink)), cancel, from: 0.0, to: 100.0, count: None }
     }
 
     /// Nobody listens, but the operation stops once `cancel` is cancelled.
     pub fn unheard(cancel: CancellationToken) -> Progress {
-        Progress { sink: None, cancel, from: 0.0, to: 100.0 }
+        Progress { sink: None, cancel, from: 0.0, to: 100.0, count: None }
     }
 
     /// Nobody listens and nothing cancels: for work whose caller only wants the result.
@@ -84,10 +86,20 @@ impl Progress {
     }
 
     /// Reports `done` of `total` units as they are (tiles read, bytes downloaded), for an operation
-    /// that counts in its own units rather than in percent; then [`Progress::check`].
+    /// that counts in its own units rather than in percent; then [`Progress::check`]. In a part of a
+    /// count ([`Progress::counted`]) they are that part's units, reported as the whole's.
     pub fn units(&self, done: u64, total: u64, message: impl Into<String>) -> Result<(), Cancelled> {
-        self.send(done, total, message);
+        match self.count {
+            Some((start, whole)) => self.send(start + done.min(total), whole, message),
+            None => self.send(done, total, message),
+        }
         self.check()
+    }
+
+    /// A part of a count that starts at `start` of `whole` units (one download of several): its own
+    /// units are reported as `start + done` of `whole`.
+    pub fn counted(&self, start: u64, whole: u64) -> Progress {
+        Progress { count: Some((start, whole)), ..self.clone() }
     }
 
     /// The part of this stage from fraction `from` to fraction `to` of it, as a progress of its own
@@ -95,7 +107,7 @@ impl Progress {
     pub fn stage(&self, from: f64, to: f64) -> Progress {
         let span = self.to - self.from;
         let (from, to) = (from.clamp(0.0, 1.0), to.clamp(0.0, 1.0));
-        Progress { sink: self.sink.clone(), cancel: self.cancel.clone(), from: self.from + from * span, to: self.from + to * span }
+        Progress { sink: self.sink.clone(), cancel: self.cancel.clone(), from: self.from + from * span, to: self.from + to * span, count: None }
     }
 
     fn send(&self, done: u64, total: u64, message: impl Into<String>) {
@@ -134,6 +146,8 @@ mod tests {
         let (progress, updates, cancel) = heard();
         progress.units(3, 7, "tile 4 of 7").unwrap();
         assert_eq!(updates.lock().unwrap()[0], ProgressUpdate { done: 3, total: 7, message: "tile 4 of 7".into() });
+        progress.counted(100, 250).units(40, 150, "the second download").unwrap();
+        assert_eq!(updates.lock().unwrap()[1], ProgressUpdate { done: 140, total: 250, message: "the second download".into() });
         cancel.cancel();
         assert_eq!(progress.check(), Err(Cancelled));
         assert_eq!(progress.stage(0.0, 0.5).fraction(0.1, "after the cancel"), Err(Cancelled));

@@ -3,9 +3,10 @@
 //! for agents to walk one call at a time.
 //!
 //! Invariants:
-//! - Each step is the tool itself (`geomap_register_map`, `geomap_process_image`,
-//!   `geomap_georeference` from the map's labels, `geomap_extract_units`), run in-process under a
-//!   trace ID of its own, with its `event=tool_call` log line; a failure is the tool's error code.
+//! - Each step is the use case the tool runs (`geomap_register_map`, `geomap_process_image`,
+//!   `geomap_georeference` from the map's labels, `geomap_extract_units`), called on the
+//!   application with a plain request (never through the MCP tools), under a trace ID of its own,
+//!   with the tool's `event=tool_call` log line; a failure is the code the tool would give.
 //! - What the registry says is done is not done again (a map registered unchanged, a layout, a
 //!   revision, a unit extraction), so a killed run resumes where it stopped, and shards over one
 //!   registry (whose lines never overlap) together process every map once per step.
@@ -19,12 +20,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
+use serde_json::json;
 
-use crate::mcp::ServerState;
-use crate::mcp::adapter::ToolError;
-use crate::mcp::tools::{extract_units, georeference, process_image, register_map};
+use geomap_app::georeference::GeoreferenceRequest;
+use geomap_app::layout::LayoutRequest;
+use geomap_app::maps::RegisterRequest;
+use geomap_app::units::ExtractRequest;
+use geomap_app::{App, AppError, Progress};
 use geomap_model::errors::failure::FailedCall;
 use geomap_model::trace::{self, TraceId};
 use geomap_store::registry::Document;
@@ -55,13 +57,13 @@ impl Step {
         }
     }
 
-    /// The tool that does it.
+    /// The tool that does it over MCP (its name for the log and the error code).
     fn tool(self) -> &'static str {
         match self {
-            Step::Register => "geomap_register_map",
-            Step::Layout => "geomap_process_image",
-            Step::Georef => "geomap_georeference",
-            Step::Units => "geomap_extract_units",
+            Step::Register => geomap_app::maps::REGISTER_TOOL,
+            Step::Layout => geomap_app::layout::TOOL,
+            Step::Georef => geomap_app::georeference::TOOL,
+            Step::Units => geomap_app::units::EXTRACT_TOOL,
         }
     }
 }
@@ -137,8 +139,8 @@ fn parse_shard(value: &str, job_index: Option<&str>) -> Result<(u64, u64), Strin
     Ok((index, count))
 }
 
-/// Runs `args` on `state`; the exit status (0 unless the manifest cannot be read).
-pub async fn run(state: Arc<ServerState>, args: BatchArgs) -> std::process::ExitCode {
+/// Runs `args` on `app`; the exit status (0 unless the manifest cannot be read, 1 after an `internal_error`).
+pub async fn run(app: Arc<App>, args: BatchArgs) -> std::process::ExitCode {
     let text = match std::fs::read_to_string(&args.manifest) {
         Ok(text) => text,
         Err(error) => {
@@ -158,20 +160,18 @@ pub async fn run(state: Arc<ServerState>, args: BatchArgs) -> std::process::Exit
         // only reads) to know the map's ID, and says something only when it fails.
         let trace_id = TraceId::random();
         let began = Instant::now();
-        let registered = flatten(
-            trace::run_call(trace_id.clone(), register_map::register_map(Arc::clone(&state), register_map::RegisterMapArgs { path: path.to_string() })).await,
-        );
+        let registered = flatten(trace::run_call(trace_id.clone(), app.register(RegisterRequest { path: path.to_string() })).await);
         let map_id: Option<String> = registered.as_ref().ok().map(|report| report.map_id.clone());
         if args.steps.contains(&Step::Register) || registered.is_err() {
             let outcome = registered.map(|report| report.already_registered == Some(true));
-            internal |= report(&state, (path, map_id.as_deref(), &progress), Step::Register, outcome, began.elapsed(), &trace_id) == INTERNAL;
+            internal |= report(&app, (path, map_id.as_deref(), &progress), Step::Register, outcome, began.elapsed(), &trace_id) == INTERNAL;
         }
         let Some(map_id) = map_id else { continue };
         for &step in args.steps.iter().filter(|step| **step != Step::Register) {
             let trace_id = TraceId::random();
             let began = Instant::now();
-            let outcome = flatten(trace::run_call(trace_id.clone(), perform(Arc::clone(&state), &map_id, step)).await);
-            internal |= report(&state, (path, Some(&map_id), &progress), step, outcome, began.elapsed(), &trace_id) == INTERNAL;
+            let outcome = flatten(trace::run_call(trace_id.clone(), perform(&app, &map_id, step)).await);
+            internal |= report(&app, (path, Some(&map_id), &progress), step, outcome, began.elapsed(), &trace_id) == INTERNAL;
         }
     }
     eprintln!("batch: shard {index}/{count} finished {} maps in {}", mine.len(), seconds(started.elapsed()));
@@ -191,10 +191,10 @@ const INTERNAL: &str = "internal_error";
 /// stdout, its `event=tool_call` log line, its progress line on stderr. `outcome` is whether the
 /// registry said it was done already, or the tool's error. Returns the outcome's word.
 fn report(
-    state: &ServerState,
+    app: &App,
     (path, map_id, progress): (&str, Option<&str>, &str),
     step: Step,
-    outcome: Result<bool, ToolError>,
+    outcome: Result<bool, AppError>,
     duration: Duration,
     trace_id: &TraceId,
 ) -> String {
@@ -202,8 +202,8 @@ fn report(
         Ok(true) => "done_before".to_owned(),
         Ok(false) => "ok".to_owned(),
         Err(error) => {
-            let call = FailedCall { tool: step.tool(), idempotent: false, trace_id, settings: &state.settings };
-            crate::mcp::adapter::envelope_for(error, &call).code.as_str().to_owned()
+            let call = FailedCall { tool: step.tool(), idempotent: false, trace_id, settings: &app.settings };
+            crate::adapter::envelope_for(error, &call).code.as_str().to_owned()
         }
     };
     crate::log::log_tool_call(step.tool(), if outcome.is_ok() { "ok" } else { &code }, duration, trace_id, None, Some("batch"));
@@ -214,29 +214,22 @@ fn report(
 }
 
 /// Runs `step` on map `map_id` unless the registry says it is done; `true` when it was.
-async fn perform(state: Arc<ServerState>, map_id: &str, step: Step) -> Result<bool, ToolError> {
-    let registry = &state.registry;
-    let cancel = CancellationToken::new();
+async fn perform(app: &Arc<App>, map_id: &str, step: Step) -> Result<bool, AppError> {
+    let registry = &app.registry;
     match step {
         Step::Register => unreachable!("registration runs first, on its own"),
         Step::Layout if registry.newest_document(Document::Layout, map_id)?.is_some() => Ok(true),
-        Step::Layout => process_image::process_image(Arc::clone(&state), arguments(map_id, json!({}))?, None, cancel).await.map(|_| false),
+        Step::Layout => app.find_layout(LayoutRequest::of(map_id), Progress::none()).await.map(|_| false),
         Step::Georef if registry.map(map_id)?.is_some_and(|record| !record.revisions.is_empty()) => Ok(true),
-        Step::Georef => georeference::georeference(Arc::clone(&state), arguments(map_id, json!({ "from": "labels" }))?, None, cancel).await.map(|_| false),
+        Step::Georef => app.georeference(GeoreferenceRequest::from_labels(map_id), Progress::none()).await.map(|_| false),
         Step::Units if registry.newest_document(Document::Units, map_id)?.is_some() => Ok(true),
-        Step::Units => extract_units::extract_units(Arc::clone(&state), arguments(map_id, json!({}))?, None, cancel).await.map(|_| false),
+        Step::Units => app.extract_units(ExtractRequest::of(map_id), Progress::none()).await.map(|_| false),
     }
 }
 
-/// A tool's arguments: `map_id` and `extra`, checked as the tool checks what an agent sends.
-fn arguments<T: serde::de::DeserializeOwned>(map_id: &str, mut extra: Value) -> Result<T, ToolError> {
-    extra["map_id"] = Value::String(map_id.to_owned());
-    Ok(crate::mcp::arguments::parse(extra.as_object().cloned())?)
-}
-
-/// A call's outcome with a caught panic as [`ToolError::Panic`].
-fn flatten<T>(outcome: Result<Result<T, ToolError>, trace::PanicReport>) -> Result<T, ToolError> {
-    outcome.map_err(|_| ToolError::Panic).and_then(|done| done)
+/// A call's outcome with a caught panic as [`AppError::Panic`].
+fn flatten<T>(outcome: Result<Result<T, AppError>, trace::PanicReport>) -> Result<T, AppError> {
+    outcome.map_err(|_| AppError::Panic).and_then(|done| done)
 }
 
 fn names(steps: &[Step]) -> String {

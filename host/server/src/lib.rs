@@ -1,9 +1,9 @@
-//! Stratigraphic Amenity's server: MCP over stdio and streamable HTTP (rmcp),
-//! the tools, the adapter that turns every domain error into an envelope, and
-//! the log. The domains live in their own crates (`geomap_store`,
-//! `geomap_georef`, `geomap_vision`, `geomap_providers`, `geomap_assets`, all
-//! on `geomap_model`); see ARCHITECTURE.md for the code map.
+//! Stratigraphic Amenity's server: the edges over the application
+//! (`geomap_app`): MCP over stdio and streamable HTTP (rmcp), and `batch`; the
+//! adapter that turns every failure into an envelope, and the log. See
+//! ARCHITECTURE.md for the code map.
 
+pub mod adapter;
 pub mod batch;
 pub mod http;
 pub mod log;

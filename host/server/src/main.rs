@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::SystemTime;
 
+use geomap_app::{App, StartupError};
 use geomap_assets::{AssetState, Catalog};
 use geomap_model::settings::{Settings, SettingsError, variables};
 use geomap_model::trace;
@@ -14,7 +15,7 @@ use rmcp::ServiceExt;
 use rmcp::service::ServerInitializeError;
 use stratigraphic_amenity::batch::BatchArgs;
 use stratigraphic_amenity::http::HttpServer;
-use stratigraphic_amenity::mcp::{GeomapServer, SERVER_NAME, SERVER_VERSION, ServerState, StartupError};
+use stratigraphic_amenity::mcp::{GeomapServer, SERVER_NAME, SERVER_VERSION, ServerState};
 use tokio_util::sync::CancellationToken;
 
 const HELP: &str = "\
@@ -124,15 +125,15 @@ fn main() -> ExitCode {
 fn batch(settings: Settings, args: BatchArgs) -> ExitCode {
     stratigraphic_amenity::log::init_logging(&settings.log_filter);
     trace::install_panic_hook();
-    let state = match ServerState::start(settings) {
-        Ok(state) => std::sync::Arc::new(state),
+    let app = match App::start(settings, stratigraphic_amenity::adapter::envelope_for) {
+        Ok(app) => std::sync::Arc::new(app),
         Err(error) => {
             eprintln!("stratigraphic-amenity: cannot start: {error}");
             return ExitCode::FAILURE;
         }
     };
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("the Tokio runtime starts");
-    runtime.block_on(stratigraphic_amenity::batch::run(state, args))
+    runtime.block_on(stratigraphic_amenity::batch::run(app, args))
 }
 
 fn serve(settings: Settings) -> ExitCode {
@@ -164,7 +165,7 @@ fn serve(settings: Settings) -> ExitCode {
     let outcome = runtime.block_on(async {
         let state = server.state();
         let transport = if http.is_some() { "http" } else { "stdio" };
-        tracing::info!(event = %"server_start", version = %SERVER_VERSION, transport = %transport, data_root = %state.settings.data_root.display());
+        tracing::info!(event = %"server_start", version = %SERVER_VERSION, transport = %transport, data_root = %state.settings().data_root.display());
         let stop = CancellationToken::new();
         tokio::spawn(stop_on_signal(stop.clone()));
         match http {
@@ -224,7 +225,7 @@ async fn stop_on_signal(stop: CancellationToken) {
 /// Lets the calls in flight finish within `GEOMAP_SHUTDOWN_GRACE`, then cancels the rest (each still
 /// writes its log line, as cancelled).
 async fn drain(state: &ServerState) {
-    let grace = state.settings.shutdown_grace;
+    let grace = state.settings().shutdown_grace;
     if tokio::time::timeout(grace, state.calls.idle()).await.is_err() {
         tracing::warn!(event = %"server_stop", calls = state.calls.count(), "the grace period ({grace:?}, GEOMAP_SHUTDOWN_GRACE) is over: cancelling the calls still running");
         state.stopping.cancel();

@@ -4,6 +4,8 @@
 //! inference, and cancellation is one of its variants; its messages never name
 //! the caller's tool (the server's adapter turns each variant into an envelope).
 
+use geomap_model::progress::Cancelled;
+
 use crate::models::Missing;
 
 /// Why vision work (decoding, the pixel store, detection, reading text) could not be done.
@@ -26,4 +28,10 @@ pub enum VisionError {
     /// The caller cancelled between stages.
     #[error("cancelled")]
     Cancelled,
+}
+
+impl From<Cancelled> for VisionError {
+    fn from(_: Cancelled) -> VisionError {
+        VisionError::Cancelled
+    }
 }

@@ -1,7 +1,8 @@
 //! Asking the user before anything is downloaded: `elicitation/create` in a
 //! 2025-11-25 session, an input-required result for a 2026-07-28 request, and
 //! nothing for a client without elicitation (the tool's description told the
-//! agent to ask).
+//! agent to ask). The application asks through [`AskUser`]; this is the MCP
+//! edge's way of asking.
 //!
 //! Invariant: a question asked during the call waits at most
 //! `GEOMAP_CONSENT_TIMEOUT`; no answer by then is [`Answer::Unanswered`], and
@@ -15,6 +16,8 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, ServiceError};
 use rmcp::{Peer, RoleServer};
 use serde_json::Value;
+
+use geomap_app::preparation::{Answer, AskUser, Asked};
 
 /// The key of the consent question in an input-required result and its retry.
 pub const CONSENT_KEY: &str = "consent";
@@ -31,27 +34,6 @@ pub enum ConsentChannel {
     InputRequired(Option<Value>),
 }
 
-/// What the user said.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Answer {
-    /// Yes.
-    Confirmed,
-    /// No, or the form was dismissed.
-    Declined,
-    /// No answer within `GEOMAP_CONSENT_TIMEOUT`: counts as not given.
-    Unanswered,
-    /// The client cannot ask; the agent was told to ask before calling.
-    NotAsked,
-}
-
-/// What asking led to.
-pub enum Asked {
-    /// An answer to act on now.
-    Answer(Answer),
-    /// Return this to the client; it retries with the user's answer.
-    Pending(InputRequiredResult),
-}
-
 impl ConsentChannel {
     /// The channel of the request `context`, whose retry may carry `input_responses`.
     pub fn of(context: &RequestContext<RoleServer>, input_responses: Option<&rmcp::model::InputResponses>) -> ConsentChannel {
@@ -65,21 +47,13 @@ impl ConsentChannel {
             false => ConsentChannel::Elicit(context.peer.clone()),
         }
     }
+}
 
-    /// Asks one yes/no `question`, waiting at most `timeout` for a user asked during the call.
-    pub async fn ask(self, question: &str, timeout: Duration) -> Asked {
-        let form = || ElicitRequestParams::FormElicitationParams {
-            meta: None,
-            message: question.to_owned(),
-            requested_schema: ElicitationSchema::builder()
-                .required_bool(CONFIRM_FIELD)
-                .description("Confirm to download and install, or decline to install nothing.")
-                .build()
-                .expect("a one-boolean schema is valid"),
-        };
+impl AskUser for ConsentChannel {
+    async fn ask(self, question: &str, timeout: Duration) -> Asked {
         match self {
             ConsentChannel::Unavailable => Asked::Answer(Answer::NotAsked),
-            ConsentChannel::Elicit(peer) => match peer.create_elicitation_with_timeout(form(), Some(timeout)).await {
+            ConsentChannel::Elicit(peer) => match peer.create_elicitation_with_timeout(form(question), Some(timeout)).await {
                 Ok(result) => Asked::Answer(answer_of(&result)),
                 Err(ServiceError::Timeout { .. }) => Asked::Answer(Answer::Unanswered),
                 Err(_) => Asked::Answer(Answer::Declined), // the question did not reach the user: install nothing
@@ -87,12 +61,28 @@ impl ConsentChannel {
             ConsentChannel::InputRequired(Some(response)) => {
                 Asked::Answer(serde_json::from_value::<ElicitResult>(response).map_or(Answer::Declined, |result| answer_of(&result)))
             }
-            ConsentChannel::InputRequired(None) => {
-                let requests = InputRequests::from([(CONSENT_KEY.to_owned(), InputRequest::Elicitation(ElicitRequest::new(form())))]);
-                Asked::Pending(InputRequiredResult::new(Some(requests), Some(CONSENT_KEY.to_owned())))
-            }
+            ConsentChannel::InputRequired(None) => Asked::Pending,
         }
     }
+}
+
+/// The one yes/no form that asks `question`.
+fn form(question: &str) -> ElicitRequestParams {
+    ElicitRequestParams::FormElicitationParams {
+        meta: None,
+        message: question.to_owned(),
+        requested_schema: ElicitationSchema::builder()
+            .required_bool(CONFIRM_FIELD)
+            .description("Confirm to download and install, or decline to install nothing.")
+            .build()
+            .expect("a one-boolean schema is valid"),
+    }
+}
+
+/// The input-required result that asks `question` (2026-07-28): the client asks its user and calls again with the answer.
+pub fn input_required(question: &str) -> InputRequiredResult {
+    let requests = InputRequests::from([(CONSENT_KEY.to_owned(), InputRequest::Elicitation(ElicitRequest::new(form(question))))]);
+    InputRequiredResult::new(Some(requests), Some(CONSENT_KEY.to_owned()))
 }
 
 fn answer_of(result: &ElicitResult) -> Answer {

@@ -1,14 +1,14 @@
 //! The MCP edge: the rmcp server, the tool inventory, the error adapter and
-//! the renderer of error results.
+//! the renderer of error results, over the application (`geomap_app`).
 //!
 //! Invariants: every `tools/call` gets a fresh trace ID, runs inside
 //! [`trace::run_call`] (so panics are caught), ends in exactly one
 //! `event=tool_call` log line, and fails only through [`adapter::envelope_for`]
 //! and [`error_result::error_result`] (or [`error_result::protocol_error`] for
-//! a tool that is not offered).
+//! a tool that is not offered). Every call's progress goes through one
+//! [`Progress`] that [`GeomapServer::dispatch`] makes, forwards and flushes
+//! before the result is sent.
 
-pub mod adapter;
-pub mod arguments;
 pub mod calls;
 pub mod consent;
 pub mod error_result;
@@ -16,9 +16,7 @@ pub mod inventory;
 pub mod progress;
 pub mod resources;
 pub mod tools;
-pub mod uris;
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -32,27 +30,19 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde::Serialize;
 use serde_json::Value;
 use sha2::Digest;
+use tokio_util::sync::CancellationToken;
 
-use geomap_assets::{Catalog, OverrideError};
+use geomap_app::{App, AppError, ArgumentError, ArgumentProblem, Progress, StartupError};
+use geomap_model::errors::failure::FailedCall;
 use geomap_model::errors::{Envelope, ErrorCode};
 use geomap_model::settings::Settings;
 use geomap_model::trace::{self, TraceId};
-use geomap_providers::ProviderSet;
-use geomap_store::registry::{Registry, RegistryError};
-use geomap_store::roots::MapRoots;
 
-use adapter::ToolError;
-use arguments::{ArgumentError, ArgumentProblem};
+use crate::adapter;
 use consent::ConsentChannel;
-use geomap_model::errors::failure::FailedCall;
-use inventory::{Inventory, ToolName, ToolSpec};
+use inventory::{Inventory, Offered};
 use progress::ProgressSink;
-use resources::{artifact_resource, map_resource};
-use tokio_util::sync::CancellationToken;
-use tools::preparation::{FailedAsset, PreparationReport, Prepared};
-use tools::prepare_detectors::{self, PrepareDetectorsResult};
-use tools::prepare_knowledge::{self, PrepareKnowledgeResult};
-use tools::{capabilities, describe_map, extract_units, georeference, lookup, process_image, query_knowledge, read_text, register_map, unit_at};
+use tools::Call;
 
 /// How long a call cancelled by a stopping server gets to reach a stage boundary and clean up.
 const STOP_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
@@ -74,45 +64,15 @@ Codes for the agent (invalid_arguments, too_few_labels, artifact_not_found, unkn
 ask the user before anything is downloaded (geomap_prepare_knowledge downloads: tell them the size it states); hand operator codes (path_not_allowed, registry_corrupt, internal_error, ...) \
 to the operator with the trace_id. Retry only internal_error, once, and only when the tool is idempotent (retryable: true).";
 
-/// Why the server cannot start.
-#[derive(Debug, thiserror::Error)]
-pub enum StartupError {
-    /// A configured map root cannot be opened.
-    #[error("map root {} cannot be opened ({source}); fix GEOMAP_MAP_ROOTS or create the folder", path.display())]
-    MapRoot { path: PathBuf, source: std::io::Error },
-    /// The registry cannot be used.
-    #[error("{0}")]
-    Registry(#[from] RegistryError),
-    /// The config file's asset overrides name nothing approved, or pin badly.
-    #[error("bad setting: {0}")]
-    Assets(#[from] OverrideError),
-}
-
-/// Everything a running server shares between calls.
+/// Everything a running server shares between calls: the application, and what only the MCP edge keeps.
 #[derive(Debug)]
 pub struct ServerState {
-    /// Settings in force.
-    pub settings: Settings,
-    /// Allowed map roots, opened.
-    pub roots: MapRoots,
-    /// The registry.
-    pub registry: Registry,
-    /// The approved assets, with the operator's overrides.
-    pub catalog: Catalog,
+    /// The use cases, with the settings, registry, roots and loaded models they share.
+    pub app: Arc<App>,
     /// Offered tools.
     pub inventory: Inventory,
-    /// The providers, discovered and loaded at first use (see [`ServerState::providers`]).
-    providers: tokio::sync::OnceCell<ProviderSet>,
-    /// The layout detectors, loaded at first use and again when their weights change.
-    pub detectors: std::sync::Mutex<Option<Arc<geomap_vision::detect::Detectors>>>,
-    /// The OCR reader, loaded at first use and again when its models change, with the model files it was loaded from.
-    pub reader: std::sync::Mutex<Option<(geomap_vision::models::ModelFiles, Arc<geomap_vision::ocr::reader::Reader>)>>,
     /// Calls running now.
     pub calls: calls::InFlight,
-    /// The slots heavy calls share (`GEOMAP_MAX_HEAVY_CALLS`).
-    pub heavy: calls::HeavySlots,
-    /// Registered scans decoded once into tiles, read by window.
-    pub pixels: geomap_vision::image::store::PixelStore,
     /// Cancelled when a stopping server's grace period is over: calls still running end as cancelled.
     pub stopping: CancellationToken,
     /// Calls that may have written something, counted as each ends (what cached answers are checked against).
@@ -122,52 +82,23 @@ pub struct ServerState {
 }
 
 impl ServerState {
-    /// Opens the data root, registry and map roots (creating the default map root).
+    /// Starts the application (registry, map roots, the sweep) with this edge's adapter, and makes the inventory.
     pub fn start(settings: Settings) -> Result<ServerState, StartupError> {
-        let catalog = Catalog::for_settings(&settings)?;
-        // Model threads share the operator's budget across calls (a second server state in one process keeps the first's).
-        geomap_vision::models::onnx::set_worker_threads(settings.worker_threads);
-        let registry = Registry::open(&settings.data_root, settings.registry_url.as_deref())?;
-        let removed = geomap_store::sweep::sweep(&settings.data_root, &settings.artifact_root);
-        if !removed.is_empty() {
-            let paths: Vec<String> = removed.iter().map(|path| path.display().to_string()).collect();
-            tracing::info!(event = %"sweep", removed = removed.len(), "removed the leftovers of interrupted work: {}", paths.join(", "));
-        }
-        if !settings.map_roots_configured {
-            for root in &settings.map_roots {
-                std::fs::create_dir_all(root).map_err(|source| StartupError::MapRoot { path: root.clone(), source })?;
-            }
-        }
-        let roots = MapRoots::open(&settings.map_roots).map_err(|(path, source)| StartupError::MapRoot { path, source })?;
-        let inventory = Inventory::new(&settings, &catalog);
+        let app = App::start(settings, adapter::envelope_for)?;
+        let inventory = Inventory::new(&app.settings, &app.catalog);
         Ok(ServerState {
-            roots,
-            registry,
-            catalog,
+            app: Arc::new(app),
             inventory,
-            providers: tokio::sync::OnceCell::new(),
-            detectors: Default::default(),
-            reader: Default::default(),
             calls: calls::InFlight::default(),
-            heavy: calls::HeavySlots::new(settings.max_heavy_calls),
-            pixels: geomap_vision::image::store::PixelStore::new(&settings.artifact_root, settings.pixel_cache),
             stopping: CancellationToken::new(),
             changes: Default::default(),
             answers: Default::default(),
-            settings,
         })
     }
 
-    /// The providers if a call has loaded them already.
-    pub fn loaded_providers(&self) -> Option<&ProviderSet> {
-        self.providers.get()
-    }
-
-    /// The providers: discovered, and the enabled ones compiled (or taken
-    /// from the compile cache) and described, the first time a call needs them,
-    /// so start-up never waits for the compiler.
-    pub async fn providers(&self) -> &ProviderSet {
-        self.providers.get_or_init(|| ProviderSet::load(&self.settings)).await
+    /// The settings in force.
+    pub fn settings(&self) -> &Settings {
+        &self.app.settings
     }
 }
 
@@ -202,7 +133,7 @@ impl CallContext {
 }
 
 /// How a handler ended, when it did not fail.
-enum Dispatched {
+pub enum Dispatched {
     /// A result.
     Output(ToolOutput),
     /// The client must ask its user and call again (2026-07-28).
@@ -210,7 +141,7 @@ enum Dispatched {
 }
 
 /// A successful tool's structured result and the resources it links.
-struct ToolOutput {
+pub struct ToolOutput {
     structured: Value,
     /// The text block, when it was made beforehand (a kept answer); otherwise `structured` as compact JSON.
     text: Option<String>,
@@ -243,116 +174,43 @@ impl GeomapServer {
         &self.state
     }
 
-    async fn dispatch(&self, spec: &ToolSpec, arguments: Option<JsonObject>, call: CallContext) -> Result<Dispatched, ToolError> {
-        let name = spec.name;
+    /// Runs one offered tool: its progress forwarded to the client (when it asked) and flushed before
+    /// the result, a heavy-call slot taken first when the tool is heavy, then its handler.
+    async fn dispatch(&self, offered: &Offered, arguments: Option<JsonObject>, call: CallContext) -> Result<Dispatched, AppError> {
         #[cfg(feature = "fault-injection")]
-        if std::env::var("GEOMAP_FAULT_PANIC_TOOL").is_ok_and(|tool| tool == name.as_str()) {
-            panic!("fault injection: {} panics on purpose", name.as_str());
-        }
-        let state = Arc::clone(&self.state);
-        let _slot = match spec.heavy() {
-            true => Some(state.heavy.take(call.progress.as_ref(), &call.cancel).await.map_err(|_| ToolError::Cancelled)?),
-            false => None,
-        };
+        let name = offered.entry.name;
         #[cfg(feature = "fault-injection")]
-        if let Some(millis) = std::env::var("GEOMAP_FAULT_SLOW_TOOL").ok().and_then(|slow| slow.strip_prefix(&format!("{}:", name.as_str()))?.parse().ok()) {
-            tokio::time::sleep(std::time::Duration::from_millis(millis)).await; // holding its slot, as a long call would
+        if std::env::var("GEOMAP_FAULT_PANIC_TOOL").is_ok_and(|tool| tool == name) {
+            panic!("fault injection: {name} panics on purpose");
         }
-        let progress = call.progress;
-        let output = match name {
-            ToolName::Capabilities => {
-                let _: capabilities::CapabilitiesArgs = arguments::parse(arguments)?;
-                let answer = capabilities::capabilities(state).await;
-                Ok(ToolOutput { structured: answer.structured.clone(), text: Some(answer.text.clone()), links: Vec::new() })
+        let (updates, received) = tokio::sync::mpsc::unbounded_channel();
+        let forwarding = call.progress.map(|sink| tokio::spawn(sink.forward(received)));
+        let progress = Progress::new(move |update| drop(updates.send(update)), call.cancel);
+        let outcome = async {
+            let _slot = match offered.entry.heavy {
+                true => Some(self.state.app.heavy.take(&progress).await?),
+                false => None,
+            };
+            #[cfg(feature = "fault-injection")]
+            if let Some(millis) = std::env::var("GEOMAP_FAULT_SLOW_TOOL").ok().and_then(|slow| slow.strip_prefix(&format!("{name}:"))?.parse().ok()) {
+                tokio::time::sleep(std::time::Duration::from_millis(millis)).await; // holding its slot, as a long call would
             }
-            ToolName::RegisterMap => {
-                let report = register_map::register_map(state, arguments::parse(arguments)?).await?;
-                Ok(ToolOutput::new(&report, vec![map_resource(&report)]))
-            }
-            ToolName::DescribeMap => {
-                let args: describe_map::DescribeMapArgs = arguments::parse(arguments)?;
-                let report = describe_map::describe_map(state, args.map_id).await?;
-                Ok(ToolOutput::new(&report, vec![map_resource(&report)]))
-            }
-            ToolName::Georeference => {
-                let report = georeference::georeference(state, arguments::parse(arguments)?, progress, call.cancel).await?;
-                let links = report.revision.artifacts.iter().map(|a| artifact_resource(&report.map_id, &report.revision.revision_id, a)).collect();
-                Ok(ToolOutput::new(&report, links))
-            }
-            ToolName::Lookup => Ok(ToolOutput::new(&lookup::lookup(state, arguments::parse(arguments)?).await?, Vec::new())),
-            ToolName::QueryKnowledge => {
-                let bundle = query_knowledge::query_knowledge(state, arguments::parse(arguments)?).await?;
-                let link = resources::bundle_resource(&bundle.bundle_id);
-                Ok(ToolOutput::new(&bundle, vec![link]))
-            }
-            ToolName::ProcessImage => {
-                let layout = process_image::process_image(state, arguments::parse(arguments)?, progress, call.cancel).await?;
-                let mut links = vec![resources::layout_resource(&layout.resource_uri, "application/json")];
-                let pictures = layout.preview_uri.iter().chain(layout.components.iter().filter_map(|component| component.crop_uri.as_ref()));
-                links.extend(pictures.map(|uri| resources::layout_resource(uri, "image/png")));
-                Ok(ToolOutput::new(&layout, links))
-            }
-            ToolName::UnitAt => {
-                let answer = unit_at::unit_at(state, arguments::parse(arguments)?).await?;
-                Ok(ToolOutput::new(&answer, Vec::new()))
-            }
-            ToolName::ExtractUnits => {
-                let extraction = extract_units::extract_units(state, arguments::parse(arguments)?, progress, call.cancel).await?;
-                let links = vec![
-                    resources::layout_resource(&extraction.resource_uri, "application/json"),
-                    resources::layout_resource(&extraction.geopackage_uri, resources::GEOPACKAGE_MEDIA_TYPE),
-                    resources::layout_resource(&extraction.raster_uri, resources::GEOTIFF_MEDIA_TYPE),
-                    resources::layout_resource(&extraction.preview_uri, "image/png"),
-                ];
-                Ok(ToolOutput::new(&extraction, links))
-            }
-            ToolName::ReadText => {
-                let reading = read_text::read_text(state, arguments::parse(arguments)?, progress, call.cancel).await?;
-                let link = resources::layout_resource(&reading.resource_uri, "application/json");
-                Ok(ToolOutput::new(&reading, vec![link]))
-            }
-            ToolName::PrepareDetectors => {
-                let args = arguments::parse(arguments)?;
-                match prepare_detectors::prepare_detectors(Arc::clone(&state), args, call.consent, progress, call.cancel).await? {
-                    Prepared::AskFirst(input_required) => return Ok(Dispatched::InputRequired(input_required)),
-                    Prepared::Done { consent, installed, already_present, failed, download_bytes } => {
-                        let failed = self.failed_assets(failed, spec);
-                        let (missing_requirements, detectors_ready) = prepare_detectors::outstanding(&state).await;
-                        let summary =
-                            prepare_detectors::summary(consent, installed.len(), failed.len(), download_bytes, &missing_requirements, detectors_ready);
-                        let report = PreparationReport { consent, installed, already_present, failed, download_bytes };
-                        let result = PrepareDetectorsResult { report, detectors_ready, missing_requirements, summary };
-                        Ok(ToolOutput::new(&result, Vec::new()))
-                    }
-                }
-            }
-            ToolName::PrepareKnowledge => {
-                let args = arguments::parse(arguments)?;
-                match prepare_knowledge::prepare_knowledge(state, args, call.consent, progress, call.cancel).await? {
-                    Prepared::AskFirst(input_required) => return Ok(Dispatched::InputRequired(input_required)),
-                    Prepared::Done { consent, installed, already_present, failed, download_bytes } => {
-                        let failed = self.failed_assets(failed, spec);
-                        let ready_providers = prepare_knowledge::providers_made_ready(&self.state, &installed).await;
-                        let summary =
-                            prepare_knowledge::summary(consent, installed.len(), already_present.len(), failed.len(), download_bytes, &ready_providers);
-                        let report = PreparationReport { consent, installed, already_present, failed, download_bytes };
-                        let result = PrepareKnowledgeResult { report, ready_providers, summary };
-                        Ok(ToolOutput::new(&result, Vec::new()))
-                    }
-                }
-            }
-        };
-        output.map(Dispatched::Output)
+            (offered.entry.handler)(Arc::clone(&self.state), arguments, Call { progress, consent: call.consent }).await
+        }
+        .await;
+        if let Some(forwarding) = forwarding {
+            let _ = forwarding.await; // every progress notification goes out before the result
+        }
+        outcome
     }
 
-    /// One tool call from start to its log line: `arguments` is `Err` when the
-    /// request already failed to parse.
+    /// One tool call from start to its log line: `arguments` is `Err` when the request already failed to parse.
     async fn run_tool_call(&self, name: &str, arguments: Result<Option<JsonObject>, ArgumentError>, call: CallContext) -> Result<CallToolResponse, ErrorData> {
         let _running = self.state.calls.enter();
         let trace_id = TraceId::random();
         let started = Instant::now();
         let session = call.session.clone();
-        let Some(spec) = self.state.inventory.find(name) else {
+        let Some(offered) = self.state.inventory.find(name) else {
             let envelope = self.unknown_tool(name, &trace_id);
             crate::log::log_tool_call(name, ErrorCode::UnknownTool.as_str(), started.elapsed(), &trace_id, session.as_deref(), None);
             return Err(error_result::protocol_error(&envelope));
@@ -360,61 +218,47 @@ impl GeomapServer {
         let outcome = match arguments {
             Ok(arguments) => {
                 let cancel = call.cancel.clone();
-                let run = trace::run_call(trace_id.clone(), self.dispatch(spec, arguments, call));
+                let run = trace::run_call(trace_id.clone(), self.dispatch(offered, arguments, call));
                 tokio::pin!(run);
                 tokio::select! {
                     outcome = &mut run => outcome,
                     () = self.state.stopping.cancelled() => {
                         // The server is stopping: the call stops at its next stage boundary, cleaning up, or is dropped.
                         cancel.cancel();
-                        tokio::time::timeout(STOP_WAIT, &mut run).await.unwrap_or(Ok(Err(ToolError::Cancelled)))
+                        tokio::time::timeout(STOP_WAIT, &mut run).await.unwrap_or(Ok(Err(AppError::Cancelled)))
                     }
                 }
             }
-            Err(malformed) => Ok(Err(ToolError::InvalidArguments(malformed))),
+            Err(malformed) => Ok(Err(AppError::InvalidArguments(malformed))),
         };
         let (result, label, detail): (CallToolResponse, &str, _) = match outcome {
             Ok(Ok(Dispatched::Output(output))) => (output.into_result().into(), "ok", None),
             Ok(Ok(Dispatched::InputRequired(input_required))) => (input_required.into(), "input_required", None),
             Ok(Err(error)) => {
-                let envelope = self.envelope(&error, spec, &trace_id);
+                let envelope = self.envelope(&error, offered, &trace_id);
                 let label = if error.is_cancellation() { "cancelled" } else { envelope.code.as_str() };
                 (error_result::error_result(&envelope).into(), label, operator_detail(&error, &envelope))
             }
             Err(trace::PanicReport(report)) => {
-                let envelope = self.envelope(&ToolError::Panic, spec, &trace_id);
+                let envelope = self.envelope(&AppError::Panic, offered, &trace_id);
                 (error_result::error_result(&envelope).into(), envelope.code.as_str(), Some(report))
             }
         };
-        if spec.may_write() {
+        if offered.may_write() {
             self.state.changes.fetch_add(1, std::sync::atomic::Ordering::Release);
         }
-        crate::log::log_tool_call(spec.name.as_str(), label, started.elapsed(), &trace_id, session.as_deref(), detail.as_deref());
+        crate::log::log_tool_call(name, label, started.elapsed(), &trace_id, session.as_deref(), detail.as_deref());
         Ok(result)
     }
 
-    /// Each asset a preparation could not install, with the code and message its envelope would have.
-    fn failed_assets(&self, failed: Vec<geomap_assets::AssetError>, spec: &ToolSpec) -> Vec<FailedAsset> {
-        let trace_id = trace::current_trace_id().expect("dispatch runs inside a call's trace scope");
-        failed
-            .into_iter()
-            .map(|error| {
-                let asset = error.asset().to_owned();
-                let envelope = self.envelope(&ToolError::Asset(error), spec, &trace_id);
-                let reason = envelope.details.as_ref().and_then(|d| d.get("reason")).and_then(Value::as_str).map(str::to_owned);
-                FailedAsset { asset, code: envelope.code, reason, message: envelope.message }
-            })
-            .collect()
-    }
-
-    fn envelope(&self, error: &ToolError, spec: &ToolSpec, trace_id: &TraceId) -> Envelope {
-        let call = FailedCall { tool: spec.name.as_str(), idempotent: spec.idempotent(), trace_id, settings: &self.state.settings };
+    fn envelope(&self, error: &AppError, offered: &Offered, trace_id: &TraceId) -> Envelope {
+        let call = FailedCall { tool: offered.entry.name, idempotent: offered.idempotent(), trace_id, settings: self.state.settings() };
         adapter::envelope_for(error, &call)
     }
 
     fn unknown_tool(&self, name: &str, trace_id: &TraceId) -> Envelope {
-        let offered: Vec<&str> = self.state.inventory.specs().iter().map(|spec| spec.name.as_str()).collect();
-        adapter::unknown_tool(name, &offered, self.state.inventory.withheld(name), trace_id, &self.state.settings)
+        let offered: Vec<&str> = self.state.inventory.entries().map(|entry| entry.name).collect();
+        adapter::unknown_tool(name, &offered, self.state.inventory.withheld(name), trace_id, self.state.settings())
     }
 }
 
@@ -430,7 +274,7 @@ fn session_of(context: &RequestContext<RoleServer>) -> Option<String> {
 
 /// Operator-facing failures get their domain error logged above the call's line.
 /// A cancellation is the client's choice, not a failure: its line says `outcome=cancelled` and nothing more.
-fn operator_detail(error: &ToolError, envelope: &Envelope) -> Option<String> {
+fn operator_detail(error: &AppError, envelope: &Envelope) -> Option<String> {
     let for_operator = matches!(envelope.code, ErrorCode::InternalError | ErrorCode::RegistryCorrupt | ErrorCode::MissingSystemDependency);
     (for_operator && !error.is_cancellation()).then(|| error.to_string())
 }
@@ -443,7 +287,7 @@ impl ServerHandler for GeomapServer {
     }
 
     async fn list_tools(&self, _request: Option<PaginatedRequestParams>, _context: RequestContext<RoleServer>) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.state.inventory.specs().iter().map(|spec| spec.tool.clone()).collect()))
+        Ok(ListToolsResult::with_all_items(self.state.inventory.offered().iter().map(|offered| offered.tool.clone()).collect()))
     }
 
     async fn call_tool(&self, request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {

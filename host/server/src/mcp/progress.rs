@@ -1,15 +1,7 @@
-//! Progress notifications for long tool calls.
+//! Progress notifications for long tool calls: where the one progress type's
+//! updates (`geomap_model::progress`) go when a client asked for them.
 
-/// How far a call has come: `done` of `total` units (percent, bytes), and what it is doing.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ProgressUpdate {
-    /// Units done.
-    pub done: u64,
-    /// Units in all.
-    pub total: u64,
-    /// What the call is doing now.
-    pub message: String,
-}
+use geomap_model::progress::ProgressUpdate;
 
 /// Where a call's progress goes: the client that asked for it with a progress token.
 pub struct ProgressSink {

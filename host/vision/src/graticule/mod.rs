@@ -23,6 +23,7 @@ use crate::image::Rgb;
 use crate::millis;
 use crate::ocr::reader::Reader;
 use geomap_model::layout::PixelBox;
+use geomap_model::progress::Progress;
 
 use datum::CrsDecision;
 use labels::{Hemisphere, MetricAxis, Value};
@@ -151,9 +152,6 @@ pub enum GraticuleError {
     },
 }
 
-/// Progress: `(done, total, message)`; an error stops the work (cancellation).
-pub type Progress<'a> = &'a mut dyn FnMut(u64, u64, String) -> Result<(), VisionError>;
-
 /// The scan to read: its size and a window reader.
 pub struct Sheet<'a> {
     /// Width in pixels.
@@ -173,19 +171,19 @@ pub fn read(
     hint: Option<PixelBox>,
     words: &[String],
     metric: Option<bool>,
-    progress: Progress<'_>,
+    progress: &Progress,
 ) -> Result<LabelGeoreference, GraticuleError> {
     let Sheet { width, height, read } = sheet;
     let mut timings = LabelTimings::default();
     let started = std::time::Instant::now();
-    progress(0, 100, "finding the neatline".to_owned())?;
+    progress.fraction(0.0, "finding the neatline").map_err(VisionError::from)?;
     let neatline = neatline::find(width, height, read, hint)?.map_err(GraticuleError::NoNeatline)?;
     timings.neatline_ms = millis(started);
     let started = std::time::Instant::now();
     let lines = read_ring(reader, &neatline, (width, height), read, progress)?;
     timings.read_ms = millis(started);
     let started = std::time::Instant::now();
-    progress(90, 100, "tying labels to ticks and fitting".to_owned())?;
+    progress.fraction(0.9, "tying labels to ticks and fitting").map_err(VisionError::from)?;
     let mut solved = solve_labels(&neatline, lines, (width, height), read, words, metric)?;
     timings.solve_ms = millis(started);
     solved.timings = timings;
@@ -228,7 +226,7 @@ fn read_ring(
     neatline: &Neatline,
     size: (u32, u32),
     read: Window<'_>,
-    progress: Progress<'_>,
+    progress: &Progress,
 ) -> Result<Vec<crate::ocr::reader::Line>, GraticuleError> {
     let (bands, ..) = ring(neatline, size);
     let zoom = if neatline.thickness_px < 2.0 { 2 } else { 1 };
@@ -248,7 +246,8 @@ fn read_ring(
         let before = done;
         let reading = crate::ocr::read(reader, &image, (0, 0, image.width, image.height), MIN_SCORE, |tile, _| {
             let at = (before + tile) as u64;
-            progress(5 + 85 * at / total.max(1) as u64, 100, format!("reading the margins: tile {} of {total}", (before + tile + 1).min(total)))
+            let message = format!("reading the margins: tile {} of {total}", (before + tile + 1).min(total));
+            progress.fraction(0.05 + 0.85 * at as f64 / total.max(1) as f64, message).map_err(VisionError::from)
         })?;
         done += count;
         for mut line in reading.lines {

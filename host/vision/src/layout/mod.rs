@@ -3,7 +3,8 @@
 //! descriptions (`legend`), each swatch's extent and colour from the area
 //! around its code (`swatches`), the main map as the largest region of
 //! coloured polygons (`main_map`), and the title as the largest type in the
-//! margins (`title`); [`terms`] reads a description's ages and rock names.
+//! margins (`title`); [`terms`] reads a description's ages and rock names, and
+//! [`render`] draws a layout's crops and annotated preview.
 //!
 //! Invariant: pure functions of the recognised lines and the scan's pixels;
 //! every threshold is relative to the type's height, so the rules hold at any
@@ -11,6 +12,7 @@
 
 mod legend;
 mod main_map;
+pub mod render;
 mod swatches;
 pub mod terms;
 mod title;

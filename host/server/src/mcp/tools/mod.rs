@@ -1,200 +1,260 @@
-//! The tool handlers, one file per tool: thin orchestration over `roots`,
-//! `media`, `registry` and `georef`. This file holds what several tools share:
-//! the map report and the check that a registered map's file is unchanged.
+//! The tools, each described once: one file per tool holds one type that
+//! implements [`Tool`] (its wire name, title, description, argument and result
+//! types, annotations, whether it is heavy, the setting that withholds it, when
+//! it is ready, how it is called and which resources its result links), and
+//! [`tools!`] below lists them, in `tools/list` order. `tools/list`, the
+//! inventory's filtering, `geomap_capabilities` and README's tool table are all
+//! made from that list.
 //!
-//! Invariant: handlers return typed results or a [`ToolError`]; they never
-//! build envelopes or MCP results themselves.
+//! Invariants: adding a tool is one new file and one line in the list; leaving
+//! out any part of its description fails to compile (every item of [`Tool`] is
+//! required), and leaving it out of README's table or of the end-to-end tests
+//! fails a unit test. A handler calls the application (`geomap_app`) with a
+//! plain request and returns its result or error; it never builds an envelope.
 
-pub mod capabilities;
-pub mod describe_map;
-pub mod extract_units;
-pub mod georeference;
-pub mod layout_words;
-pub mod lookup;
-pub mod preparation;
-pub mod prepare_detectors;
-pub mod prepare_knowledge;
-pub mod process_image;
-pub mod provider_calls;
-pub mod query_knowledge;
-pub mod read_text;
-pub mod register_map;
-pub mod stored;
-pub mod unit_at;
+use std::future::Future;
+use std::sync::Arc;
 
+use futures::future::BoxFuture;
+use rmcp::model::{InputRequiredResult, JsonObject, Resource};
 use schemars::JsonSchema;
 use serde::Serialize;
+use serde::de::DeserializeOwned;
 
-use geomap_georef::Revision;
-use geomap_model::modified_ns;
-use geomap_store::media::{self, MediaType};
-use geomap_store::registry::MapRecord;
-use geomap_store::roots::RootsError;
+use geomap_app::status::{DataRootState, Status};
+use geomap_app::{AppError, Progress};
+use geomap_assets::Catalog;
+use geomap_model::errors::ErrorCode;
+use geomap_model::settings::Settings;
 
-use super::ServerState;
-use super::adapter::{MapGone, ToolError};
-use super::uris::{artifact_uri, map_uri, revision_dir};
+use super::consent::ConsentChannel;
+use super::{Dispatched, ServerState, ToolOutput};
 
-/// Every tool, by name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ToolName {
-    /// `geomap_capabilities`
-    Capabilities,
-    /// `geomap_register_map`
-    RegisterMap,
-    /// `geomap_describe_map`
-    DescribeMap,
-    /// `geomap_georeference`
-    Georeference,
-    /// `geomap_lookup`
-    Lookup,
-    /// `geomap_process_image`
-    ProcessImage,
-    /// `geomap_read_text`
-    ReadText,
-    /// `geomap_unit_at`
-    UnitAt,
-    /// `geomap_extract_units`
-    ExtractUnits,
-    /// `geomap_prepare_detectors`
-    PrepareDetectors,
-    /// `geomap_query_knowledge`
-    QueryKnowledge,
-    /// `geomap_prepare_knowledge`
-    PrepareKnowledge,
+/// Declares each tool's module and lists the tools, in `tools/list` order: one line per tool.
+macro_rules! tools {
+    ($($module:ident :: $tool:ident),* $(,)?) => {
+        $(pub mod $module;)*
+
+        /// Every tool this server has, each described once, in `tools/list` order.
+        pub fn all(catalog: &Catalog) -> Vec<ToolEntry> {
+            vec![$(entry::<$module::$tool>(catalog)),*]
+        }
+    };
 }
 
-impl ToolName {
-    /// The name on the wire.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ToolName::Capabilities => "geomap_capabilities",
-            ToolName::RegisterMap => "geomap_register_map",
-            ToolName::DescribeMap => "geomap_describe_map",
-            ToolName::Georeference => "geomap_georeference",
-            ToolName::Lookup => "geomap_lookup",
-            ToolName::ProcessImage => "geomap_process_image",
-            ToolName::ReadText => "geomap_read_text",
-            ToolName::UnitAt => "geomap_unit_at",
-            ToolName::ExtractUnits => "geomap_extract_units",
-            ToolName::PrepareDetectors => "geomap_prepare_detectors",
-            ToolName::QueryKnowledge => "geomap_query_knowledge",
-            ToolName::PrepareKnowledge => "geomap_prepare_knowledge",
+tools! {
+    capabilities::Capabilities,
+    register_map::RegisterMap,
+    describe_map::DescribeMap,
+    georeference::Georeference,
+    lookup::Lookup,
+    query_knowledge::QueryKnowledge,
+    process_image::ProcessImage,
+    read_text::ReadText,
+    unit_at::UnitAt,
+    extract_units::ExtractUnits,
+    prepare_detectors::PrepareDetectors,
+    prepare_knowledge::PrepareKnowledge,
+}
+
+/// What a tool's annotations say of it (it is never destructive: nothing it does removes an agent's work).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Hints {
+    /// It changes nothing the server reports.
+    pub read_only: bool,
+    /// Repeating it unchanged is safe.
+    pub idempotent: bool,
+    /// It reaches outside the server (downloads).
+    pub open_world: bool,
+}
+
+/// A setting that withholds a tool from agents.
+#[derive(Debug, Clone, Copy)]
+pub struct Withholding {
+    /// The setting, as operators write it.
+    pub setting: &'static str,
+    /// Whether the settings in force offer the tool.
+    pub offered: fn(&Settings) -> bool,
+}
+
+/// Why a tool cannot succeed now: the code it would fail with, and why, for `geomap_capabilities`.
+pub type Unready = (ErrorCode, &'static str);
+
+/// What a call brings from its request besides its arguments.
+pub struct Call {
+    /// Where its progress goes, and how it learns it was cancelled (by the client or a stopping server).
+    pub progress: Progress,
+    /// How the user can be asked before a download.
+    pub consent: ConsentChannel,
+}
+
+/// How a tool answered.
+pub enum Reply<T> {
+    /// Its result.
+    Done(T),
+    /// A result made earlier and kept, with its text block (see `capabilities::Answers`).
+    Kept {
+        /// The result as JSON.
+        structured: serde_json::Value,
+        /// The same as compact JSON.
+        text: String,
+    },
+    /// The client must ask its user and call again (2026-07-28).
+    AskFirst(InputRequiredResult),
+}
+
+/// One tool, described once.
+pub trait Tool {
+    /// Its name on the wire.
+    const NAME: &'static str;
+    /// Its title, for people.
+    const TITLE: &'static str;
+    /// What its annotations say.
+    const HINTS: Hints;
+    /// Whether a call takes one of the heavy-call slots before it runs (it decodes a whole scan,
+    /// runs models or warps). The preparation tools take one themselves, once the user agreed.
+    const HEAVY: bool;
+    /// The setting that withholds it, when one can.
+    const WITHHELD_BY: Option<Withholding>;
+    /// Its arguments, as agents send them.
+    type Args: DeserializeOwned + JsonSchema + Send + 'static;
+    /// Its result.
+    type Output: Serialize + JsonSchema + Send + 'static;
+    /// What agents read about it (some descriptions state download sizes from the catalog).
+    fn description(catalog: &Catalog) -> String;
+    /// Why it cannot succeed now, or `None` when nothing in the server's set-up stops it.
+    fn readiness(status: &Status) -> Option<Unready>;
+    /// Runs a call.
+    fn call(state: Arc<ServerState>, args: Self::Args, call: Call) -> impl Future<Output = Result<Reply<Self::Output>, AppError>> + Send;
+    /// The resources a result links.
+    fn links(output: &Self::Output) -> Vec<Resource>;
+}
+
+/// How the server runs a tool: the arguments as sent, parsed and handed to [`Tool::call`].
+pub type Handler = fn(Arc<ServerState>, Option<JsonObject>, Call) -> BoxFuture<'static, Result<Dispatched, AppError>>;
+
+/// A tool as the server holds it: its description made once, and its handler.
+pub struct ToolEntry {
+    /// Its name on the wire.
+    pub name: &'static str,
+    /// Its title.
+    pub title: &'static str,
+    /// What its annotations say.
+    pub hints: Hints,
+    /// Whether a call takes a heavy-call slot first.
+    pub heavy: bool,
+    /// The setting that withholds it, when one can.
+    pub withheld_by: Option<Withholding>,
+    /// Its description.
+    pub description: String,
+    /// Its input schema.
+    pub input_schema: schemars::Schema,
+    /// Its result's schema (the success branch of its output schema).
+    pub output_schema: schemars::Schema,
+    /// Why it cannot succeed now.
+    pub readiness: fn(&Status) -> Option<Unready>,
+    /// Parses the arguments and runs the call.
+    pub handler: Handler,
+}
+
+impl std::fmt::Debug for ToolEntry {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.debug_struct("ToolEntry").field("name", &self.name).field("hints", &self.hints).field("heavy", &self.heavy).finish_non_exhaustive()
+    }
+}
+
+/// The entry of tool `T`.
+fn entry<T: Tool + 'static>(catalog: &Catalog) -> ToolEntry {
+    ToolEntry {
+        name: T::NAME,
+        title: T::TITLE,
+        hints: T::HINTS,
+        heavy: T::HEAVY,
+        withheld_by: T::WITHHELD_BY,
+        description: T::description(catalog),
+        input_schema: schemars::schema_for!(T::Args),
+        output_schema: schemars::schema_for!(T::Output),
+        readiness: T::readiness,
+        handler: |state, arguments, call| {
+            Box::pin(async move {
+                let args: T::Args = geomap_app::error::from_json(arguments)?;
+                Ok(match T::call(state, args, call).await? {
+                    Reply::Done(output) => {
+                        let links = T::links(&output);
+                        Dispatched::Output(ToolOutput::new(&output, links))
+                    }
+                    Reply::Kept { structured, text } => Dispatched::Output(ToolOutput { structured, text: Some(text), links: Vec::new() }),
+                    Reply::AskFirst(input_required) => Dispatched::InputRequired(input_required),
+                })
+            })
+        },
+    }
+}
+
+/// What stops a tool that writes to the data root (`writes`) or only reads it, as `status` finds it.
+pub fn blocked(status: &Status, writes: bool) -> Option<Unready> {
+    match status.data_root.state {
+        DataRootState::RegistryCorrupt => Some((ErrorCode::RegistryCorrupt, "the registry file cannot be read; the operator must move it aside")),
+        DataRootState::Unwritable if writes => Some((ErrorCode::InternalError, "the server cannot write to its data root")),
+        _ => None,
+    }
+}
+
+/// What stops a tool that needs GDAL (`why` says for what), as `status` finds it.
+pub fn needs_gdal(status: &Status, why: &'static str) -> Option<Unready> {
+    match status.georeference.readiness.missing.is_empty() {
+        true => blocked(status, true),
+        false => Some((ErrorCode::MissingSystemDependency, why)),
+    }
+}
+
+impl Hints {
+    /// A tool that only reads: read-only and idempotent.
+    pub const READS: Hints = Hints { read_only: true, idempotent: true, open_world: false };
+    /// A tool that writes a new record on every call: neither read-only nor idempotent.
+    pub const WRITES_ANEW: Hints = Hints { read_only: false, idempotent: false, open_world: false };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entries() -> Vec<ToolEntry> {
+        all(&Catalog::approved())
+    }
+
+    #[test]
+    fn every_tool_has_a_unique_name_a_title_and_a_description() {
+        let entries = entries();
+        let mut names: Vec<&str> = entries.iter().map(|entry| entry.name).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), entries.len(), "tool names are unique");
+        for entry in &entries {
+            assert!(entry.name.starts_with("geomap_"), "{}", entry.name);
+            assert!(!entry.title.is_empty() && entry.description.len() > 80, "{}", entry.name);
         }
     }
-}
 
-/// Where a registered map's file is, relative to the allowed roots.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct MapSource {
-    /// Index of the map root in geomap_capabilities' `map_roots` (0 resolves relative paths).
-    pub root_index: usize,
-    /// The file's path inside that root, symbolic links resolved.
-    pub relative_path: String,
-}
-
-/// What is known about a registered map (the result of register and describe).
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct MapReport {
-    /// Stable ID: the same unchanged file always gets the same one.
-    pub map_id: String,
-    /// The map as an MCP resource.
-    pub resource_uri: String,
-    /// Type sniffed from the file's bytes.
-    pub media_type: MediaType,
-    /// Width in pixels, from the header.
-    pub width: u64,
-    /// Height in pixels, from the header.
-    pub height: u64,
-    /// File size.
-    pub bytes: u64,
-    /// SHA-256 of the file, lowercase hex.
-    pub sha256: String,
-    /// When the map was first registered (RFC 3339, UTC).
-    pub registered_at: String,
-    /// Where the file is.
-    pub source: MapSource,
-    /// geomap_register_map only: true when this file was already registered.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub already_registered: Option<bool>,
-    /// Georeferences, oldest first.
-    pub revisions: Vec<Revision>,
-    /// The newest revision: the map's current georeference.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub current_revision_id: Option<String>,
-    /// Things the agent should know that are not failures.
-    pub warnings: Vec<String>,
-}
-
-/// A registered map whose file is still the one registered, opened inside its root.
-struct RegisteredMap {
-    record: MapRecord,
-    root_index: usize,
-    file: std::fs::File,
-}
-
-/// Looks `map_id` up and checks its file is unchanged (size, then content when the mtime moved).
-fn open_registered(state: &ServerState, map_id: &str) -> Result<RegisteredMap, ToolError> {
-    let record = state.registry.map(map_id)?;
-    let gone = |reason, record: Option<&MapRecord>| ToolError::MapNotFound {
-        map_id: map_id.to_owned(),
-        reason,
-        registered_as: record.map(|r| r.relative_path.clone()),
-    };
-    let record = record.ok_or_else(|| gone(MapGone::UnknownId, None))?;
-    let root_index = state.roots.index_of(&record.root).ok_or_else(|| gone(MapGone::RootNoLongerAllowed, Some(&record)))?;
-    let mut file = state.roots.reopen(&record.root, &record.relative_path).map_err(|error| match error {
-        RootsError::OutsideRoots => gone(MapGone::RootNoLongerAllowed, Some(&record)),
-        _ => gone(MapGone::FileMissing, Some(&record)),
-    })?;
-    let metadata = file.metadata().map_err(media::MediaError::Io)?;
-    if metadata.len() != record.bytes {
-        return Err(gone(MapGone::FileChanged, Some(&record)));
+    #[test]
+    fn readme_lists_every_tool_as_the_list_describes_it() {
+        let readme = include_str!("../../../../../README.md");
+        let table = super::super::inventory::markdown_table(&entries());
+        assert!(readme.contains(&table), "README's tool table drifted from the tool list (host/server/src/mcp/tools); it should read:\n{table}");
     }
-    if modified_ns(&metadata) != record.modified_ns && geomap_model::content_sha256(&mut file).map_err(media::MediaError::Io)? != record.sha256 {
-        return Err(gone(MapGone::FileChanged, Some(&record)));
-    }
-    Ok(RegisteredMap { record, root_index, file })
-}
 
-/// `revision` with each artifact's resource URI and server path filled in.
-fn located(state: &ServerState, map_id: &str, mut revision: Revision) -> Revision {
-    let dir = revision_dir(state, map_id, &revision.revision_id);
-    for artifact in &mut revision.artifacts {
-        artifact.resource_uri = Some(artifact_uri(map_id, &revision.revision_id, &artifact.name));
-        artifact.path = Some(dir.join(&artifact.name).display().to_string());
+    #[test]
+    fn every_tool_is_called_by_an_end_to_end_test() {
+        let tests = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests");
+        let sources: String = std::fs::read_dir(&tests)
+            .unwrap()
+            .filter_map(Result::ok)
+            .map(|file| file.path())
+            .filter(|path| path.file_name().is_some_and(|name| name.to_string_lossy().starts_with("test_")) && path.extension().is_some_and(|e| e == "py"))
+            .map(|path| std::fs::read_to_string(path).unwrap())
+            .collect();
+        for entry in entries() {
+            assert!(sources.contains(&format!("call_tool(\"{}\"", entry.name)), "no tests/test_*.py calls {} through the MCP client", entry.name);
+        }
     }
-    revision
-}
-
-fn report(state: &ServerState, record: &MapRecord, root_index: usize, already_registered: Option<bool>) -> MapReport {
-    MapReport {
-        map_id: record.map_id.clone(),
-        resource_uri: map_uri(&record.map_id),
-        media_type: record.media_type,
-        width: record.width,
-        height: record.height,
-        bytes: record.bytes,
-        sha256: record.sha256.clone(),
-        registered_at: record.registered_at.clone(),
-        source: MapSource { root_index, relative_path: record.relative_path.clone() },
-        already_registered,
-        revisions: record.revisions.iter().map(|revision| located(state, &record.map_id, revision.clone())).collect(),
-        current_revision_id: record.revisions.last().map(|revision| revision.revision_id.clone()),
-        warnings: Vec::new(),
-    }
-}
-
-/// The OCR reader, loaded once and kept while its model files are unchanged (reloaded after a
-/// reinstall; an asset removed since is missing again).
-pub(crate) fn text_reader(state: &ServerState) -> Result<std::sync::Arc<geomap_vision::ocr::reader::Reader>, geomap_vision::VisionError> {
-    let files = geomap_vision::models::current_files(&state.catalog, &state.settings.data_root, &geomap_vision::ocr::REQUIREMENTS);
-    let mut cached = state.reader.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    if let Some((_, loaded)) = cached.as_ref().filter(|(loaded_from, _)| *loaded_from == files) {
-        return Ok(std::sync::Arc::clone(loaded));
-    }
-    *cached = None;
-    let loaded = std::sync::Arc::new(geomap_vision::ocr::load(&state.catalog, &state.settings.data_root)?);
-    *cached = Some((files, std::sync::Arc::clone(&loaded)));
-    Ok(loaded)
 }

@@ -1,97 +1,43 @@
-//! `geomap_register_map`: a scan (or a map bundle) from an allowed root becomes
-//! a registered map; a bundle's georeference becomes its first revision.
+//! `geomap_register_map`: a scan (or a map bundle) from an allowed root becomes a registered map.
 
 use std::sync::Arc;
-use std::time::SystemTime;
 
-use schemars::JsonSchema;
-use serde::Deserialize;
-use sha2::{Digest, Sha256};
+use rmcp::model::Resource;
 
-use geomap_georef::{GeorefError, Revision};
-use geomap_model::modified_ns;
-use geomap_model::trace;
-use geomap_store::media::bundle::{BundleError, MapBundle};
-use geomap_store::media::{self, MediaError, MediaLimits};
-use geomap_store::registry::MapRecord;
+use geomap_app::maps::{MapReport, REGISTER_TOOL, RegisterRequest};
+use geomap_app::status::Status;
+use geomap_app::AppError;
+use geomap_assets::Catalog;
 
-use super::georeference::GeoreferenceArgs;
-use super::{MapReport, report};
+use super::{Call, Hints, Reply, Tool, Unready, Withholding, blocked};
 use crate::mcp::ServerState;
-use crate::mcp::adapter::ToolError;
+use crate::mcp::resources::map_resource;
 
-/// Arguments of `geomap_register_map`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RegisterMapArgs {
-    /// The scan's path: absolute inside an allowed map root, or relative to the first root.
-    pub path: String,
-}
-/// `geomap_register_map`: resolve inside a root, check the media, record it.
-pub async fn register_map(state: Arc<ServerState>, args: RegisterMapArgs) -> Result<MapReport, ToolError> {
-    trace::spawn_blocking(move || {
-        let requested = args.path;
-        let mut opened = state.roots.open_map(&requested).map_err(|error| ToolError::MapPath { requested: requested.clone(), error })?;
-        let limits = MediaLimits { max_bytes: state.settings.max_image_bytes, max_pixels: state.settings.max_image_pixels };
-        let header = media::inspect(&mut opened.file, limits)?;
-        let bundle_revision = header.bundle.as_ref().map(bundle_revision).transpose()?.flatten();
-        let sha256 = geomap_model::content_sha256(&mut opened.file).map_err(media::MediaError::Io)?;
-        let metadata = opened.file.metadata().map_err(media::MediaError::Io)?;
-        let map_id = map_id_for(&opened.root, &opened.relative_path, &sha256);
-        let candidate = MapRecord {
-            map_id,
-            root: opened.root,
-            relative_path: opened.relative_path,
-            media_type: header.media_type,
-            width: header.width,
-            height: header.height,
-            bytes: metadata.len(),
-            sha256,
-            modified_ns: modified_ns(&metadata),
-            registered_at: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
-            revisions: Vec::new(),
-        };
-        let (mut record, already_registered) = state.registry.register(&candidate)?;
-        if let Some(revision) = bundle_revision
-            && record.revisions.is_empty()
-            && state.registry.add_revision(&record.map_id, &revision)?
-        {
-            record.revisions.push(revision);
-        }
-        Ok(report(&state, &record, opened.root_index, Some(already_registered)))
-    })
-    .await
-}
+/// `geomap_register_map`.
+pub struct RegisterMap;
 
-/// The revision a bundle's `georeference` describes (checked as `geomap_georeference`'s arguments), if it has one.
-fn bundle_revision(bundle: &MapBundle) -> Result<Option<Revision>, ToolError> {
-    let Some(fields) = &bundle.georeference else { return Ok(None) };
-    let invalid = |field: &str, problem: String| ToolError::Media(MediaError::InvalidBundle(BundleError { field: format!("/georeference{field}"), problem }));
-    if fields.contains_key("map_id") {
-        return Err(invalid("/map_id", "no map_id here: the bundle is the map".to_owned()));
-    }
-    let mut arguments = fields.clone();
-    arguments.insert("map_id".to_owned(), serde_json::Value::String(String::new()));
-    let checked = crate::mcp::arguments::parse::<GeoreferenceArgs>(Some(arguments)).and_then(|args| args.explicit());
-    let (crs, placement) =
-        checked.map_err(|error| invalid(error.field.trim_end_matches('/'), format!("{}: expected {}", error.problem_text(), error.expected)))?;
-    let request = geomap_georef::Request { crs, placement };
-    let revision_id = format!("rev_{}", geomap_model::random_hex(10));
-    match geomap_georef::describe(bundle.image.width as u64, bundle.image.height as u64, &request, &revision_id) {
-        Ok(revision) => Ok(Some(revision)),
-        Err(GeorefError::InvalidBounds(problem)) => Err(invalid("", problem)),
-        Err(other) => Err(other.into()),
-    }
-}
+impl Tool for RegisterMap {
+    const NAME: &'static str = REGISTER_TOOL;
+    const TITLE: &'static str = "Register a map scan";
+    const HINTS: Hints = Hints { read_only: false, idempotent: true, open_world: false };
+    const HEAVY: bool = false;
+    const WITHHELD_BY: Option<Withholding> = None;
+    type Args = RegisterRequest;
+    type Output = MapReport;
 
-/// `map_` and 20 hex characters of SHA-256 over the root, the path inside it and the content hash.
-fn map_id_for(root: &std::path::Path, relative_path: &str, sha256: &str) -> String {
-    use std::os::unix::ffi::OsStrExt;
-    let mut hasher = Sha256::new();
-    for part in [root.as_os_str().as_bytes(), relative_path.as_bytes(), sha256.as_bytes()] {
-        hasher.update(part);
-        hasher.update([0]);
+    fn description(_: &Catalog) -> String {
+        "Register a scanned map (PNG, JPEG or TIFF/GeoTIFF) from an allowed map root and get its map_id. A geomap-map-bundle/v1 JSON file (a layout made elsewhere, with an optional georeference; format in geomap_capabilities media.map_bundle_schema) registers too, for a scan this server cannot take. Registering the same unchanged file again returns the same map_id. Paths are absolute inside an allowed root, or relative to the first root (see geomap_capabilities).".to_owned()
     }
-    let digest = geomap_model::lowercase_hex(&hasher.finalize()[..10]);
-    format!("map_{digest}")
+
+    fn readiness(status: &Status) -> Option<Unready> {
+        blocked(status, true)
+    }
+
+    async fn call(state: Arc<ServerState>, args: RegisterRequest, _: Call) -> Result<Reply<MapReport>, AppError> {
+        Ok(Reply::Done(state.app.register(args).await?))
+    }
+
+    fn links(report: &MapReport) -> Vec<Resource> {
+        vec![map_resource(report)]
+    }
 }

@@ -4,46 +4,12 @@ use std::path::Path;
 
 use serde_json::json;
 
-use crate::mcp::uris::MAX_RESOURCE_BLOB_BYTES;
+use geomap_app::MapGone;
+use geomap_app::uris::MAX_RESOURCE_BLOB_BYTES;
 use geomap_model::errors::{Cause, ErrorCode};
 
 use geomap_model::errors::failure::{FailedCall, Parts, parts};
 
-/// Why a registered map can no longer be described.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MapGone {
-    /// No map has this ID.
-    UnknownId,
-    /// The file is no longer at its registered place.
-    FileMissing,
-    /// The file's content changed since it was registered.
-    FileChanged,
-    /// Its map root is no longer allowed by the settings.
-    RootNoLongerAllowed,
-    /// No revision artifact has this map, revision and name.
-    UnknownArtifact,
-    /// No knowledge bundle has this ID (the ID is in `map_id`'s place).
-    UnknownBundle,
-    /// The map has no stored layout with legend colours yet.
-    NoLayout,
-}
-
-impl MapGone {
-    /// The `details.reason` of this case.
-    pub fn reason(self) -> &'static str {
-        match self {
-            MapGone::UnknownId => "unknown_map_id",
-            MapGone::FileMissing => "file_missing",
-            MapGone::FileChanged => "file_changed",
-            MapGone::RootNoLongerAllowed => "root_no_longer_allowed",
-            MapGone::UnknownArtifact => "unknown_artifact",
-            MapGone::UnknownBundle => "unknown_bundle",
-            MapGone::NoLayout => "no_layout",
-        }
-    }
-}
-
-/// A map, or one of its artifacts, that the registry does not know or whose file changed.
 pub(super) fn describe_map_gone(map_id: &str, reason: MapGone, registered_as: Option<&str>) -> Parts {
     if reason == MapGone::UnknownBundle {
         let again = "Call geomap_query_knowledge again: every call writes a new bundle and returns its bundle_id.".to_owned();

@@ -2,6 +2,7 @@
 
 use serde_json::json;
 
+use geomap_app::error::LabelsFailure;
 use geomap_georef::GeorefError;
 use geomap_model::errors::{Cause, ErrorCode};
 
@@ -38,8 +39,8 @@ pub(super) fn describe_georef(error: &GeorefError, call: &FailedCall<'_>) -> Par
 
 /// The map's labels gave no georeference: every line read in the ring with why it could not be
 /// used, and the three ways on (the agent's own placement, reading the margins, the user).
-pub(super) fn describe_too_few_labels(failure: &super::LabelsFailure) -> Parts {
-    let super::LabelsFailure { reason, why, labels, corners } = failure;
+pub(super) fn describe_too_few_labels(failure: &LabelsFailure) -> Parts {
+    let LabelsFailure { reason, why, labels, corners } = failure;
     let read: Vec<serde_json::Value> = labels
         .iter()
         .map(|label| {

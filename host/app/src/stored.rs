@@ -1,0 +1,252 @@
+//! The documents the use cases store, each in its folder under the map's
+//! artifacts and in its registry table, and read back typed: a layout
+//! (`geomap-layout/v1`), a reading (`geomap-text/v1`; its words feed the label
+//! georeference's datum) and a unit extraction (`geomap-units/v1`).
+//!
+//! Invariants: [`App::store`] writes the folder (staged under a temporary name
+//! until the registry records it) before the row, and removes it when either
+//! fails; this is the one place that parses a stored document; each reader
+//! takes only the fields its callers use (the documents may grow); a document
+//! that is absent or does not parse is `artifact_not_found`
+//! (`unknown_artifact`), a map with no layout yet is `no_layout`.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use geomap_model::layout::PixelBox;
+use geomap_store::registry::{Document, StoredDocument};
+use geomap_store::sweep::Staged;
+use geomap_vision::VisionError;
+use geomap_vision::colour::hex;
+
+use crate::terms::{AgeSpan, AgeTermInfo, LithologyInfo};
+use crate::uris::layout_dir;
+use crate::{App, AppError, MapGone};
+
+/// A stored layout, as the use cases read it.
+#[derive(Debug, Deserialize)]
+pub struct StoredLayout {
+    /// The title read, when one was.
+    #[serde(default)]
+    pub title: Option<String>,
+    /// The scan's width in pixels.
+    pub width: u32,
+    /// The scan's height in pixels.
+    pub height: u32,
+    /// The components found, best first.
+    #[serde(default)]
+    pub components: Vec<StoredComponent>,
+    /// The legend entries, top to bottom per legend.
+    #[serde(default)]
+    pub legend_entries: Vec<StoredEntry>,
+}
+
+impl StoredLayout {
+    /// The legend entries whose swatch colour was read, in legend order; none is `no_layout`
+    /// (nothing to compare the map's colours with).
+    pub fn swatches(&self, map_id: &str) -> Result<Vec<Swatch<'_>>, AppError> {
+        let swatches: Vec<Swatch<'_>> = self
+            .legend_entries
+            .iter()
+            .enumerate()
+            .filter_map(|(index, entry)| {
+                let colour = entry.colour_hex.as_deref().and_then(geomap_store::media::bundle::parse_hex)?;
+                Some(Swatch {
+                    unit: LegendUnit { legend_entry: index, code: entry.code.clone(), description: entry.description.clone(), colour_hex: hex(colour) },
+                    entry,
+                    colour,
+                })
+            })
+            .collect();
+        if swatches.is_empty() {
+            return Err(AppError::gone(map_id, MapGone::NoLayout));
+        }
+        Ok(swatches)
+    }
+
+    /// The box of its main map, when it has one.
+    pub fn main_map(&self) -> Option<PixelBox> {
+        self.components.iter().find(|component| component.class == "main_map").map(|component| component.bbox)
+    }
+}
+
+/// A legend entry with a swatch colour.
+pub struct Swatch<'a> {
+    /// How results name it.
+    pub unit: LegendUnit,
+    /// The entry, with its unit's words.
+    pub entry: &'a StoredEntry,
+    /// Its swatch's colour.
+    pub colour: (u8, u8, u8),
+}
+
+/// A legend unit as results name it.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct LegendUnit {
+    /// Index into the layout's `legend_entries`.
+    pub legend_entry: usize,
+    /// The unit's code, when read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+    /// Its description, when read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Its swatch's colour.
+    pub colour_hex: String,
+}
+
+impl LegendUnit {
+    /// Its code, else its description, else its place in the legend.
+    pub fn name(&self) -> String {
+        self.code.clone().or(self.description.clone()).unwrap_or_else(|| format!("legend entry {}", self.legend_entry))
+    }
+}
+
+/// A component of a stored layout.
+#[derive(Debug, Deserialize)]
+pub struct StoredComponent {
+    /// Its class (`main_map`, `legend`, …).
+    #[serde(default)]
+    pub class: String,
+    /// Its box in the scan's pixels.
+    pub bbox: PixelBox,
+}
+
+/// A legend entry of a stored layout: its swatch colour and its unit's words.
+#[derive(Debug, Deserialize)]
+pub struct StoredEntry {
+    /// The swatch's colour, `#rrggbb`, when one was read.
+    pub colour_hex: Option<String>,
+    /// The unit's code.
+    pub code: Option<String>,
+    /// The unit's description.
+    pub description: Option<String>,
+    /// The legend heading it is listed under, when it is.
+    #[serde(default)]
+    pub group: Option<String>,
+    /// The ages its description names, resolved.
+    #[serde(default)]
+    pub age_terms: Vec<AgeTermInfo>,
+    /// The span of those ages, in Ma.
+    pub age_ma: Option<AgeSpan>,
+    /// The rock names its description names, resolved.
+    #[serde(default)]
+    pub lithology_terms: Vec<LithologyInfo>,
+}
+
+/// A stored unit extraction, as `geomap_unit_at` reads it.
+#[derive(Debug, Deserialize)]
+pub struct StoredUnits {
+    /// The layout it classified against.
+    pub layout_id: String,
+    /// The unit raster's extent in the scan's pixels.
+    pub region: PixelBox,
+    /// Its units: which legend entry each raster class is.
+    pub units: Vec<StoredUnitClass>,
+}
+
+/// One class of a stored unit extraction.
+#[derive(Debug, Deserialize)]
+pub struct StoredUnitClass {
+    /// Its value in the unit raster.
+    pub class: u8,
+    /// Its index into the layout's `legend_entries`.
+    pub legend_entry: usize,
+}
+
+/// What every stored document lists: the files stored with it (all a resource URI may reach).
+#[derive(Debug, Deserialize)]
+struct StoredFiles {
+    #[serde(default)]
+    files: Vec<String>,
+}
+
+/// A stored reading, as the label georeference reads it: the words of its lines.
+#[derive(Debug, Deserialize)]
+struct StoredReading {
+    #[serde(default)]
+    lines: Vec<StoredLine>,
+}
+
+/// One line of a stored reading.
+#[derive(Debug, Deserialize)]
+struct StoredLine {
+    text: String,
+}
+
+fn parse<T: for<'a> Deserialize<'a>>(map_id: &str, document: &str) -> Result<T, AppError> {
+    serde_json::from_str(document).map_err(|_| AppError::gone(map_id, MapGone::UnknownArtifact))
+}
+
+impl App {
+    /// The folder of `id` under map `map_id`'s artifacts, staged: written under a temporary name
+    /// until [`App::store`] publishes it.
+    pub fn stage(&self, map_id: &str, id: &str) -> Result<Staged, AppError> {
+        Staged::create(&layout_dir(&self.settings.artifact_root, map_id, id))
+            .map_err(|error| VisionError::Storage(format!("cannot create the folder of {id}: {error}")).into())
+    }
+
+    /// Writes `stored`'s document as `name` into `staged` (its folder, holding its other files),
+    /// moves the folder into place and records it in the registry. A failure before the move leaves
+    /// nothing; a map gone meanwhile takes the folder with it; a registry error leaves it (whole,
+    /// perhaps recorded).
+    pub fn store(&self, staged: Staged, name: &str, stored: &StoredDocument) -> Result<(), AppError> {
+        let published = std::fs::write(staged.path().join(name), &stored.document).and_then(|()| staged.publish());
+        let dir = published.map_err(|error| VisionError::Storage(format!("cannot store {name}: {error}")))?;
+        // On an error the folder stays: whole, and perhaps recorded (a commit whose answer was lost).
+        if !self.registry.add_document(stored)? {
+            let _ = std::fs::remove_dir_all(&dir);
+            return Err(AppError::unknown_map(&stored.map_id));
+        }
+        Ok(())
+    }
+
+    /// Layout `layout_id` of map `map_id`.
+    pub fn layout(&self, map_id: &str, layout_id: &str) -> Result<StoredLayout, AppError> {
+        let document = self.registry.document(Document::Layout, map_id, layout_id)?.ok_or_else(|| AppError::gone(map_id, MapGone::UnknownArtifact))?;
+        parse(map_id, &document)
+    }
+
+    /// The newest layout of map `map_id`, with its ID (`no_layout` before any layout was found).
+    pub fn newest_layout(&self, map_id: &str) -> Result<(String, StoredLayout), AppError> {
+        let (layout_id, document) = self.registry.newest_document(Document::Layout, map_id)?.ok_or_else(|| AppError::gone(map_id, MapGone::NoLayout))?;
+        Ok((layout_id, parse(map_id, &document)?))
+    }
+
+    /// `layout_id`'s layout of map `map_id`, or its newest when `None`, with its ID.
+    pub fn chosen_layout(&self, map_id: &str, layout_id: Option<&str>) -> Result<(String, StoredLayout), AppError> {
+        match layout_id {
+            Some(id) => Ok((id.to_owned(), self.layout(map_id, id)?)),
+            None => self.newest_layout(map_id),
+        }
+    }
+
+    /// The newest unit extraction of map `map_id`, with its ID (none before any extraction).
+    pub fn newest_units(&self, map_id: &str) -> Result<Option<(String, StoredUnits)>, AppError> {
+        match self.registry.newest_document(Document::Units, map_id)? {
+            Some((units_id, document)) => Ok(Some((units_id, parse(map_id, &document)?))),
+            None => Ok(None),
+        }
+    }
+
+    /// The lines of the newest reading of map `map_id` (none before any reading).
+    pub fn newest_reading_lines(&self, map_id: &str) -> Result<Vec<String>, AppError> {
+        match self.registry.newest_document(Document::Reading, map_id)? {
+            Some((_, document)) => Ok(parse::<StoredReading>(map_id, &document)?.lines.into_iter().map(|line| line.text).collect()),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    /// The files stored with layout, reading or unit extraction `id` of map `map_id` (one URI route serves them all).
+    pub fn stored_files(&self, map_id: &str, id: &str) -> Result<Vec<String>, AppError> {
+        let mut document = None;
+        for kind in [Document::Layout, Document::Reading, Document::Units] {
+            document = self.registry.document(kind, map_id, id)?;
+            if document.is_some() {
+                break;
+            }
+        }
+        let document = document.ok_or_else(|| AppError::gone(map_id, MapGone::UnknownArtifact))?;
+        Ok(parse::<StoredFiles>(map_id, &document)?.files)
+    }
+}

@@ -1,0 +1,673 @@
+//! A map's units: the legend unit under a point (`unit_at`), and the whole main
+//! map as GIS layers (`extract_units`): every pixel of the layout's main map to
+//! the nearest legend swatch in CIELAB (`geomap_vision::units`), linework
+//! filled, speckle under the minimum mapping unit sieved, and the regions
+//! polygonized into a TA1 GeoPackage with a unit raster
+//! (`geomap_georef::units`), georeferenced through the newest revision when
+//! there is one, plus a preview; stored as a `geomap-units/v1` document whose
+//! files are resources.
+//!
+//! Invariants: the point and the polygons agree (once an extraction of a
+//! layout exists, `unit_at` answers from its raster); an extraction's files are
+//! written into a staged folder recorded last, so a failure or cancellation
+//! between stages keeps nothing; memory is about one decoded main map (the class
+//! and confidence rasters, GDAL's copy of the classes, one strip).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use geomap_georef::units::{GEOPACKAGE, MapRow, UNIT_RASTER, UnitRaster, UnitRow};
+use geomap_model::layout::PixelBox;
+use geomap_model::trace;
+use geomap_store::registry::{Document, StoredDocument};
+use geomap_vision::colour::{delta_e, ground_colour, hex, lab};
+use geomap_vision::units::{self as classes, NO_MATCH_DELTA_E, filter, regions};
+use geomap_vision::{VisionError, millis};
+
+use crate::stored::{LegendUnit, StoredEntry, StoredLayout, Swatch};
+use crate::terms::{AgeSpan, AgeTermInfo, LithologyInfo};
+use crate::uris::{layout_dir, layout_uri, map_uri};
+use crate::{App, AppError, ArgumentError, Progress};
+
+/// The name `geomap_unit_at` is known by.
+pub const UNIT_AT_TOOL: &str = "geomap_unit_at";
+/// The name `geomap_extract_units` is known by.
+pub const EXTRACT_TOOL: &str = "geomap_extract_units";
+/// The schema tag of stored unit extractions.
+pub const UNITS_SCHEMA: &str = "geomap-units/v1";
+/// The preview's file name.
+pub const PREVIEW: &str = "preview.png";
+/// Over this share of the main map unclassified, the result warns.
+const UNCLASSIFIED_WARNING: f64 = 0.25;
+/// The map's colour at a point is sampled from the square this many pixels either side of it.
+const SAMPLE_RADIUS: f64 = 5.0;
+
+/// The legend unit under a point.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UnitAtRequest {
+    /// A map_id returned by geomap_register_map.
+    pub map_id: String,
+    /// The point's pixel column in the scan (with `row`).
+    pub col: Option<f64>,
+    /// The point's pixel row in the scan (with `col`).
+    pub row: Option<f64>,
+    /// The point's longitude on WGS84 (with `lat`; needs a georeference revision).
+    pub lon: Option<f64>,
+    /// The point's latitude on WGS84 (with `lon`).
+    pub lat: Option<f64>,
+    /// The layout whose legend to compare with (default: the map's newest).
+    pub layout_id: Option<String>,
+}
+
+/// A legend unit compared with the map's colour.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct UnitCandidate {
+    /// The unit: its legend entry, code, description and swatch colour.
+    #[serde(flatten)]
+    pub unit: LegendUnit,
+    /// Perceptual distance (CIE76 ΔE) from the map's colour: under about 2 looks the same, over 15 matches no unit.
+    pub delta_e: f64,
+    /// The ages its description names, resolved on the ICS chart when they were.
+    pub age_terms: Vec<AgeTermInfo>,
+    /// Its age range in Ma, when resolved.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub age_ma: Option<AgeSpan>,
+    /// Its rock names.
+    pub lithology_terms: Vec<LithologyInfo>,
+}
+
+/// The legend unit under a point, and how sure that is.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct UnitAt {
+    /// The map.
+    pub map_id: String,
+    /// The layout whose legend was compared.
+    pub layout_id: String,
+    /// The revision a longitude and latitude went through.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub revision_id: Option<String>,
+    /// The point in the scan's pixels.
+    pub col: f64,
+    /// The point in the scan's pixels.
+    pub row: f64,
+    /// The map's colour around the point (the median of the brighter half of 11 × 11 pixels, so ink and labels do not count).
+    pub colour_hex: String,
+    /// The unit whose swatch is nearest in colour; none when every swatch is over ΔE 15 away.
+    pub unit: Option<UnitCandidate>,
+    /// The nearest and the next nearest swatches, with their distances, whether they match or not.
+    pub nearest: Vec<UnitCandidate>,
+    /// The unit extraction `unit` was read from (the class its polygons give the point), when the
+    /// map has one for this layout; absent: `unit` is the nearest swatch to the colour here.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub units_id: Option<String>,
+    /// What the answer means, in a sentence.
+    pub summary: String,
+}
+
+/// A map's units as GIS layers.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExtractRequest {
+    /// A map_id returned by geomap_register_map.
+    pub map_id: String,
+    /// The layout whose main map and legend to use (default: the map's newest).
+    pub layout_id: Option<String>,
+    /// The minimum mapping unit in pixels: regions smaller than this are merged into their
+    /// largest neighbour (default: 1/20000 of the main map, at least 16).
+    pub min_area_px: Option<u64>,
+}
+
+impl ExtractRequest {
+    /// The extraction of `map_id`'s newest layout with the default minimum mapping unit.
+    pub fn of(map_id: &str) -> ExtractRequest {
+        ExtractRequest { map_id: map_id.to_owned(), ..ExtractRequest::default() }
+    }
+}
+
+/// One legend unit's share of the map.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct UnitSummary {
+    /// The unit: its legend entry, code, description and swatch colour.
+    #[serde(flatten)]
+    pub unit: LegendUnit,
+    /// Its class in the unit raster (`units.tif`).
+    pub class: u8,
+    /// Polygons written.
+    pub polygons: u64,
+    /// Its share of the main map, 0–1.
+    pub share: f64,
+    /// Its area in km², when the map is georeferenced.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub area_km2: Option<f64>,
+    /// Its pixels' mean confidence, 0–1 (colour fit and separation from the next swatch; filled pixels count half).
+    pub mean_confidence: f64,
+}
+
+/// Milliseconds per stage.
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct UnitTimings {
+    /// Reading the main map and classifying it.
+    pub classify_ms: f64,
+    /// Filling linework and removing thin strokes.
+    pub fill_ms: f64,
+    /// The sieve to the minimum mapping unit.
+    pub sieve_ms: f64,
+    /// Polygonizing and writing the GeoPackage, the raster and the preview.
+    pub write_ms: f64,
+}
+
+/// A map's units as GIS layers, stored as `units.json`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct UnitExtraction {
+    /// `geomap-units/v1`.
+    pub schema: String,
+    /// The map.
+    pub map_id: String,
+    /// This extraction's ID; every call writes a new one.
+    pub units_id: String,
+    /// The layout whose main map and legend were used.
+    pub layout_id: String,
+    /// The georeference revision the georeferenced layer went through, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub revision_id: Option<String>,
+    /// The revision's CRS.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub crs: Option<String>,
+    /// When it was made (RFC 3339, UTC).
+    pub created_at: String,
+    /// The main map's box in the scan's pixels (the unit raster's extent).
+    pub region: PixelBox,
+    /// The minimum mapping unit used, in pixels.
+    pub min_area_px: u64,
+    /// Per legend unit with a swatch colour, in legend order.
+    pub units: Vec<UnitSummary>,
+    /// The share of the main map that matches no unit (water, paper, colours the legend lacks).
+    pub unclassified_share: f64,
+    /// The stored document as an MCP resource.
+    pub resource_uri: String,
+    /// The GeoPackage (TA1 schema: `map`, `geologic_unit`, `polygon_type`, `polygon_feature` in
+    /// pixel coordinates, `polygon_feature_georeferenced` in the revision's CRS) as a resource.
+    pub geopackage_uri: String,
+    /// The unit raster (a Cloud Optimized GeoTIFF, the swatches as its palette) as a resource.
+    pub raster_uri: String,
+    /// The scan's main map beside its classification, as a resource.
+    pub preview_uri: String,
+    /// Where the GeoPackage is on the server's disk, for a GIS user there to open directly.
+    pub geopackage_path: String,
+    /// Where the unit raster is on the server's disk.
+    pub raster_path: String,
+    /// Time per stage.
+    pub timings: UnitTimings,
+    /// Things to check: a unit with no pixels, a large unclassified area, swatches too close to tell apart.
+    pub warnings: Vec<String>,
+    /// The files stored with it.
+    pub files: Vec<String>,
+}
+
+/// Where and against what an extraction classifies: the main map's box in whole pixels and the
+/// legend's swatch colours, with what the plan already warns of.
+struct Plan<'a> {
+    legend: Vec<Swatch<'a>>,
+    swatches: Vec<(u8, u8, u8)>,
+    /// `(left, top, right, bottom)` in the scan's pixels.
+    region: (u32, u32, u32, u32),
+    min_area: u64,
+    warnings: Vec<String>,
+}
+
+impl Plan<'_> {
+    fn width(&self) -> u32 {
+        self.region.2 - self.region.0
+    }
+
+    fn height(&self) -> u32 {
+        self.region.3 - self.region.1
+    }
+
+    fn pixels(&self) -> u64 {
+        u64::from(self.width()) * u64::from(self.height())
+    }
+}
+
+/// What the classes come to: per class (0: no unit), its pixels and the sum of their confidences.
+struct Tally {
+    pixels: Vec<u64>,
+    confidence: Vec<f64>,
+}
+
+impl App {
+    /// `geomap_unit_at`: the point in pixels (through the newest revision for lon/lat), the map's
+    /// colour around it, and the legend swatches nearest that colour; the unit an extraction of
+    /// the same layout gives the point, when there is one.
+    pub async fn unit_at(self: &Arc<Self>, request: UnitAtRequest) -> Result<UnitAt, AppError> {
+        let by_pixel = match (request.col, request.row, request.lon, request.lat) {
+            (Some(col), Some(row), None, None) => Some((col, row)),
+            (None, None, Some(_), Some(_)) => None,
+            _ => return Err(ArgumentError::conflict("/col", "either col and row (pixels) or lon and lat (WGS84), as a pair").into()),
+        };
+        let app = Arc::clone(self);
+        trace::spawn_blocking(move || app.unit_at_now(&request, by_pixel)).await
+    }
+
+    fn unit_at_now(&self, request: &UnitAtRequest, by_pixel: Option<(f64, f64)>) -> Result<UnitAt, AppError> {
+        let map = self.open_registered(&request.map_id)?;
+        map.pixels("sample")?;
+        let map_id = map.id().to_owned();
+        let (layout_id, layout) = self.chosen_layout(&map_id, request.layout_id.as_deref())?;
+        let swatches = layout.swatches(&map_id)?;
+        let (revision_id, (col, row)) = match by_pixel {
+            Some(point) => (None, point),
+            None => {
+                let revision = map.record.revisions.last().ok_or_else(|| AppError::GeorefRequired { map_id: map_id.clone() })?;
+                let point = geomap_georef::pixel_at(revision, request.lon.unwrap_or_default(), request.lat.unwrap_or_default())?;
+                (Some(revision.revision_id.clone()), point)
+            }
+        };
+        let (width, height) = (layout.width as f64, layout.height as f64);
+        if !(col.is_finite() && row.is_finite() && (0.0..width).contains(&col) && (0.0..height).contains(&row)) {
+            let (field, expected) = match revision_id {
+                None => ("/col", format!("a point inside the scan: 0 <= col < {width} and 0 <= row < {height}")),
+                Some(_) => ("/lon", format!("a point inside the map: it falls at pixel ({col:.0}, {row:.0}), outside the {width} × {height} scan")),
+            };
+            return Err(ArgumentError::wrong(field, expected).into());
+        }
+        let window = PixelBox { x0: col - SAMPLE_RADIUS, y0: row - SAMPLE_RADIUS, x1: col + SAMPLE_RADIUS + 1.0, y1: row + SAMPLE_RADIUS + 1.0 };
+        let region = window.pixels(layout.width, layout.height);
+        let sample = map.window(self, region)?;
+        let (left, top) = (region.0 as f64, region.1 as f64);
+        let local = PixelBox { x0: window.x0 - left, y0: window.y0 - top, x1: window.x1 - left, y1: window.y1 - top };
+        let colour = ground_colour(&sample, &local).expect("the point is inside the scan");
+        let candidates = ranked(&swatches, colour);
+        let nearest: Vec<UnitCandidate> = candidates.iter().take(2).cloned().collect();
+        let extracted = self.extracted_unit(&map_id, &layout_id, col, row)?;
+        let unit = match &extracted {
+            Some((_, legend_entry)) => legend_entry.and_then(|entry| candidates.iter().find(|c| c.unit.legend_entry == entry).cloned()),
+            None => nearest.first().filter(|best| best.delta_e <= NO_MATCH_DELTA_E).cloned(),
+        };
+        let summary = match (&extracted, &unit) {
+            (Some((units_id, _)), Some(best)) => {
+                format!("The extracted units ({units_id}) put {} here; its swatch is ΔE {:.1} from the colour here.", best.unit.name(), best.delta_e)
+            }
+            (Some((units_id, _)), None) => format!("The extracted units ({units_id}) put no unit here: water, paper or a colour the legend lacks."),
+            (None, _) => colour_summary(unit.as_ref(), &nearest, colour),
+        };
+        let units_id = extracted.map(|(units_id, _)| units_id);
+        Ok(UnitAt { map_id, layout_id, revision_id, col, row, colour_hex: hex(colour), unit, nearest, units_id, summary })
+    }
+
+    /// The class the newest unit extraction of `layout_id` gives scan pixel `(col, row)`: its ID and
+    /// the legend entry (none: no unit there), or `None` without an extraction covering the point.
+    fn extracted_unit(&self, map_id: &str, layout_id: &str, col: f64, row: f64) -> Result<Option<(String, Option<usize>)>, AppError> {
+        let Some((units_id, units)) = self.newest_units(map_id)?.filter(|(_, units)| units.layout_id == layout_id) else {
+            return Ok(None);
+        };
+        let (x, y) = (col - units.region.x0, row - units.region.y0);
+        if x < 0.0 || y < 0.0 {
+            return Ok(None);
+        }
+        let raster = layout_dir(&self.settings.artifact_root, map_id, &units_id).join(UNIT_RASTER);
+        let Some(class) = geomap_georef::units::class_at(&raster, x as u32, y as u32)? else { return Ok(None) };
+        let entry = units.units.iter().find(|unit| unit.class == class).map(|unit| unit.legend_entry);
+        Ok(Some((units_id, entry)))
+    }
+
+    /// `geomap_extract_units`: classifies the newest layout's main map (or `layout_id`'s) against its
+    /// legend's swatches and writes the layers, with progress per stage and cancellation between them.
+    pub async fn extract_units(self: &Arc<Self>, request: ExtractRequest, progress: Progress) -> Result<UnitExtraction, AppError> {
+        if request.min_area_px == Some(0) {
+            return Err(ArgumentError::wrong("/min_area_px", "a positive number of pixels").into());
+        }
+        let app = Arc::clone(self);
+        trace::spawn_blocking(move || app.extract_now(&request, &progress)).await
+    }
+
+    fn extract_now(&self, request: &ExtractRequest, progress: &Progress) -> Result<UnitExtraction, AppError> {
+        let map = self.open_registered(&request.map_id)?;
+        map.pixels("classify")?;
+        let map_id = map.id().to_owned();
+        let (layout_id, layout) = self.chosen_layout(&map_id, request.layout_id.as_deref())?;
+        let plan = plan(&layout, &map_id, (map.record.width as u32, map.record.height as u32), request.min_area_px)?;
+        let mut timings = UnitTimings::default();
+        let (width, height, (left, top, right, bottom)) = (plan.width(), plan.height(), plan.region);
+
+        let started = Instant::now();
+        let classifying = progress.stage(0.0, 0.4);
+        classifying.fraction(0.0, "classifying the main map")?;
+        let classified = classes::classify_map(&plan.swatches, width, height, |first_row, rows| {
+            classifying.fraction(f64::from(first_row) / f64::from(height.max(1)), "classifying the main map")?;
+            Ok::<_, AppError>(map.window(self, (left, top + first_row, right, top + first_row + rows))?)
+        })?;
+        let classes::Classified { classes: mut raster, mut confidence, mut preview } = classified;
+        timings.classify_ms = millis(started);
+
+        let started = Instant::now();
+        progress.fraction(0.4, "filling linework")?;
+        if !filter::fill_strokes(&mut raster, &mut confidence, width as usize, height as usize, plan.swatches.len() as u8, &|| progress.is_cancelled()) {
+            return Err(VisionError::Cancelled.into());
+        }
+        timings.fill_ms = millis(started);
+
+        let started = Instant::now();
+        let mut gdal_raster = UnitRaster::new(raster, width as usize, height as usize, left, top)?;
+        gdal_raster.sieve(plan.min_area as usize, &progress.stage(0.55, 0.65))?;
+        let mut raster = vec![0_u8; plan.pixels() as usize];
+        gdal_raster.read_classes(&mut raster)?;
+        timings.sieve_ms = millis(started);
+        progress.check()?;
+
+        let started = Instant::now();
+        let found = regions::regions(&raster, &confidence, width as usize, height as usize);
+        drop(confidence);
+        let by_first: HashMap<(u32, u32), f64> = found.iter().map(|r| ((r.first_x + left, r.first_y + top), r.confidence)).collect();
+        let tally = tally(&found, plan.swatches.len(), plan.pixels());
+        preview.paint_classes(&raster, &plan.swatches);
+        drop(raster);
+        let revision = map.record.revisions.last();
+        // Before any file is written, so a revision whose transform fails here leaves nothing behind.
+        let centre = ((f64::from(left) + f64::from(right)) / 2.0, (f64::from(top) + f64::from(bottom)) / 2.0);
+        let pixel_km2 = revision.map(|revision| geomap_georef::units::pixel_area_km2(revision, centre.0, centre.1)).transpose()?;
+        let units_id = format!("unt_{}", geomap_model::random_hex(10));
+        let title = layout.title.clone().filter(|title| !title.trim().is_empty()).unwrap_or_else(|| map.record.relative_path.clone());
+        let map_row = MapRow { map_id: map_id.clone(), name: title, image_url: map_uri(&map_id), width: map.record.width, height: map.record.height };
+        let rows: Vec<UnitRow> = plan.legend.iter().map(|swatch| unit_row(swatch.entry, swatch.colour)).collect();
+        let staged = self.stage(&map_id, &units_id)?;
+        let confidence_at = |x, y| by_first.get(&(x, y)).copied();
+        let written = gdal_raster.write(staged.path(), &map_row, &rows, &confidence_at, revision, &progress.stage(0.65, 0.95))?;
+        preview
+            .image
+            .write_png(&staged.path().join(PREVIEW), (0, 0, preview.image.width, preview.image.height))
+            .map_err(|error| VisionError::Storage(format!("cannot write the preview: {error}")))?;
+        drop(gdal_raster);
+        timings.write_ms = millis(started);
+
+        let units = unit_summaries(&plan.legend, &tally, &written.polygons, plan.pixels(), pixel_km2);
+        let unclassified_share = round(tally.pixels[0] as f64 / plan.pixels() as f64, 5);
+        let (min_area, mut warnings) = (plan.min_area, plan.warnings);
+        warnings.extend(extraction_warnings(&units, unclassified_share, min_area));
+        let folder = layout_dir(&self.settings.artifact_root, &map_id, &units_id);
+        let path_of = |name: &str| folder.join(name).to_string_lossy().into_owned();
+        let extraction = UnitExtraction {
+            schema: UNITS_SCHEMA.to_owned(),
+            resource_uri: layout_uri(&map_id, &units_id, "units.json"),
+            geopackage_uri: layout_uri(&map_id, &units_id, GEOPACKAGE),
+            raster_uri: layout_uri(&map_id, &units_id, UNIT_RASTER),
+            preview_uri: layout_uri(&map_id, &units_id, PREVIEW),
+            geopackage_path: path_of(GEOPACKAGE),
+            raster_path: path_of(UNIT_RASTER),
+            map_id,
+            units_id,
+            layout_id,
+            revision_id: revision.map(|revision| revision.revision_id.clone()),
+            crs: written.crs,
+            created_at: crate::now(),
+            region: PixelBox { x0: f64::from(left), y0: f64::from(top), x1: f64::from(right), y1: f64::from(bottom) },
+            min_area_px: min_area,
+            units,
+            unclassified_share,
+            timings,
+            warnings,
+            files: vec!["units.json".to_owned(), GEOPACKAGE.to_owned(), UNIT_RASTER.to_owned(), PREVIEW.to_owned()],
+        };
+        progress.check()?; // the staged folder goes with a cancelled call
+        let document = serde_json::to_string_pretty(&extraction).expect("extractions serialize");
+        let record = StoredDocument {
+            kind: Document::Units,
+            id: extraction.units_id.clone(),
+            map_id: extraction.map_id.clone(),
+            created_at: extraction.created_at.clone(),
+            document,
+        };
+        self.store(staged, "units.json", &record)?;
+        let _ = progress.fraction(1.0, "done"); // stored: a cancellation now changes nothing
+        Ok(extraction)
+    }
+}
+
+/// What an extraction of `layout` on a `width`×`height` scan classifies: its main map (or the whole
+/// scan, with a warning) against its swatches (at most [`classes::MAX_UNITS`]), the minimum mapping
+/// unit (`asked`, or 1/20000 of the map, at least 16 pixels), and a warning for each pair of
+/// swatches too close to tell apart.
+fn plan<'a>(layout: &'a StoredLayout, map_id: &str, (width, height): (u32, u32), asked: Option<u64>) -> Result<Plan<'a>, AppError> {
+    let mut legend = layout.swatches(map_id)?;
+    legend.truncate(classes::MAX_UNITS);
+    let mut warnings = Vec::new();
+    let region = layout.main_map().unwrap_or_else(|| {
+        warnings.push("The layout has no main map: the whole scan was classified, legend and margins included.".to_owned());
+        PixelBox { x0: 0.0, y0: 0.0, x1: f64::from(width), y1: f64::from(height) }
+    });
+    let swatches: Vec<(u8, u8, u8)> = legend.iter().map(|swatch| swatch.colour).collect();
+    for (a, b, distance) in classes::indistinct_pairs(&swatches) {
+        warnings.push(format!(
+            "The swatches of {} and {} are ΔE {distance:.1} apart: on a scan their units cannot be told apart reliably, so check where either was mapped.",
+            legend[a].unit.name(),
+            legend[b].unit.name()
+        ));
+    }
+    let mut plan = Plan { legend, swatches, region: region.pixels(width, height), min_area: 0, warnings };
+    plan.min_area = asked.unwrap_or((plan.pixels() / 20_000).max(16));
+    Ok(plan)
+}
+
+/// Per class, the pixels of `found` and their summed confidence; class 0 (no unit) takes what the
+/// regions of units leave of the map's `pixels`.
+fn tally(found: &[regions::Region], units: usize, pixels: u64) -> Tally {
+    let mut tally = Tally { pixels: vec![0; units + 1], confidence: vec![0.0; units + 1] };
+    for region in found {
+        tally.pixels[region.class as usize] += region.pixels;
+        tally.confidence[region.class as usize] += region.confidence * region.pixels as f64;
+    }
+    tally.pixels[0] = pixels - tally.pixels.iter().skip(1).sum::<u64>();
+    tally
+}
+
+/// `value` rounded to `places` decimals.
+fn round(value: f64, places: i32) -> f64 {
+    (value * 10f64.powi(places)).round() / 10f64.powi(places)
+}
+
+/// Each legend unit's share of the map's `pixels`: polygons written, share, area (with a pixel's
+/// km² when georeferenced) and mean confidence.
+fn unit_summaries(legend: &[Swatch<'_>], tally: &Tally, polygons: &[u64], pixels: u64, pixel_km2: Option<f64>) -> Vec<UnitSummary> {
+    legend
+        .iter()
+        .enumerate()
+        .map(|(index, swatch)| {
+            let class = index + 1;
+            let count = tally.pixels[class];
+            UnitSummary {
+                unit: swatch.unit.clone(),
+                class: class as u8,
+                polygons: polygons[class],
+                share: round(count as f64 / pixels as f64, 5),
+                area_km2: pixel_km2.map(|km2| round(km2 * count as f64, 4)),
+                mean_confidence: if count == 0 { 0.0 } else { round(tally.confidence[class] / count as f64, 3) },
+            }
+        })
+        .collect()
+}
+
+/// What to check in an extraction: each unit with no polygon, and a large unclassified share.
+fn extraction_warnings(units: &[UnitSummary], unclassified_share: f64, min_area: u64) -> Vec<String> {
+    let mut warnings: Vec<String> = units
+        .iter()
+        .filter(|unit| unit.polygons == 0)
+        .map(|unit| {
+            format!(
+                "No part of the main map was classified as {} ({}): its colour may not occur on the map, or it is too small for the minimum mapping unit of {min_area} pixels.",
+                unit.unit.name(),
+                unit.unit.colour_hex
+            )
+        })
+        .collect();
+    if unclassified_share > UNCLASSIFIED_WARNING {
+        warnings.push(format!(
+            "{:.0}% of the main map matches no legend swatch (over ΔE {NO_MATCH_DELTA_E} from all): water, unmapped paper, patterns or a legend read incompletely.",
+            unclassified_share * 100.0
+        ));
+    }
+    warnings
+}
+
+/// The swatches ranked by their distance from `colour`, nearest first.
+fn ranked(swatches: &[Swatch<'_>], colour: (u8, u8, u8)) -> Vec<UnitCandidate> {
+    let here = lab(colour);
+    let mut ranked: Vec<UnitCandidate> = swatches
+        .iter()
+        .map(|swatch| UnitCandidate {
+            unit: swatch.unit.clone(),
+            delta_e: (delta_e(here, lab(swatch.colour)) * 100.0).round() / 100.0,
+            age_terms: swatch.entry.age_terms.clone(),
+            age_ma: swatch.entry.age_ma,
+            lithology_terms: swatch.entry.lithology_terms.clone(),
+        })
+        .collect();
+    ranked.sort_by(|a, b| a.delta_e.total_cmp(&b.delta_e));
+    ranked
+}
+
+/// What the nearest swatches say of the colour at a point.
+fn colour_summary(unit: Option<&UnitCandidate>, nearest: &[UnitCandidate], colour: (u8, u8, u8)) -> String {
+    match (unit, nearest.first()) {
+        (Some(best), _) => match nearest.get(1) {
+            Some(next) => format!(
+                "The map here is {} (ΔE {:.1}); the next nearest swatch is {} (ΔE {:.1}).",
+                best.unit.name(),
+                best.delta_e,
+                next.unit.name(),
+                next.delta_e
+            ),
+            None => format!("The map here is {} (ΔE {:.1}).", best.unit.name(), best.delta_e),
+        },
+        (None, Some(best)) => format!(
+            "The colour here ({}) matches no legend unit: the nearest swatch, {}, is ΔE {:.1} away (over {NO_MATCH_DELTA_E}). The point may be on a symbol, a label, water or a part of the map the legend does not cover.",
+            hex(colour),
+            best.unit.name(),
+            best.delta_e
+        ),
+        (None, None) => unreachable!("there is at least one swatch"),
+    }
+}
+
+/// A legend entry as the GeoPackage's unit and type rows: its ages' words, the youngest and oldest
+/// ICS intervals named, their ages, and its rock names.
+fn unit_row(entry: &StoredEntry, colour: (u8, u8, u8)) -> UnitRow {
+    let resolved: Vec<_> = entry.age_terms.iter().filter_map(|term| term.ics.as_ref().map(|ics| (ics, term))).collect();
+    let youngest = resolved.iter().min_by(|a, b| a.0.end_ma.unwrap_or(f64::MAX).total_cmp(&b.0.end_ma.unwrap_or(f64::MAX)));
+    let oldest = resolved.iter().max_by(|a, b| a.0.begin_ma.unwrap_or(f64::MIN).total_cmp(&b.0.begin_ma.unwrap_or(f64::MIN)));
+    let words: Vec<&str> = entry.age_terms.iter().map(|term| term.term.as_str()).collect();
+    let rocks: Vec<&str> = entry.lithology_terms.iter().map(|term| term.cgi.as_ref().map_or(term.term.as_str(), |cgi| cgi.label.as_str())).collect();
+    UnitRow {
+        code: entry.code.clone(),
+        description: entry.description.clone(),
+        colour,
+        category: entry.group.clone(),
+        age_text: (!words.is_empty()).then(|| words.join(", ")),
+        t_interval: youngest.map(|(ics, _)| ics.label.clone()),
+        b_interval: oldest.map(|(ics, _)| ics.label.clone()),
+        t_age: entry.age_ma.map(|span| span.end_ma),
+        b_age: entry.age_ma.map(|span| span.begin_ma),
+        lithology: (!rocks.is_empty()).then(|| rocks.join(", ")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::MapGone;
+    use crate::testing::{TestApp, heard};
+
+    /// A 200 × 150 map: red on the left, blue on the right, a black contact between them.
+    async fn two_units(test: &TestApp) -> String {
+        test.scan("two.png", 200, 150, |x, _| match x {
+            99..=100 => [10, 10, 10],
+            0..99 => [220, 60, 60],
+            _ => [60, 120, 220],
+        });
+        test.register("two.png").await
+    }
+
+    const SWATCHES: [(&str, &str); 3] = [("Qr", "#dc3c3c"), ("Qb", "#3c78dc"), ("Qx", "#00ff00")];
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn an_extraction_writes_the_layers_and_the_point_then_agrees_with_them() {
+        let test = TestApp::new(&[]);
+        let map_id = two_units(&test).await;
+        let layout_id = test.store_layout(&map_id, (200, 150), [0.0, 0.0, 200.0, 150.0], &SWATCHES);
+        let before = test.app.unit_at(UnitAtRequest { map_id: map_id.clone(), col: Some(20.0), row: Some(20.0), ..UnitAtRequest::default() }).await.unwrap();
+        assert_eq!((before.unit.as_ref().and_then(|unit| unit.unit.code.as_deref()), before.units_id.as_deref()), (Some("Qr"), None), "{}", before.summary);
+        let (progress, heard, _) = heard();
+        let extraction = test.app.extract_units(ExtractRequest::of(&map_id), progress).await.unwrap();
+        assert_eq!(extraction.layout_id, layout_id);
+        let polygons: Vec<u64> = extraction.units.iter().map(|unit| unit.polygons).collect();
+        assert_eq!(polygons, [1, 1, 0], "one region each, none of the absent green unit");
+        assert!((extraction.units[0].share - 0.5).abs() < 0.02 && extraction.unclassified_share < 0.02, "{:?}", extraction.units);
+        assert!(extraction.warnings.iter().any(|warning| warning.contains("Qx")), "{:?}", extraction.warnings);
+        let folder = layout_dir(&test.app.settings.artifact_root, &map_id, &extraction.units_id);
+        for file in &extraction.files {
+            assert!(folder.join(file).is_file(), "{file} is written");
+        }
+        assert_eq!(heard.lock().unwrap().last().map(|update| update.done), Some(100));
+        let after = test.app.unit_at(UnitAtRequest { map_id: map_id.clone(), col: Some(150.0), row: Some(75.0), ..UnitAtRequest::default() }).await.unwrap();
+        assert_eq!(after.units_id.as_deref(), Some(extraction.units_id.as_str()), "{}", after.summary);
+        assert_eq!(after.unit.and_then(|unit| unit.unit.code), Some("Qb".to_owned()));
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn without_a_layout_or_a_georeference_or_with_a_bad_point_the_unit_is_not_given() {
+        let test = TestApp::new(&[]);
+        let map_id = two_units(&test).await;
+        let at = |col: Option<f64>, lon: Option<f64>| UnitAtRequest { map_id: map_id.clone(), col, row: col, lon, lat: lon, layout_id: None };
+        let no_layout = test.app.unit_at(at(Some(10.0), None)).await.unwrap_err();
+        assert!(matches!(no_layout, AppError::MapNotFound { reason: MapGone::NoLayout, .. }), "{no_layout:?}");
+        let no_extraction_layout = test.app.extract_units(ExtractRequest::of(&map_id), Progress::none()).await.unwrap_err();
+        assert!(matches!(no_extraction_layout, AppError::MapNotFound { reason: MapGone::NoLayout, .. }));
+        test.store_layout(&map_id, (200, 150), [0.0, 0.0, 200.0, 150.0], &SWATCHES);
+        let no_revision = test.app.unit_at(at(None, Some(-113.5))).await.unwrap_err();
+        assert!(matches!(no_revision, AppError::GeorefRequired { .. }), "{no_revision:?}");
+        let both = test.app.unit_at(at(Some(10.0), Some(-113.5))).await.unwrap_err();
+        assert!(matches!(&both, AppError::InvalidArguments(argument) if argument.field == "/col"), "{both:?}");
+        let outside = test.app.unit_at(at(Some(500.0), None)).await.unwrap_err();
+        assert!(matches!(&outside, AppError::InvalidArguments(argument) if argument.field == "/col"), "{outside:?}");
+        let zero = test.app.extract_units(ExtractRequest { min_area_px: Some(0), ..ExtractRequest::of(&map_id) }, Progress::none()).await.unwrap_err();
+        assert!(matches!(&zero, AppError::InvalidArguments(argument) if argument.field == "/min_area_px"), "{zero:?}");
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_cancelled_extraction_keeps_nothing() {
+        let test = TestApp::new(&[]);
+        let map_id = two_units(&test).await;
+        test.store_layout(&map_id, (200, 150), [0.0, 0.0, 200.0, 150.0], &SWATCHES);
+        let (progress, _, cancel) = heard();
+        cancel.cancel();
+        let cancelled = test.app.extract_units(ExtractRequest::of(&map_id), progress).await.unwrap_err();
+        assert!(cancelled.is_cancellation(), "{cancelled:?}");
+        assert!(test.app.newest_units(&map_id).unwrap().is_none());
+    }
+
+    #[test]
+    fn a_unit_row_spans_its_youngest_and_oldest_intervals() {
+        let resolved =
+            |label: &str, begin: f64, end: f64| crate::terms::Resolved { id: label.into(), label: label.into(), begin_ma: Some(begin), end_ma: Some(end) };
+        let term = |term: &str, ics| AgeTermInfo { term: term.into(), uncertain: false, ics: Some(ics) };
+        let entry = StoredEntry {
+            colour_hex: Some("#dc3c3c".into()),
+            code: Some("Tv".into()),
+            description: Some("Volcanic rocks (Miocene and Pliocene)".into()),
+            group: None,
+            age_terms: vec![term("Miocene", resolved("Miocene", 23.03, 5.333)), term("Pliocene", resolved("Pliocene", 5.333, 2.58))],
+            age_ma: Some(AgeSpan { begin_ma: 23.03, end_ma: 2.58 }),
+            lithology_terms: vec![LithologyInfo { term: "basalt".into(), cgi: None }],
+        };
+        let row = unit_row(&entry, (220, 60, 60));
+        assert_eq!((row.t_interval.as_deref(), row.b_interval.as_deref()), (Some("Pliocene"), Some("Miocene")));
+        assert_eq!(
+            (row.t_age, row.b_age, row.age_text.as_deref(), row.lithology.as_deref()),
+            (Some(2.58), Some(23.03), Some("Miocene, Pliocene"), Some("basalt"))
+        );
+    }
+}
