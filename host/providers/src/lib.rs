@@ -26,11 +26,11 @@ use cap_std::fs::Dir;
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use geomap_model::settings::Settings;
+use geomap_model::settings::{ProviderLimits, ProviderPool, Settings};
 
 pub use runtime::{
-    CallError, Compiled, Descriptor, Entry, Knowledge, KnowledgeRequest, Limits, LoadError, LoadedProvider, LookupRequest, ProviderFailure, Runtime,
-    RuntimeFailure, SUPPORTED_WORLD,
+    CallError, Compiled, Descriptor, Entry, Knowledge, KnowledgeRequest, LoadError, LoadedProvider, LookupRequest, ProviderFailure, Runtime, RuntimeFailure,
+    SUPPORTED_WORLD,
 };
 
 /// The providers this workspace builds, always looked for beside the server binary.
@@ -107,7 +107,7 @@ pub struct ProviderEntry {
     /// Its file (server-side only; never sent to agents).
     pub path: PathBuf,
     /// Its limits: the defaults with the operator's `[provider_limits.<name>]` over them.
-    pub limits: Limits,
+    pub limits: ProviderLimits,
     /// Loaded, not enabled, or why it failed.
     pub state: LoadState,
 }
@@ -300,17 +300,6 @@ fn discover(settings: &Settings, first_party: &[PathBuf], problems: &mut Vec<Str
     found
 }
 
-/// The limits for `name`: the defaults with the operator's over them.
-fn limits_for(settings: &Settings, name: &str) -> Limits {
-    let mut limits = Limits::default();
-    if let Some(set) = settings.provider_limits.get(name) {
-        limits.deadline = set.deadline.unwrap_or(limits.deadline);
-        limits.memory_bytes = set.memory_bytes.map_or(limits.memory_bytes, |bytes| bytes as usize);
-        limits.output_bytes = set.output_bytes.map_or(limits.output_bytes, |bytes| bytes as usize);
-    }
-    limits
-}
-
 impl ProviderSet {
     /// Discovers the providers and loads the enabled ones (in parallel),
     /// caching compiled components under the data root.
@@ -321,7 +310,7 @@ impl ProviderSet {
     /// [`ProviderSet::load`] with the first-party providers looked for in `first_party`.
     pub async fn load_from(settings: &Settings, first_party: &[PathBuf]) -> ProviderSet {
         let mut problems = Vec::new();
-        let runtime = match Runtime::new(Some(settings.data_root.join(COMPILE_CACHE_DIR))) {
+        let runtime = match Runtime::new(Some(settings.data_root.join(COMPILE_CACHE_DIR)), settings.provider_pool) {
             Ok(runtime) => Arc::new(runtime),
             Err(error) => panic!("the WebAssembly engine cannot start on this machine: {error:#}"),
         };
@@ -329,7 +318,7 @@ impl ProviderSet {
         let enabled = |name: &str| settings.providers.as_ref().is_none_or(|names| names.iter().any(|n| n == name));
         let loads = found.into_iter().map(|found| {
             let runtime = Arc::clone(&runtime);
-            let limits = limits_for(settings, &found.name);
+            let limits = settings.provider_limits_for(&found.name);
             let enabled = enabled(&found.name);
             async move {
                 let state = match enabled {
@@ -411,7 +400,7 @@ pub struct CheckedFile {
 /// schema), without caching, whatever the file is called; says whether its name would do.
 pub async fn check_file(path: &Path) -> Result<CheckedFile, String> {
     let file_name = path.file_name().and_then(|name| name.to_str()).unwrap_or_default();
-    let runtime = Arc::new(Runtime::new(None).map_err(|error| format!("the WebAssembly engine cannot start: {error:#}"))?);
+    let runtime = Arc::new(Runtime::new(None, ProviderPool::default()).map_err(|error| format!("the WebAssembly engine cannot start: {error:#}"))?);
     let found = Found { name: name_of(file_name).unwrap_or_default(), origin: Origin::FirstParty, path: path.to_owned(), wasm: std::fs::read(path) };
     match describe_one(&runtime, &found).await {
         Ok(loaded) => {

@@ -11,21 +11,21 @@
 //!   an instance never serves another provider. It serves a call only when it
 //!   was built with the same memory limit and the same asset mounts, each
 //!   folder's identity and times unchanged ([`Mount`], one `stat` a call), and
-//!   the files directly in them unchanged as last compared (at most [`REVALIDATE`] ago,
+//!   the files directly in them unchanged as last compared (at most [`ProviderPool::revalidate`] ago,
 //!   for a file rewritten in place in an operator's own copy). After any
 //!   trap, timeout, memory-limit hit, output over the limit or mount failure the
 //!   store is dropped, never reused (a trap poisons a store). Slots whose
 //!   instance is dropped are wiped (zeroed) by wasmtime before the next
 //!   instance gets them, so nothing of one instance reaches another.
 //! - Idle instances hold pooling-allocator slots, so they are bounded
-//!   ([`IDLE_PER_PROVIDER`], [`IDLE_EXPIRY`]) and never make a call wait: a call
+//!   ([`ProviderPool::idle_per_provider`], [`ProviderPool::idle_expiry`]) and never make a call wait: a call
 //!   that finds no free slot evicts the longest-idle instance of any provider,
 //!   and while any call waits for a slot, finished instances are dropped
 //!   instead of kept.
 //! - The sandbox: no network, no environment, no inherited stdio (stderr is
 //!   captured), each asset the provider declared mounted read-only at
 //!   `/assets/<asset-id>/`, nothing else on the filesystem.
-//! - Limits hold per call: memory by a store limiter over the instance's whole
+//! - Limits ([`ProviderLimits`]) hold per call: memory by a store limiter over the instance's whole
 //!   memory (what earlier calls left counts); CPU by an epoch deadline set
 //!   afresh for each call *and* an outer timeout (epochs do not fire while the
 //!   guest blocks in a host call); the output's size is checked before it is
@@ -37,6 +37,8 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use geomap_model::settings::{ProviderLimits, ProviderPool};
 
 use wasmtime::component::{Component, Linker, ResourceTable};
 use wasmtime::{Config, Engine, ResourceLimiter, Store};
@@ -60,23 +62,6 @@ const INTERFACE: &str = "geomap:provider/provider@";
 const EPOCH_TICK: Duration = Duration::from_millis(10);
 /// How much of a provider's stderr is kept.
 const STDERR_BYTES: usize = 16 << 10;
-
-/// Per-provider limits (the operator may change them per provider).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Limits {
-    /// Wall-clock time a call may take.
-    pub deadline: Duration,
-    /// Linear memory a call may grow to.
-    pub memory_bytes: usize,
-    /// Bytes of text a call may return.
-    pub output_bytes: usize,
-}
-
-impl Default for Limits {
-    fn default() -> Limits {
-        Limits { deadline: Duration::from_secs(10), memory_bytes: 512 << 20, output_bytes: 4 << 20 }
-    }
-}
 
 /// What the provider says it is (the WIT `descriptor`, with options as JSON).
 #[derive(Debug, Clone, PartialEq)]
@@ -305,30 +290,18 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// Provider instances (with their memories, tables and stacks) a runtime keeps ready; a call beyond
-/// them waits for one to be free.
-pub const INSTANCE_SLOTS: u32 = 256;
-/// Of each linear memory, how much stays mapped between instances and is cleared by writing zeros
-/// (beyond it, pages go back to the kernel): a lookup's whole memory, so a new instance costs no `madvise`.
-const KEEP_RESIDENT: usize = 4 << 20;
-/// Idle instances a provider keeps at most (each holds a slot and its memory).
-pub const IDLE_PER_PROVIDER: usize = 2;
-/// An idle instance that sat unused this long is dropped at its provider's next call, or sooner
-/// when a call of any provider needs its slot. A provider that is never called again keeps its
-/// idle instances (at most [`IDLE_PER_PROVIDER`], with the memory they grew) until then.
-pub const IDLE_EXPIRY: Duration = Duration::from_secs(300);
-
 /// A pool of instance slots, reused instance after instance. The default allocator maps each
 /// instance's memory afresh and unmaps it when the instance goes; with many instances a second that
 /// is most of their cost (every `munmap` makes the kernel flush the TLB of every core running the server).
-fn instance_pool(slots: u32) -> wasmtime::InstanceAllocationStrategy {
+fn instance_pool(sizes: &ProviderPool) -> wasmtime::InstanceAllocationStrategy {
+    let slots = sizes.instance_slots;
     let mut pool = wasmtime::PoolingAllocationConfig::new();
     pool.total_component_instances(slots)
         .total_core_instances(8 * slots)
         .total_memories(2 * slots)
         .total_tables(4 * slots)
         .total_stacks(slots)
-        .linear_memory_keep_resident(KEEP_RESIDENT)
+        .linear_memory_keep_resident(sizes.keep_resident_bytes)
         .table_keep_resident(64 << 10);
     wasmtime::InstanceAllocationStrategy::Pooling(pool)
 }
@@ -338,6 +311,8 @@ pub struct Runtime {
     engine: Engine,
     linker: Linker<Sandbox>,
     cache: Option<PathBuf>,
+    /// How many instances it keeps, and for how long.
+    sizes: ProviderPool,
     /// One permit per instance slot, held by every instance, running or idle: a call waits for one
     /// rather than fail when all are in use.
     slots: Arc<Semaphore>,
@@ -355,16 +330,12 @@ impl std::fmt::Debug for Runtime {
 }
 
 impl Runtime {
-    /// An engine for provider components with WASI preview 2 linked; compiled
+    /// An engine for provider components with WASI preview 2 linked, keeping instances as `sizes`
+    /// says (the settings' [`ProviderPool`]; tests use a few slots, to exhaust them); compiled
     /// components are cached in `cache` (a folder only the server writes) when given.
-    pub fn new(cache: Option<PathBuf>) -> wasmtime::Result<Runtime> {
-        Runtime::with_slots(cache, INSTANCE_SLOTS)
-    }
-
-    /// [`Runtime::new`] with `slots` instance slots (tests use a few, to exhaust them).
-    fn with_slots(cache: Option<PathBuf>, slots: u32) -> wasmtime::Result<Runtime> {
+    pub fn new(cache: Option<PathBuf>, sizes: ProviderPool) -> wasmtime::Result<Runtime> {
         let mut config = Config::new();
-        config.wasm_component_model(true).epoch_interruption(true).allocation_strategy(instance_pool(slots));
+        config.wasm_component_model(true).epoch_interruption(true).allocation_strategy(instance_pool(&sizes));
         let engine = Engine::new(&config)?;
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
@@ -376,8 +347,8 @@ impl Runtime {
                 std::thread::sleep(EPOCH_TICK);
             }
         })?;
-        let slots = Arc::new(Semaphore::new(slots as usize));
-        Ok(Runtime { engine, linker, cache, slots, pools: Mutex::new(Vec::new()), waiting: AtomicUsize::new(0) })
+        let slots = Arc::new(Semaphore::new(sizes.instance_slots as usize));
+        Ok(Runtime { engine, linker, cache, sizes, slots, pools: Mutex::new(Vec::new()), waiting: AtomicUsize::new(0) })
     }
 
     /// A slot for a new instance: a free one, else one an idle instance gives up (the one idle the
@@ -508,7 +479,7 @@ impl Runtime {
             instance.plugin.geomap_provider_provider().call_describe(&mut instance.store).await.map(|descriptor| (descriptor, instance))
         };
         // Describing needs no asset and opens nothing: its instance is not kept.
-        let descriptor = loaded.run(self, &[], Limits::default(), Reuse::Never, describe, |_| 0).await.map_err(|error| match error {
+        let descriptor = loaded.run(self, &[], ProviderLimits::default(), Reuse::Never, describe, |_| 0).await.map_err(|error| match error {
             CallError::Runtime { failure, detail } => LoadError::Describe { path: path.to_owned(), failure, detail },
             CallError::Provider(failure) => LoadError::Describe { path: path.to_owned(), failure: RuntimeFailure::Trap, detail: format!("{failure:?}") },
         })?;
@@ -575,14 +546,14 @@ struct Pool {
 impl Pool {
     /// An idle instance built with `mounts` and `memory_bytes`, the most recently used. The others
     /// built with other mounts are stale (an asset changed) and dropped, as are those that sat unused
-    /// for [`IDLE_EXPIRY`] (the provider has a running instance now).
-    fn take(&self, mounts: &[Mount], memory_bytes: usize) -> Option<Warm> {
+    /// for `expiry` (the provider has a running instance now).
+    fn take(&self, mounts: &[Mount], memory_bytes: usize, expiry: Duration) -> Option<Warm> {
         let now = Instant::now();
         let (found, dropped) = {
             let mut idle = lock(&self.idle);
             let found = idle.iter().rposition(|warm| warm.mounts == mounts && warm.memory_bytes == memory_bytes).map(|at| idle.remove(at));
             let (kept, dropped): (Vec<Warm>, Vec<Warm>) =
-                std::mem::take(&mut *idle).into_iter().partition(|warm| warm.mounts == mounts && now.duration_since(warm.idle_since) < IDLE_EXPIRY);
+                std::mem::take(&mut *idle).into_iter().partition(|warm| warm.mounts == mounts && now.duration_since(warm.idle_since) < expiry);
             *idle = kept;
             (found, dropped)
         };
@@ -591,7 +562,7 @@ impl Pool {
     }
 
     /// Keeps `warm` for a later call, unless a call is waiting for a slot (then its slot goes back
-    /// at once). Beyond [`IDLE_PER_PROVIDER`] the one idle the longest goes.
+    /// at once). Beyond the runtime's [`ProviderPool::idle_per_provider`] the one idle the longest goes.
     fn keep(&self, runtime: &Runtime, warm: Warm) {
         let dropped = {
             let mut idle = lock(&self.idle);
@@ -600,7 +571,7 @@ impl Pool {
                 Some(warm)
             } else {
                 idle.push(warm);
-                (idle.len() > IDLE_PER_PROVIDER).then(|| idle.remove(0))
+                (idle.len() > runtime.sizes.idle_per_provider).then(|| idle.remove(0))
             }
         };
         drop(dropped);
@@ -629,11 +600,8 @@ struct Mount {
 
 /// What the host can see of the files directly in each mounted folder without reading them: a file
 /// of an operator's own copy rewritten in place changes its stamp, not its folder's. Compared when
-/// an instance's last comparison is [`REVALIDATE`] old.
+/// an instance's last comparison is [`ProviderPool::revalidate`] old.
 type Files = Vec<Vec<(std::ffi::OsString, Stamp)>>;
-
-/// How old a warm instance's comparison of its mounted files may be before a call compares them again.
-pub const REVALIDATE: Duration = Duration::from_secs(1);
 
 /// A file's or folder's identity and times (ctime too: no tool can set it back).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -693,7 +661,13 @@ impl LoadedProvider {
     }
 
     /// Runs `request` with `assets` (asset id, host folder) mounted read-only.
-    pub async fn lookup(&self, runtime: &Runtime, assets: &[(String, PathBuf)], limits: Limits, request: &LookupRequest) -> Result<Vec<Entry>, CallError> {
+    pub async fn lookup(
+        &self,
+        runtime: &Runtime,
+        assets: &[(String, PathBuf)],
+        limits: ProviderLimits,
+        request: &LookupRequest,
+    ) -> Result<Vec<Entry>, CallError> {
         let request =
             wit::LookupRequest { term: request.term.clone(), options: request.options.to_string(), limit: request.limit, language: request.language.clone() };
         let call = |mut instance: Instance| async move {
@@ -708,7 +682,13 @@ impl LoadedProvider {
     }
 
     /// Runs `request` with `assets` (asset id, host folder) mounted read-only.
-    pub async fn query(&self, runtime: &Runtime, assets: &[(String, PathBuf)], limits: Limits, request: &KnowledgeRequest) -> Result<Knowledge, CallError> {
+    pub async fn query(
+        &self,
+        runtime: &Runtime,
+        assets: &[(String, PathBuf)],
+        limits: ProviderLimits,
+        request: &KnowledgeRequest,
+    ) -> Result<Knowledge, CallError> {
         let request = wit::KnowledgeRequest {
             area: request.area.map(|[west, south, east, north]| wit::Area { west, south, east, north }),
             topics: request.topics.clone(),
@@ -733,7 +713,7 @@ impl LoadedProvider {
         &self,
         runtime: &Runtime,
         assets: &[(String, PathBuf)],
-        limits: Limits,
+        limits: ProviderLimits,
         reuse: Reuse,
         call: F,
         size: impl FnOnce(&T) -> usize,
@@ -746,10 +726,10 @@ impl LoadedProvider {
             Reuse::Warm => mounts(assets),
             Reuse::Never => None,
         };
-        let mut idle = mounts.as_deref().and_then(|mounts| self.pool.take(mounts, limits.memory_bytes));
+        let mut idle = mounts.as_deref().and_then(|mounts| self.pool.take(mounts, limits.memory_bytes, runtime.sizes.idle_expiry));
         let mut read = None;
         if let Some(warm) = &mut idle
-            && warm.files_checked.elapsed() >= REVALIDATE
+            && warm.files_checked.elapsed() >= runtime.sizes.revalidate
         {
             let now = file_stamps(assets);
             if now.as_ref() == Some(&warm.files) {
@@ -896,26 +876,26 @@ mod tests {
     #[tokio::test(flavor = "multi_thread")]
     async fn a_component_loads_describes_itself_and_reads_only_its_mounted_asset() {
         let Some(wasm) = component("a_component_loads_describes_itself_and_reads_only_its_mounted_asset", "k2_rocks") else { return };
-        let runtime = Runtime::new(None).unwrap();
+        let runtime = Runtime::new(None, ProviderPool::default()).unwrap();
         let provider = runtime.load(&wasm).await.unwrap();
         let descriptor = provider.descriptor();
         assert_eq!((descriptor.name.as_str(), descriptor.lookup, descriptor.knowledge), ("k2-rocks", true, false));
         assert_eq!(descriptor.assets, ["k2-rock-knowledge"]);
         let fixtures = k2_fixtures();
         let assets = [("k2-rock-knowledge".to_owned(), fixtures.path().to_owned())];
-        let entries = provider.lookup(&runtime, &assets, Limits::default(), &request("Granite", json!({}))).await.unwrap();
+        let entries = provider.lookup(&runtime, &assets, ProviderLimits::default(), &request("Granite", json!({}))).await.unwrap();
         assert_eq!(entries.len(), 1);
         assert_eq!(entries[0].summary, "rock type: Igneous rocks");
         assert_eq!(entries[0].data["description"], "A coarse-grained intrusive rock.");
 
-        let unmounted = provider.lookup(&runtime, &[], Limits::default(), &request("granite", json!({}))).await;
+        let unmounted = provider.lookup(&runtime, &[], ProviderLimits::default(), &request("granite", json!({}))).await;
         assert_eq!(unmounted, Err(CallError::Provider(ProviderFailure::MissingAsset("k2-rock-knowledge".to_owned()))));
         let gone = [("k2-rock-knowledge".to_owned(), fixtures.path().join("removed since it was checked"))];
-        let unmountable = provider.lookup(&runtime, &gone, Limits::default(), &request("granite", json!({}))).await;
+        let unmountable = provider.lookup(&runtime, &gone, ProviderLimits::default(), &request("granite", json!({}))).await;
         assert!(matches!(unmountable, Err(CallError::Runtime { failure: RuntimeFailure::Mount, .. })), "the host's failure, not the guest's: {unmountable:?}");
-        let bad_options = provider.lookup(&runtime, &assets, Limits::default(), &request("granite", json!({ "colour": 1 }))).await;
+        let bad_options = provider.lookup(&runtime, &assets, ProviderLimits::default(), &request("granite", json!({ "colour": 1 }))).await;
         assert!(matches!(bad_options, Err(CallError::Provider(ProviderFailure::InvalidOptions { ref field, .. })) if field == "/colour"), "{bad_options:?}");
-        let unknown = provider.lookup(&runtime, &assets, Limits::default(), &request("grainte", json!({}))).await;
+        let unknown = provider.lookup(&runtime, &assets, ProviderLimits::default(), &request("grainte", json!({}))).await;
         assert!(
             matches!(unknown, Err(CallError::Provider(ProviderFailure::NotFound(ref close))) if close.first().map(String::as_str) == Some("granite")),
             "{unknown:?}"
@@ -925,14 +905,14 @@ mod tests {
     #[tokio::test(flavor = "multi_thread")]
     async fn a_tiny_memory_limit_is_memory_limit_and_the_next_call_succeeds() {
         let Some(wasm) = component("a_tiny_memory_limit_is_memory_limit_and_the_next_call_succeeds", "k2_rocks") else { return };
-        let runtime = Runtime::new(None).unwrap();
+        let runtime = Runtime::new(None, ProviderPool::default()).unwrap();
         let provider = runtime.load(&wasm).await.unwrap();
         let fixtures = k2_fixtures();
         let assets = [("k2-rock-knowledge".to_owned(), fixtures.path().to_owned())];
-        let starved = Limits { memory_bytes: 64 << 10, ..Limits::default() };
+        let starved = ProviderLimits { memory_bytes: 64 << 10, ..ProviderLimits::default() };
         let failed = provider.lookup(&runtime, &assets, starved, &request("granite", json!({}))).await;
         assert!(matches!(failed, Err(CallError::Runtime { failure: RuntimeFailure::MemoryLimit, .. })), "{failed:?}");
-        let fine = provider.lookup(&runtime, &assets, Limits::default(), &request("granite", json!({}))).await;
+        let fine = provider.lookup(&runtime, &assets, ProviderLimits::default(), &request("granite", json!({}))).await;
         assert_eq!(fine.unwrap().len(), 1, "the instance that hit the limit was dropped: nothing poisoned");
     }
 
@@ -963,7 +943,13 @@ mod tests {
         }
     }
 
-    async fn count(runtime: &Runtime, provider: &LoadedProvider, assets: &[(String, PathBuf)], limits: Limits, term: &str) -> Result<Counted, CallError> {
+    async fn count(
+        runtime: &Runtime,
+        provider: &LoadedProvider,
+        assets: &[(String, PathBuf)],
+        limits: ProviderLimits,
+        term: &str,
+    ) -> Result<Counted, CallError> {
         let entries = provider.lookup(runtime, assets, limits, &request(term, json!({}))).await?;
         let data = &entries[0].data;
         Ok(Counted {
@@ -986,9 +972,9 @@ mod tests {
     async fn open_runs_once_per_instance_and_the_instance_serves_later_calls_of_its_provider_only() {
         let test = "open_runs_once_per_instance_and_the_instance_serves_later_calls_of_its_provider_only";
         let Some(wasm) = component(test, "counting_provider") else { return };
-        let runtime = Runtime::new(None).unwrap();
+        let runtime = Runtime::new(None, ProviderPool::default()).unwrap();
         let provider = runtime.load(&wasm).await.unwrap();
-        let defaults = Limits::default();
+        let defaults = ProviderLimits::default();
         for call in 1..=5 {
             assert_eq!(count(&runtime, &provider, &[], defaults, "count").await.unwrap(), Counted::new(1, call), "one open, then the same instance");
         }
@@ -999,7 +985,7 @@ mod tests {
         let other = runtime.load(&wasm).await.unwrap();
         assert_eq!(count(&runtime, &other, &[], defaults, "count").await.unwrap(), Counted::new(1, 1), "another provider's instance is never lent");
         assert_eq!(count(&runtime, &provider, &[], defaults, "count").await.unwrap(), Counted::new(1, 7));
-        let starved = Limits { memory_bytes: 8 << 20, ..defaults };
+        let starved = ProviderLimits { memory_bytes: 8 << 20, ..defaults };
         assert_eq!(count(&runtime, &provider, &[], starved, "count").await.unwrap(), Counted::new(1, 1), "another memory limit, another instance");
         assert_eq!(count(&runtime, &provider, &[], defaults, "count").await.unwrap(), Counted::new(1, 8));
     }
@@ -1007,9 +993,9 @@ mod tests {
     #[tokio::test(flavor = "multi_thread")]
     async fn after_a_trap_the_next_call_gets_a_fresh_instance_and_succeeds() {
         let Some(wasm) = component("after_a_trap_the_next_call_gets_a_fresh_instance_and_succeeds", "counting_provider") else { return };
-        let runtime = Runtime::new(None).unwrap();
+        let runtime = Runtime::new(None, ProviderPool::default()).unwrap();
         let provider = runtime.load(&wasm).await.unwrap();
-        let defaults = Limits::default();
+        let defaults = ProviderLimits::default();
         count(&runtime, &provider, &[], defaults, "count").await.unwrap();
         assert_eq!(count(&runtime, &provider, &[], defaults, "count").await.unwrap(), Counted::new(1, 2));
         let trapped = count(&runtime, &provider, &[], defaults, "panic").await;
@@ -1025,9 +1011,9 @@ mod tests {
     #[tokio::test(flavor = "multi_thread")]
     async fn the_memory_limit_holds_on_a_warm_instance_over_all_it_kept() {
         let Some(wasm) = component("the_memory_limit_holds_on_a_warm_instance_over_all_it_kept", "counting_provider") else { return };
-        let runtime = Runtime::new(None).unwrap();
+        let runtime = Runtime::new(None, ProviderPool::default()).unwrap();
         let provider = runtime.load(&wasm).await.unwrap();
-        let limits = Limits { memory_bytes: 40 << 20, ..Limits::default() };
+        let limits = ProviderLimits { memory_bytes: 40 << 20, ..ProviderLimits::default() };
         assert_eq!(count(&runtime, &provider, &[], limits, "hold:16").await.unwrap(), Counted::new(1, 1).holding(16 << 20));
         assert_eq!(count(&runtime, &provider, &[], limits, "hold:16").await.unwrap(), Counted::new(1, 2).holding(32 << 20), "the same instance");
         let over = count(&runtime, &provider, &[], limits, "hold:16").await;
@@ -1042,9 +1028,9 @@ mod tests {
     async fn an_asset_replaced_or_edited_gets_a_fresh_instance_that_sees_the_new_files() {
         let test = "an_asset_replaced_or_edited_gets_a_fresh_instance_that_sees_the_new_files";
         let Some(wasm) = component(test, "counting_provider") else { return };
-        let runtime = Runtime::new(None).unwrap();
+        let runtime = Runtime::new(None, ProviderPool::default()).unwrap();
         let provider = runtime.load(&wasm).await.unwrap();
-        let defaults = Limits::default();
+        let defaults = ProviderLimits::default();
         let base = tempfile::tempdir().unwrap();
         let folder = marker_folder(base.path(), "counting-marker", "one");
         let assets = [("counting-marker".to_owned(), folder.clone())];
@@ -1061,14 +1047,14 @@ mod tests {
 
         // An operator's own copy: a file added (the folder changes; its times are coarse, so not
         // within the same tick as the swap), then a file rewritten in place (only the file changes:
-        // seen by calls from REVALIDATE on).
+        // seen by calls from `revalidate` on).
         tokio::time::sleep(Duration::from_millis(50)).await;
         std::fs::write(folder.join("more.txt"), "x").unwrap();
         assert_eq!(count(&runtime, &provider, &assets, defaults, "count").await.unwrap(), Counted::new(1, 1).marked("two"), "a file added");
         std::fs::write(folder.join("marker.txt"), "three").unwrap();
-        tokio::time::sleep(REVALIDATE + Duration::from_millis(100)).await;
+        tokio::time::sleep(ProviderPool::default().revalidate + Duration::from_millis(100)).await;
         assert_eq!(count(&runtime, &provider, &assets, defaults, "count").await.unwrap(), Counted::new(1, 1).marked("three"), "edited in place");
-        tokio::time::sleep(REVALIDATE + Duration::from_millis(100)).await;
+        tokio::time::sleep(ProviderPool::default().revalidate + Duration::from_millis(100)).await;
         assert_eq!(count(&runtime, &provider, &assets, defaults, "count").await.unwrap(), Counted::new(1, 2).marked("three"), "unchanged since");
         // Without the asset: another mount, another instance.
         assert_eq!(count(&runtime, &provider, &[], defaults, "count").await.unwrap(), Counted::new(1, 1));
@@ -1081,20 +1067,20 @@ mod tests {
     #[tokio::test(flavor = "multi_thread")]
     async fn an_open_that_failed_is_not_kept_and_the_next_call_opens_again() {
         let Some(wasm) = component("an_open_that_failed_is_not_kept_and_the_next_call_opens_again", "counting_provider") else { return };
-        let runtime = Runtime::new(None).unwrap();
+        let runtime = Runtime::new(None, ProviderPool::default()).unwrap();
         let provider = runtime.load(&wasm).await.unwrap();
         let base = tempfile::tempdir().unwrap();
         let assets = [("counting-marker".to_owned(), marker_folder(base.path(), "counting-marker", "fail-first-open"))];
-        let failed = count(&runtime, &provider, &assets, Limits::default(), "count").await;
+        let failed = count(&runtime, &provider, &assets, ProviderLimits::default(), "count").await;
         assert!(matches!(failed, Err(CallError::Provider(ProviderFailure::Failed(_)))), "{failed:?}");
-        let again = count(&runtime, &provider, &assets, Limits::default(), "count").await.unwrap();
+        let again = count(&runtime, &provider, &assets, ProviderLimits::default(), "count").await.unwrap();
         assert_eq!(again, Counted::new(2, 1).marked("fail-first-open"), "the same instance opened again");
     }
 
     #[tokio::test(flavor = "multi_thread")]
     async fn idle_instances_never_make_a_call_wait_for_a_slot() {
         let Some(wasm) = component("idle_instances_never_make_a_call_wait_for_a_slot", "counting_provider") else { return };
-        let runtime = Arc::new(Runtime::with_slots(None, 2).unwrap());
+        let runtime = Arc::new(Runtime::new(None, ProviderPool { instance_slots: 2, ..ProviderPool::default() }).unwrap());
         let mut providers = Vec::new();
         for _ in 0..3 {
             providers.push(Arc::new(runtime.load(&wasm).await.unwrap()));
@@ -1102,7 +1088,7 @@ mod tests {
         let call = |provider: usize, term: &'static str| {
             let (runtime, provider) = (Arc::clone(&runtime), Arc::clone(&providers[provider]));
             async move {
-                let counted = count(&runtime, &provider, &[], Limits::default(), term);
+                let counted = count(&runtime, &provider, &[], ProviderLimits::default(), term);
                 tokio::time::timeout(Duration::from_secs(20), counted).await.expect("a call waited for a slot an idle instance held").unwrap()
             }
         };
@@ -1120,7 +1106,7 @@ mod tests {
     }
 
     /// Calls the hostile provider with `term` under `limits`.
-    async fn hostile(runtime: &Runtime, provider: &LoadedProvider, term: &str, limits: Limits) -> Result<Vec<Entry>, CallError> {
+    async fn hostile(runtime: &Runtime, provider: &LoadedProvider, term: &str, limits: ProviderLimits) -> Result<Vec<Entry>, CallError> {
         provider.lookup(runtime, &[], limits, &request(term, json!({}))).await
     }
 
@@ -1129,9 +1115,9 @@ mod tests {
         let Some(wasm) = component("each_misbehaviour_gets_its_classification_within_its_deadline_and_the_next_call_succeeds", "hostile_provider") else {
             return;
         };
-        let runtime = Runtime::new(None).unwrap();
+        let runtime = Runtime::new(None, ProviderPool::default()).unwrap();
         let provider = runtime.load(&wasm).await.unwrap();
-        let limits = Limits { deadline: Duration::from_millis(500), memory_bytes: 64 << 20, output_bytes: 1 << 20 };
+        let limits = ProviderLimits { deadline: Duration::from_millis(500), memory_bytes: 64 << 20, output_bytes: 1 << 20 };
         for (term, expected) in [
             ("loop", RuntimeFailure::Timeout),
             ("sleep", RuntimeFailure::Timeout),
@@ -1155,10 +1141,10 @@ mod tests {
     #[tokio::test(flavor = "multi_thread")]
     async fn the_sandbox_has_no_files_no_network_and_no_environment() {
         let Some(wasm) = component("the_sandbox_has_no_files_no_network_and_no_environment", "hostile_provider") else { return };
-        let runtime = Runtime::new(None).unwrap();
+        let runtime = Runtime::new(None, ProviderPool::default()).unwrap();
         let provider = runtime.load(&wasm).await.unwrap();
         for probe in ["passwd", "escape", "socket", "env"] {
-            let entries = hostile(&runtime, &provider, probe, Limits::default()).await.unwrap();
+            let entries = hostile(&runtime, &provider, probe, ProviderLimits::default()).await.unwrap();
             assert_eq!(entries[0].data["got"], false, "{probe}: {}", entries[0].data["detail"]);
         }
     }
@@ -1166,7 +1152,7 @@ mod tests {
     #[tokio::test(flavor = "multi_thread")]
     async fn a_component_for_another_world_version_is_incompatible_and_never_runs() {
         let Some(wasm) = component("a_component_for_another_world_version_is_incompatible_and_never_runs", "wrong_world_provider") else { return };
-        let runtime = Runtime::new(None).unwrap();
+        let runtime = Runtime::new(None, ProviderPool::default()).unwrap();
         let Err(LoadError::Incompatible { found, .. }) = runtime.load(&wasm).await else { panic!("loaded a 0.2 component") };
         assert_eq!(found, "geomap:provider/provider@0.2.0");
     }
@@ -1175,7 +1161,7 @@ mod tests {
     async fn a_compiled_component_is_cached_and_a_damaged_cache_file_is_a_miss() {
         let Some(wasm) = component("a_compiled_component_is_cached_and_a_damaged_cache_file_is_a_miss", "k2_rocks") else { return };
         let cache = tempfile::tempdir().unwrap();
-        let runtime = Runtime::new(Some(cache.path().to_owned())).unwrap();
+        let runtime = Runtime::new(Some(cache.path().to_owned()), ProviderPool::default()).unwrap();
         let cold = runtime.load(&wasm).await.unwrap();
         let warm = runtime.load(&wasm).await.unwrap();
         assert_eq!((cold.from_cache(), warm.from_cache()), (false, true));
@@ -1197,12 +1183,12 @@ mod tests {
         let Some(wasm) = component("a_knowledge_query_on_the_real_catalogue_finds_the_largest_events_in_the_area", "usgs_seismicity") else { return };
         let test = "a_knowledge_query_on_the_real_catalogue_finds_the_largest_events_in_the_area";
         let Some(shared) = geomap_model::testing::shared_assets(test, &["earthquake_1970_4.5mag.csv"]) else { return };
-        let runtime = Runtime::new(None).unwrap();
+        let runtime = Runtime::new(None, ProviderPool::default()).unwrap();
         let provider = runtime.load(&wasm).await.unwrap();
         assert!(provider.descriptor().knowledge && provider.descriptor().needs_area);
         let assets = [("usgs-earthquakes-m45".to_owned(), shared)];
         let request = KnowledgeRequest { area: Some([128.0, 30.0, 146.0, 46.0]), topics: Vec::new(), options: json!({ "min_magnitude": 7.0 }), limit: 3 };
-        let knowledge = provider.query(&runtime, &assets, Limits::default(), &request).await.unwrap();
+        let knowledge = provider.query(&runtime, &assets, ProviderLimits::default(), &request).await.unwrap();
         // The same question answered independently: the catalogue's columns 1, 2 and 4 are latitude, longitude, magnitude.
         let text = std::fs::read_to_string(assets[0].1.join("earthquake_1970_4.5mag.csv")).unwrap();
         let magnitudes: Vec<f64> = text
@@ -1216,7 +1202,7 @@ mod tests {
         assert_eq!(knowledge.items.len(), 3);
         assert_eq!(knowledge.items[0].1["count"], magnitudes.len(), "{:?}", knowledge.items[0]);
         assert_eq!(knowledge.items[1].1["magnitude"], magnitudes.iter().copied().fold(0.0, f64::max), "the largest first: {:?}", knowledge.items[1]);
-        let no_area = provider.query(&runtime, &assets, Limits::default(), &KnowledgeRequest { area: None, ..request }).await;
+        let no_area = provider.query(&runtime, &assets, ProviderLimits::default(), &KnowledgeRequest { area: None, ..request }).await;
         assert!(matches!(no_area, Err(CallError::Provider(ProviderFailure::UnsupportedRequest(_)))), "{no_area:?}");
     }
 }

@@ -12,12 +12,13 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use geomap_model::settings::ProviderLimits;
 use geomap_model::trace;
 
 use crate::mcp::ServerState;
 use crate::mcp::adapter::{ProviderWarning, ToolError, provider_warning};
 use crate::mcp::arguments::{ArgumentError, ArgumentProblem};
-use geomap_providers::{CallError, Entry, Kind, Knowledge, KnowledgeRequest, Limits, Loaded, LookupRequest, ProviderError, ProviderSet};
+use geomap_providers::{CallError, Entry, Kind, Knowledge, KnowledgeRequest, Loaded, LookupRequest, ProviderError, ProviderSet};
 
 /// Runs `calls` (one per provider) at once and returns their outcomes in order. A guest computes
 /// synchronously inside its future (and its blocking WASI calls block the thread it runs on), so on
@@ -46,7 +47,7 @@ pub struct Target {
     /// The loaded component.
     pub loaded: Arc<Loaded>,
     /// Its limits.
-    pub limits: Limits,
+    pub limits: ProviderLimits,
     /// Its assets: (asset id, folder), each mounted read-only.
     pub assets: Vec<(String, PathBuf)>,
     /// Its options (a JSON object).
