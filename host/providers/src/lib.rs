@@ -26,12 +26,18 @@ use cap_std::fs::Dir;
 use schemars::JsonSchema;
 use serde::Serialize;
 
+use geomap_model::georeference::Wgs84Bounds;
 use geomap_model::settings::{ProviderLimits, ProviderPool, Settings};
 
-pub use runtime::{
-    CallError, Compiled, Descriptor, Entry, Knowledge, KnowledgeRequest, LoadError, LoadedProvider, LookupRequest, ProviderFailure, Runtime, RuntimeFailure,
-    SUPPORTED_WORLD,
-};
+pub use runtime::{CallError, Compiled, LoadError, LoadedProvider, Runtime, RuntimeFailure, SUPPORTED_WORLD};
+
+/// The plain types of the provider world, one set for the SDK, the runtime and the server: the
+/// SDK's. A provider's typed failure is the SDK's `ProviderError`, called [`ProviderFailure`] here
+/// because [`ProviderError`] is the host's (a name, a kind, the reason an agent can act on).
+/// [`Area`] is the one WGS84 box: the world's `area`, what providers get, and
+/// `geomap_query_knowledge`'s argument (its JSON Schema from the SDK's `schema` feature);
+/// [`area_of`] reads a revision's stored bounds as one.
+pub use geomap_provider_sdk::{Area, Capability, Descriptor, Entry, Item, Knowledge, KnowledgeRequest, LookupRequest, ProviderError as ProviderFailure};
 
 /// The providers this workspace builds, always looked for beside the server binary.
 pub const FIRST_PARTY: [&str; 4] = ["ics-timescale", "cgi-lithology", "k2-rocks", "usgs-seismicity"];
@@ -50,6 +56,14 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// The capability a provider declares to serve this kind of request.
+    pub fn capability(self) -> Capability {
+        match self {
+            Kind::Lookup => Capability::Lookup,
+            Kind::Knowledge => Capability::Knowledge,
+        }
+    }
+
     /// The tool that makes this kind of request.
     pub fn tool(self) -> &'static str {
         match self {
@@ -128,10 +142,7 @@ impl ProviderEntry {
 
     /// Whether it serves `kind`, when it loaded.
     pub fn serves(&self, kind: Kind) -> bool {
-        self.descriptor().is_some_and(|descriptor| match kind {
-            Kind::Lookup => descriptor.lookup,
-            Kind::Knowledge => descriptor.knowledge,
-        })
+        self.descriptor().is_some_and(|descriptor| descriptor.serves(kind.capability()))
     }
 }
 
@@ -452,6 +463,11 @@ async fn describe_one(runtime: &Arc<Runtime>, found: &Found) -> Result<Loaded, L
     let options = jsonschema::validator_for(&provider.descriptor().options_schema)
         .map_err(|error| LoadFailure::Incompatible(format!("its options schema is not a valid JSON Schema: {error}")))?;
     Ok(Loaded { provider, options })
+}
+
+/// A revision's WGS84 bounds (stored data, in `geomap-model`) as the box providers are asked about.
+pub fn area_of(bounds: &Wgs84Bounds) -> Area {
+    Area { west: bounds.west, south: bounds.south, east: bounds.east, north: bounds.north }
 }
 
 /// Up to three names from `known` close to `name`, closest first.

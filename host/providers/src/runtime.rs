@@ -39,6 +39,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use geomap_model::settings::{ProviderLimits, ProviderPool};
+use geomap_provider_sdk::{Capability, Descriptor, Entry, Item, Knowledge, KnowledgeRequest, LookupRequest, ProviderError as ProviderFailure};
 
 use wasmtime::component::{Component, Linker, ResourceTable};
 use wasmtime::{Config, Engine, ResourceLimiter, Store};
@@ -62,75 +63,6 @@ const INTERFACE: &str = "geomap:provider/provider@";
 const EPOCH_TICK: Duration = Duration::from_millis(10);
 /// How much of a provider's stderr is kept.
 const STDERR_BYTES: usize = 16 << 10;
-
-/// What the provider says it is (the WIT `descriptor`, with options as JSON).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Descriptor {
-    /// Its name.
-    pub name: String,
-    /// Its version.
-    pub version: String,
-    /// One sentence for agents.
-    pub description: String,
-    /// Whether it looks terms up.
-    pub lookup: bool,
-    /// Whether it answers knowledge queries.
-    pub knowledge: bool,
-    /// The asset ids it reads.
-    pub assets: Vec<String>,
-    /// Whether its knowledge queries need an area.
-    pub needs_area: bool,
-    /// The JSON Schema of its options.
-    pub options_schema: serde_json::Value,
-}
-
-/// A term to look up.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LookupRequest {
-    /// As the user wrote it.
-    pub term: String,
-    /// The provider's options (a JSON object).
-    pub options: serde_json::Value,
-    /// At most this many entries.
-    pub limit: u32,
-    /// A preferred language for labels.
-    pub language: Option<String>,
-}
-
-/// An area to ask about.
-#[derive(Debug, Clone, PartialEq)]
-pub struct KnowledgeRequest {
-    /// A WGS84 box (west, south, east, north), when there is one.
-    pub area: Option<[f64; 4]>,
-    /// Topics to keep to.
-    pub topics: Vec<String>,
-    /// The provider's options (a JSON object).
-    pub options: serde_json::Value,
-    /// At most this many items.
-    pub limit: u32,
-}
-
-/// What a knowledge query found.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Knowledge {
-    /// (title, data) pairs, most relevant first.
-    pub items: Vec<(String, serde_json::Value)>,
-    /// One paragraph.
-    pub summary: String,
-}
-
-/// One entry a lookup returned (data is a JSON object).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Entry {
-    /// Stable identifier.
-    pub id: String,
-    /// Name.
-    pub label: String,
-    /// One line.
-    pub summary: String,
-    /// Everything else.
-    pub data: serde_json::Value,
-}
 
 /// How a call went wrong in the runtime rather than in the provider's logic.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -159,21 +91,6 @@ impl RuntimeFailure {
             RuntimeFailure::Mount => "mount",
         }
     }
-}
-
-/// The typed failure a provider returned.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ProviderFailure {
-    /// It does not serve this kind of request.
-    UnsupportedRequest(String),
-    /// An option does not fit (JSON pointer, message).
-    InvalidOptions { field: String, message: String },
-    /// An asset it needs is not mounted.
-    MissingAsset(String),
-    /// Nothing matched; close matches.
-    NotFound(Vec<String>),
-    /// Anything else.
-    Failed(String),
 }
 
 /// Why loading a component failed.
@@ -485,12 +402,19 @@ impl Runtime {
         })?;
         let options_schema = serde_json::from_str(&descriptor.options_schema)
             .map_err(|error| LoadError::Invalid { path: path.to_owned(), message: format!("its options schema is not JSON: {error}") })?;
+        let capabilities = descriptor
+            .capabilities
+            .into_iter()
+            .map(|capability| match capability {
+                wit::Capability::Lookup => Capability::Lookup,
+                wit::Capability::Knowledge => Capability::Knowledge,
+            })
+            .collect();
         loaded.descriptor = Some(Descriptor {
             name: descriptor.name,
             version: descriptor.version,
             description: descriptor.description,
-            lookup: descriptor.capabilities.contains(&wit::Capability::Lookup),
-            knowledge: descriptor.capabilities.contains(&wit::Capability::Knowledge),
+            capabilities,
             assets: descriptor.assets,
             needs_area: descriptor.needs_area,
             options_schema,
@@ -690,7 +614,7 @@ impl LoadedProvider {
         request: &KnowledgeRequest,
     ) -> Result<Knowledge, CallError> {
         let request = wit::KnowledgeRequest {
-            area: request.area.map(|[west, south, east, north]| wit::Area { west, south, east, north }),
+            area: request.area.map(|area| wit::Area { west: area.west, south: area.south, east: area.east, north: area.north }),
             topics: request.topics.clone(),
             options: request.options.to_string(),
             limit: request.limit,
@@ -703,7 +627,10 @@ impl LoadedProvider {
             Err(_) => 0,
         };
         let knowledge = self.run(runtime, assets, limits, Reuse::Warm, call, size).await?.map_err(|error| CallError::Provider(provider_failure(error)))?;
-        Ok(Knowledge { items: knowledge.items.into_iter().map(|item| (item.title, json_or_text(item.data))).collect(), summary: knowledge.summary })
+        Ok(Knowledge {
+            items: knowledge.items.into_iter().map(|item| Item { title: item.title, data: json_or_text(item.data) }).collect(),
+            summary: knowledge.summary,
+        })
     }
 
     /// Runs `call` within `limits` on an idle instance built with these mounts, or on a fresh one
@@ -853,6 +780,7 @@ fn provider_failure(error: wit::ProviderError) -> ProviderFailure {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use geomap_provider_sdk::Area;
     use serde_json::json;
 
     /// The built component `file` (a file stem such as `k2_rocks`), or `None` when `test` skips.
@@ -879,7 +807,7 @@ mod tests {
         let runtime = Runtime::new(None, ProviderPool::default()).unwrap();
         let provider = runtime.load(&wasm).await.unwrap();
         let descriptor = provider.descriptor();
-        assert_eq!((descriptor.name.as_str(), descriptor.lookup, descriptor.knowledge), ("k2-rocks", true, false));
+        assert_eq!((descriptor.name.as_str(), descriptor.serves(Capability::Lookup), descriptor.serves(Capability::Knowledge)), ("k2-rocks", true, false));
         assert_eq!(descriptor.assets, ["k2-rock-knowledge"]);
         let fixtures = k2_fixtures();
         let assets = [("k2-rock-knowledge".to_owned(), fixtures.path().to_owned())];
@@ -1185,9 +1113,14 @@ mod tests {
         let Some(shared) = geomap_model::testing::shared_assets(test, &["earthquake_1970_4.5mag.csv"]) else { return };
         let runtime = Runtime::new(None, ProviderPool::default()).unwrap();
         let provider = runtime.load(&wasm).await.unwrap();
-        assert!(provider.descriptor().knowledge && provider.descriptor().needs_area);
+        assert!(provider.descriptor().serves(Capability::Knowledge) && provider.descriptor().needs_area);
         let assets = [("usgs-earthquakes-m45".to_owned(), shared)];
-        let request = KnowledgeRequest { area: Some([128.0, 30.0, 146.0, 46.0]), topics: Vec::new(), options: json!({ "min_magnitude": 7.0 }), limit: 3 };
+        let request = KnowledgeRequest {
+            area: Some(Area { west: 128.0, south: 30.0, east: 146.0, north: 46.0 }),
+            topics: Vec::new(),
+            options: json!({ "min_magnitude": 7.0 }),
+            limit: 3,
+        };
         let knowledge = provider.query(&runtime, &assets, ProviderLimits::default(), &request).await.unwrap();
         // The same question answered independently: the catalogue's columns 1, 2 and 4 are latitude, longitude, magnitude.
         let text = std::fs::read_to_string(assets[0].1.join("earthquake_1970_4.5mag.csv")).unwrap();
@@ -1200,8 +1133,8 @@ mod tests {
             .filter(|magnitude| *magnitude >= 7.0)
             .collect();
         assert_eq!(knowledge.items.len(), 3);
-        assert_eq!(knowledge.items[0].1["count"], magnitudes.len(), "{:?}", knowledge.items[0]);
-        assert_eq!(knowledge.items[1].1["magnitude"], magnitudes.iter().copied().fold(0.0, f64::max), "the largest first: {:?}", knowledge.items[1]);
+        assert_eq!(knowledge.items[0].data["count"], magnitudes.len(), "{:?}", knowledge.items[0]);
+        assert_eq!(knowledge.items[1].data["magnitude"], magnitudes.iter().copied().fold(0.0, f64::max), "the largest first: {:?}", knowledge.items[1]);
         let no_area = provider.query(&runtime, &assets, ProviderLimits::default(), &KnowledgeRequest { area: None, ..request }).await;
         assert!(matches!(no_area, Err(CallError::Provider(ProviderFailure::UnsupportedRequest(_)))), "{no_area:?}");
     }

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use geomap_model::settings::{ProviderLimits, ProviderPool};
 use geomap_provider_sdk::harness::Harness;
 use geomap_provider_sdk::{KnowledgeRequest as NativeKnowledgeRequest, LookupRequest as NativeLookupRequest, Provider};
-use geomap_providers::{KnowledgeRequest, LookupRequest, Runtime};
+use geomap_providers::{Area, KnowledgeRequest, LookupRequest, Runtime};
 use serde_json::json;
 
 fn median(mut samples: Vec<Duration>) -> Duration {
@@ -115,7 +115,7 @@ async fn main() {
 
     let seismicity = runtime.load(&component("usgs_seismicity")).await.expect("the component loads");
     let assets = [("usgs-earthquakes-m45".to_owned(), shared.clone())];
-    let japan = KnowledgeRequest { area: Some([128.0, 30.0, 146.0, 46.0]), topics: Vec::new(), options: json!({}), limit: 10 };
+    let japan = KnowledgeRequest { area: Some(Area { west: 128.0, south: 30.0, east: 146.0, north: 46.0 }), topics: Vec::new(), options: json!({}), limit: 10 };
     let wasm = first_and_median(rounds, || async {
         seismicity.query(&runtime, &assets, limits, &japan).await.expect("the query answers");
     })

@@ -14,7 +14,7 @@ use crate::mcp::adapter::{MapGone, ProviderWarning, ToolError};
 use crate::mcp::arguments::{ArgumentError, ArgumentProblem};
 use crate::mcp::uris::bundle_uri;
 use geomap_model::trace;
-use geomap_providers::{Kind, KnowledgeRequest, ProviderError};
+use geomap_providers::{Area, Kind, KnowledgeRequest, ProviderError};
 
 use super::provider_calls::{all_at_once, limit, plan, settle};
 
@@ -23,36 +23,20 @@ pub const DEFAULT_LIMIT: u32 = 10;
 /// The largest `limit` accepted.
 pub const MAX_LIMIT: u32 = 100;
 
-/// A box on WGS84, in degrees (west may exceed east across the antimeridian).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Area {
-    /// Western longitude, -180 to 180.
-    pub west: f64,
-    /// Southern latitude, -90 to 90.
-    pub south: f64,
-    /// Eastern longitude, -180 to 180.
-    pub east: f64,
-    /// Northern latitude, -90 to 90, above south.
-    pub north: f64,
-}
-
-impl Area {
-    /// The field that is out of range, if any.
-    fn problem(&self) -> Option<(&'static str, &'static str)> {
-        let longitude = |x: f64| (-180.0..=180.0).contains(&x);
-        let latitude = |y: f64| (-90.0..=90.0).contains(&y);
-        if !longitude(self.west) {
-            Some(("/area/west", "a longitude from -180 to 180"))
-        } else if !longitude(self.east) {
-            Some(("/area/east", "a longitude from -180 to 180"))
-        } else if !latitude(self.south) {
-            Some(("/area/south", "a latitude from -90 to 90"))
-        } else if !latitude(self.north) || self.north <= self.south {
-            Some(("/area/north", "a latitude from -90 to 90, north of south"))
-        } else {
-            None
-        }
+/// The field of `area` that is out of range, if any.
+fn area_problem(area: &Area) -> Option<(&'static str, &'static str)> {
+    let longitude = |x: f64| (-180.0..=180.0).contains(&x);
+    let latitude = |y: f64| (-90.0..=90.0).contains(&y);
+    if !longitude(area.west) {
+        Some(("/area/west", "a longitude from -180 to 180"))
+    } else if !longitude(area.east) {
+        Some(("/area/east", "a longitude from -180 to 180"))
+    } else if !latitude(area.south) {
+        Some(("/area/south", "a latitude from -90 to 90"))
+    } else if !latitude(area.north) || area.north <= area.south {
+        Some(("/area/north", "a latitude from -90 to 90, north of south"))
+    } else {
+        None
     }
 }
 
@@ -127,7 +111,7 @@ pub struct KnowledgeBundle {
 /// concurrently, and records the answers as a new bundle.
 pub async fn query_knowledge(state: Arc<ServerState>, args: QueryKnowledgeArgs) -> Result<KnowledgeBundle, ToolError> {
     let limit = limit(args.limit, DEFAULT_LIMIT, MAX_LIMIT)?;
-    if let Some((field, expected)) = args.area.as_ref().and_then(Area::problem) {
+    if let Some((field, expected)) = args.area.as_ref().and_then(area_problem) {
         return Err(ArgumentError { field: field.to_owned(), problem: ArgumentProblem::WrongValue, expected: expected.to_owned() }.into());
     }
     let (source, area) = match (&args.map_id, args.area) {
@@ -162,8 +146,7 @@ pub async fn query_knowledge(state: Arc<ServerState>, args: QueryKnowledgeArgs) 
     let calls: Vec<_> = targets
         .iter()
         .map(|target| {
-            let request =
-                KnowledgeRequest { area: area.map(|a| [a.west, a.south, a.east, a.north]), topics: topics.clone(), options: target.options.clone(), limit };
+            let request = KnowledgeRequest { area, topics: topics.clone(), options: target.options.clone(), limit };
             target.query(set, request)
         })
         .collect();
@@ -175,7 +158,7 @@ pub async fn query_knowledge(state: Arc<ServerState>, args: QueryKnowledgeArgs) 
                 provider: target.name.clone(),
                 version: target.version.clone(),
                 summary: knowledge.summary,
-                items: knowledge.items.into_iter().map(|(title, data)| KnowledgeItem { title, data }).collect(),
+                items: knowledge.items.into_iter().map(|item| KnowledgeItem { title: item.title, data: item.data }).collect(),
             }),
             Err(error) => failures.push(ProviderError::from_call(&target.name, error)),
         }
@@ -215,8 +198,7 @@ async fn map_area(state: &Arc<ServerState>, map_id: String) -> Result<(String, A
         let record =
             state.registry.map(&map_id)?.ok_or_else(|| ToolError::MapNotFound { map_id: map_id.clone(), reason: MapGone::UnknownId, registered_as: None })?;
         let revision = record.revisions.last().ok_or_else(|| ToolError::GeorefRequired { map_id: map_id.clone() })?;
-        let bounds = &revision.wgs84_bounds;
-        Ok((revision.revision_id.clone(), Area { west: bounds.west, south: bounds.south, east: bounds.east, north: bounds.north }))
+        Ok((revision.revision_id.clone(), geomap_providers::area_of(&revision.wgs84_bounds)))
     })
     .await
 }
