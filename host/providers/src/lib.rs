@@ -1,6 +1,18 @@
 //! Providers: discovery, enablement, loading and calls of the WebAssembly
-//! components that export the world in `wit/provider.wit` (the runtime that
-//! compiles and sandboxes them is in [`runtime`]).
+//! components that export the world in `wit/provider.wit`, over the runtime that
+//! compiles, sandboxes and calls them, one concern a module:
+//!
+//! - `wit`: the world, one module per version (`wit/v0_1.rs`: its bindings and every
+//!   conversion between its types and the SDK's plain ones), and the dispatch over them;
+//! - `sandbox`: a store's host state (WASI with only the mounts, stderr captured, the
+//!   memory limiter);
+//! - `engine`: the wasmtime engine (epochs, the pooling allocator) and the compile cache;
+//! - `pool`: warm instances, each provider's pool of them and the slots they hold;
+//! - `runtime`: [`Runtime`] and [`LoadedProvider`]: load, describe, lookup and query, each
+//!   call run within its [`ProviderLimits`] (an epoch deadline and an outer timeout).
+//!
+//! The plain types are the SDK's, re-exported here; the limits and the pool's sizes are the
+//! settings' ([`ProviderLimits`], [`ProviderPool`]).
 //!
 //! Invariants:
 //! - Components are found only through directory handles (`cap-std`) of the
@@ -16,10 +28,14 @@
 //! - Options are checked against the provider's JSON Schema on the host side
 //!   before the provider sees them.
 
+mod engine;
+mod pool;
 mod runtime;
+mod sandbox;
+mod wit;
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use cap_std::ambient_authority;
 use cap_std::fs::Dir;
@@ -29,7 +45,9 @@ use serde::Serialize;
 use geomap_model::georeference::Wgs84Bounds;
 use geomap_model::settings::{ProviderLimits, ProviderPool, Settings};
 
-pub use runtime::{CallError, Compiled, LoadError, LoadedProvider, Runtime, RuntimeFailure, SUPPORTED_WORLD};
+pub use engine::Compiled;
+pub use runtime::{CallError, LoadError, LoadedProvider, Runtime, RuntimeFailure};
+pub use wit::SUPPORTED_WORLD;
 
 /// The plain types of the provider world, one set for the SDK, the runtime and the server: the
 /// SDK's. A provider's typed failure is the SDK's `ProviderError`, called [`ProviderFailure`] here
@@ -468,6 +486,11 @@ async fn describe_one(runtime: &Arc<Runtime>, found: &Found) -> Result<Loaded, L
 /// A revision's WGS84 bounds (stored data, in `geomap-model`) as the box providers are asked about.
 pub fn area_of(bounds: &Wgs84Bounds) -> Area {
     Area { west: bounds.west, south: bounds.south, east: bounds.east, north: bounds.north }
+}
+
+/// A mutex's contents, even after a panic elsewhere (nothing here is left half-changed by one).
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Up to three names from `known` close to `name`, closest first.
