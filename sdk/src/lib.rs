@@ -118,6 +118,11 @@ impl Descriptor {
         self.options_schema = schema;
         self
     }
+
+    /// Whether it serves `capability` (the host asks before it routes a request).
+    pub fn serves(&self, capability: Capability) -> bool {
+        self.capabilities.contains(&capability)
+    }
 }
 
 /// Look a term up.
@@ -162,23 +167,30 @@ impl Entry {
     }
 }
 
-/// A box on WGS84, in degrees.
+/// A box on WGS84, in degrees (west may exceed east across the antimeridian).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
 pub struct Area {
-    /// Smallest longitude.
+    /// Western longitude, -180 to 180.
     pub west: f64,
-    /// Smallest latitude.
+    /// Southern latitude, -90 to 90.
     pub south: f64,
-    /// Largest longitude.
+    /// Eastern longitude, -180 to 180.
     pub east: f64,
-    /// Largest latitude.
+    /// Northern latitude, -90 to 90, above south.
     pub north: f64,
 }
 
 impl Area {
-    /// Whether the point lies inside (edges included).
+    /// Whether the point lies inside (edges included); a box whose west exceeds its east crosses
+    /// the antimeridian, and holds the longitudes from west to 180 and from -180 to east.
     pub fn contains(&self, longitude: f64, latitude: f64) -> bool {
-        (self.west..=self.east).contains(&longitude) && (self.south..=self.north).contains(&latitude)
+        let within_longitude = match self.west <= self.east {
+            true => (self.west..=self.east).contains(&longitude),
+            false => longitude >= self.west || longitude <= self.east,
+        };
+        within_longitude && (self.south..=self.north).contains(&latitude)
     }
 }
 
@@ -482,6 +494,24 @@ mod tests {
     fn an_asset_that_is_not_mounted_is_missing_asset() {
         assert_eq!(open_asset("not-mounted", "x.json").unwrap_err(), ProviderError::MissingAsset("not-mounted".to_owned()));
         assert_eq!(asset_path("not-mounted", "x.json"), PathBuf::from("/assets/not-mounted/x.json"));
+    }
+
+    #[test]
+    fn an_area_holds_its_edges_and_may_cross_the_antimeridian() {
+        let japan = Area { west: 128.0, south: 30.0, east: 146.0, north: 46.0 };
+        assert!(japan.contains(128.0, 46.0) && japan.contains(139.7, 35.7));
+        assert!(!japan.contains(127.9, 35.0) && !japan.contains(139.7, 46.1));
+        let fiji = Area { west: 170.0, south: -25.0, east: -170.0, north: -10.0 };
+        assert!(fiji.contains(178.0, -18.0) && fiji.contains(-179.0, -18.0) && fiji.contains(180.0, -10.0));
+        assert!(!fiji.contains(0.0, -18.0) && !fiji.contains(178.0, -26.0));
+        let refused = serde_json::from_value::<Area>(serde_json::json!({ "west": 0, "south": 0, "east": 1, "north": 1, "up": 2 }));
+        assert!(refused.unwrap_err().to_string().contains("unknown field `up`"));
+    }
+
+    #[test]
+    fn a_descriptor_serves_what_it_declares() {
+        let descriptor = Descriptor::new("echo", "0.1.0", "Repeats the term.").serves_lookup();
+        assert!(descriptor.serves(Capability::Lookup) && !descriptor.serves(Capability::Knowledge));
     }
 
     #[test]

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use geomap_model::trace;
-use geomap_providers::{CallError, Kind, KnowledgeRequest, LookupRequest, ProviderError, ProviderFailure};
+use geomap_providers::{Area, CallError, Kind, KnowledgeRequest, LookupRequest, ProviderError, ProviderFailure};
 
 use crate::providers::{ProviderWarning, all_at_once, limit};
 use crate::uris::bundle_uri;
@@ -85,20 +85,6 @@ pub struct LookupResult {
     pub results: Vec<ProviderEntries>,
     /// Providers that failed while others answered (provider, code, reason, message).
     pub warnings: Vec<ProviderWarning>,
-}
-
-/// A box on WGS84, in degrees (west may exceed east across the antimeridian).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Area {
-    /// Western longitude, -180 to 180.
-    pub west: f64,
-    /// Southern latitude, -90 to 90.
-    pub south: f64,
-    /// Eastern longitude, -180 to 180.
-    pub east: f64,
-    /// Northern latitude, -90 to 90, above south.
-    pub north: f64,
 }
 
 /// The field of `area` that is out of range, with what it takes, if any.
@@ -258,8 +244,7 @@ impl App {
         let calls: Vec<_> = targets
             .iter()
             .map(|target| {
-                let asked =
-                    KnowledgeRequest { area: area.map(|a| [a.west, a.south, a.east, a.north]), topics: topics.clone(), options: target.options.clone(), limit };
+                let asked = KnowledgeRequest { area, topics: topics.clone(), options: target.options.clone(), limit };
                 target.query(set, asked)
             })
             .collect();
@@ -271,7 +256,7 @@ impl App {
                     provider: target.name.clone(),
                     version: target.version.clone(),
                     summary: knowledge.summary,
-                    items: knowledge.items.into_iter().map(|(title, data)| KnowledgeItem { title, data }).collect(),
+                    items: knowledge.items.into_iter().map(|item| KnowledgeItem { title: item.title, data: item.data }).collect(),
                 }),
                 Err(error) => failures.push(ProviderError::from_call(&target.name, error)),
             }
@@ -300,8 +285,7 @@ impl App {
         trace::spawn_blocking(move || {
             let record = app.registry.map(&map_id)?.ok_or_else(|| AppError::unknown_map(&map_id))?;
             let revision = record.revisions.last().ok_or_else(|| AppError::GeorefRequired { map_id: map_id.clone() })?;
-            let bounds = &revision.wgs84_bounds;
-            Ok((revision.revision_id.clone(), Area { west: bounds.west, south: bounds.south, east: bounds.east, north: bounds.north }))
+            Ok((revision.revision_id.clone(), geomap_providers::area_of(&revision.wgs84_bounds)))
         })
         .await
     }

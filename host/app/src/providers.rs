@@ -16,8 +16,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use geomap_model::errors::ErrorCode;
+use geomap_model::settings::ProviderLimits;
 use geomap_model::trace;
-use geomap_providers::{CallError, Entry, Kind, Knowledge, KnowledgeRequest, Limits, Loaded, LookupRequest, ProviderError, ProviderSet};
+use geomap_providers::{CallError, Entry, Kind, Knowledge, KnowledgeRequest, Loaded, LookupRequest, ProviderError, ProviderSet};
 
 use crate::{App, AppError, ArgumentError, Warning};
 
@@ -62,7 +63,7 @@ pub struct Target {
     /// The loaded component.
     pub loaded: Arc<Loaded>,
     /// Its limits.
-    pub limits: Limits,
+    pub limits: ProviderLimits,
     /// Its assets: (asset id, folder), each mounted read-only.
     pub assets: Vec<(String, PathBuf)>,
     /// Its options (a JSON object).

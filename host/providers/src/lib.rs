@@ -1,6 +1,18 @@
 //! Providers: discovery, enablement, loading and calls of the WebAssembly
-//! components that export the world in `wit/provider.wit` (the runtime that
-//! compiles and sandboxes them is in [`runtime`]).
+//! components that export the world in `wit/provider.wit`, over the runtime that
+//! compiles, sandboxes and calls them, one concern a module:
+//!
+//! - `wit`: the world, one module per version (`wit/v0_1.rs`: its bindings and every
+//!   conversion between its types and the SDK's plain ones), and the dispatch over them;
+//! - `sandbox`: a store's host state (WASI with only the mounts, stderr captured, the
+//!   memory limiter);
+//! - `engine`: the wasmtime engine (epochs, the pooling allocator) and the compile cache;
+//! - `pool`: warm instances, each provider's pool of them and the slots they hold;
+//! - `runtime`: [`Runtime`] and [`LoadedProvider`]: load, describe, lookup and query, each
+//!   call run within its [`ProviderLimits`] (an epoch deadline and an outer timeout).
+//!
+//! The plain types are the SDK's, re-exported here; the limits and the pool's sizes are the
+//! settings' ([`ProviderLimits`], [`ProviderPool`]).
 //!
 //! Invariants:
 //! - Components are found only through directory handles (`cap-std`) of the
@@ -16,22 +28,34 @@
 //! - Options are checked against the provider's JSON Schema on the host side
 //!   before the provider sees them.
 
+mod engine;
+mod pool;
 mod runtime;
+mod sandbox;
+mod wit;
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use cap_std::ambient_authority;
 use cap_std::fs::Dir;
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use geomap_model::settings::Settings;
+use geomap_model::georeference::Wgs84Bounds;
+use geomap_model::settings::{ProviderLimits, ProviderPool, Settings};
 
-pub use runtime::{
-    CallError, Compiled, Descriptor, Entry, Knowledge, KnowledgeRequest, Limits, LoadError, LoadedProvider, LookupRequest, ProviderFailure, Runtime,
-    RuntimeFailure, SUPPORTED_WORLD,
-};
+pub use engine::Compiled;
+pub use runtime::{CallError, LoadError, LoadedProvider, Runtime, RuntimeFailure};
+pub use wit::SUPPORTED_WORLD;
+
+/// The plain types of the provider world, one set for the SDK, the runtime and the server: the
+/// SDK's. A provider's typed failure is the SDK's `ProviderError`, called [`ProviderFailure`] here
+/// because [`ProviderError`] is the host's (a name, a kind, the reason an agent can act on).
+/// [`Area`] is the one WGS84 box: the world's `area`, what providers get, and
+/// `geomap_query_knowledge`'s argument (its JSON Schema from the SDK's `schema` feature);
+/// [`area_of`] reads a revision's stored bounds as one.
+pub use geomap_provider_sdk::{Area, Capability, Descriptor, Entry, Item, Knowledge, KnowledgeRequest, LookupRequest, ProviderError as ProviderFailure};
 
 /// The providers this workspace builds, always looked for beside the server binary.
 pub const FIRST_PARTY: [&str; 4] = ["ics-timescale", "cgi-lithology", "k2-rocks", "usgs-seismicity"];
@@ -50,6 +74,14 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// The capability a provider declares to serve this kind of request.
+    pub fn capability(self) -> Capability {
+        match self {
+            Kind::Lookup => Capability::Lookup,
+            Kind::Knowledge => Capability::Knowledge,
+        }
+    }
+
     /// The tool that makes this kind of request.
     pub fn tool(self) -> &'static str {
         match self {
@@ -107,7 +139,7 @@ pub struct ProviderEntry {
     /// Its file (server-side only; never sent to agents).
     pub path: PathBuf,
     /// Its limits: the defaults with the operator's `[provider_limits.<name>]` over them.
-    pub limits: Limits,
+    pub limits: ProviderLimits,
     /// Loaded, not enabled, or why it failed.
     pub state: LoadState,
 }
@@ -128,10 +160,7 @@ impl ProviderEntry {
 
     /// Whether it serves `kind`, when it loaded.
     pub fn serves(&self, kind: Kind) -> bool {
-        self.descriptor().is_some_and(|descriptor| match kind {
-            Kind::Lookup => descriptor.lookup,
-            Kind::Knowledge => descriptor.knowledge,
-        })
+        self.descriptor().is_some_and(|descriptor| descriptor.serves(kind.capability()))
     }
 }
 
@@ -300,17 +329,6 @@ fn discover(settings: &Settings, first_party: &[PathBuf], problems: &mut Vec<Str
     found
 }
 
-/// The limits for `name`: the defaults with the operator's over them.
-fn limits_for(settings: &Settings, name: &str) -> Limits {
-    let mut limits = Limits::default();
-    if let Some(set) = settings.provider_limits.get(name) {
-        limits.deadline = set.deadline.unwrap_or(limits.deadline);
-        limits.memory_bytes = set.memory_bytes.map_or(limits.memory_bytes, |bytes| bytes as usize);
-        limits.output_bytes = set.output_bytes.map_or(limits.output_bytes, |bytes| bytes as usize);
-    }
-    limits
-}
-
 impl ProviderSet {
     /// Discovers the providers and loads the enabled ones (in parallel),
     /// caching compiled components under the data root.
@@ -321,7 +339,7 @@ impl ProviderSet {
     /// [`ProviderSet::load`] with the first-party providers looked for in `first_party`.
     pub async fn load_from(settings: &Settings, first_party: &[PathBuf]) -> ProviderSet {
         let mut problems = Vec::new();
-        let runtime = match Runtime::new(Some(settings.data_root.join(COMPILE_CACHE_DIR))) {
+        let runtime = match Runtime::new(Some(settings.data_root.join(COMPILE_CACHE_DIR)), settings.provider_pool) {
             Ok(runtime) => Arc::new(runtime),
             Err(error) => panic!("the WebAssembly engine cannot start on this machine: {error:#}"),
         };
@@ -329,7 +347,7 @@ impl ProviderSet {
         let enabled = |name: &str| settings.providers.as_ref().is_none_or(|names| names.iter().any(|n| n == name));
         let loads = found.into_iter().map(|found| {
             let runtime = Arc::clone(&runtime);
-            let limits = limits_for(settings, &found.name);
+            let limits = settings.provider_limits_for(&found.name);
             let enabled = enabled(&found.name);
             async move {
                 let state = match enabled {
@@ -411,7 +429,7 @@ pub struct CheckedFile {
 /// schema), without caching, whatever the file is called; says whether its name would do.
 pub async fn check_file(path: &Path) -> Result<CheckedFile, String> {
     let file_name = path.file_name().and_then(|name| name.to_str()).unwrap_or_default();
-    let runtime = Arc::new(Runtime::new(None).map_err(|error| format!("the WebAssembly engine cannot start: {error:#}"))?);
+    let runtime = Arc::new(Runtime::new(None, ProviderPool::default()).map_err(|error| format!("the WebAssembly engine cannot start: {error:#}"))?);
     let found = Found { name: name_of(file_name).unwrap_or_default(), origin: Origin::FirstParty, path: path.to_owned(), wasm: std::fs::read(path) };
     match describe_one(&runtime, &found).await {
         Ok(loaded) => {
@@ -463,6 +481,16 @@ async fn describe_one(runtime: &Arc<Runtime>, found: &Found) -> Result<Loaded, L
     let options = jsonschema::validator_for(&provider.descriptor().options_schema)
         .map_err(|error| LoadFailure::Incompatible(format!("its options schema is not a valid JSON Schema: {error}")))?;
     Ok(Loaded { provider, options })
+}
+
+/// A revision's WGS84 bounds (stored data, in `geomap-model`) as the box providers are asked about.
+pub fn area_of(bounds: &Wgs84Bounds) -> Area {
+    Area { west: bounds.west, south: bounds.south, east: bounds.east, north: bounds.north }
+}
+
+/// A mutex's contents, even after a panic elsewhere (nothing here is left half-changed by one).
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Up to three names from `known` close to `name`, closest first.

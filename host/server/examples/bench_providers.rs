@@ -14,9 +14,10 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use geomap_model::settings::{ProviderLimits, ProviderPool};
 use geomap_provider_sdk::harness::Harness;
 use geomap_provider_sdk::{KnowledgeRequest as NativeKnowledgeRequest, LookupRequest as NativeLookupRequest, Provider};
-use geomap_providers::{KnowledgeRequest, Limits, LookupRequest, Runtime};
+use geomap_providers::{Area, KnowledgeRequest, LookupRequest, Runtime};
 use serde_json::json;
 
 fn median(mut samples: Vec<Duration>) -> Duration {
@@ -77,8 +78,8 @@ async fn main() {
     let args: Vec<String> = std::env::args().collect();
     let shared = PathBuf::from(args.get(1).expect("usage: bench_providers <folder with the real asset files> [rounds]"));
     let rounds: usize = args.get(2).map_or(41, |n| n.parse().expect("rounds is a number"));
-    let runtime = Runtime::new(None).expect("the engine starts");
-    let limits = Limits::default();
+    let runtime = Runtime::new(None, ProviderPool::default()).expect("the engine starts");
+    let limits = ProviderLimits::default();
     println!("provider benchmark: {rounds} rounds each, medians; assets from {}", shared.display());
 
     for (crate_name, asset, term) in [
@@ -114,7 +115,7 @@ async fn main() {
 
     let seismicity = runtime.load(&component("usgs_seismicity")).await.expect("the component loads");
     let assets = [("usgs-earthquakes-m45".to_owned(), shared.clone())];
-    let japan = KnowledgeRequest { area: Some([128.0, 30.0, 146.0, 46.0]), topics: Vec::new(), options: json!({}), limit: 10 };
+    let japan = KnowledgeRequest { area: Some(Area { west: 128.0, south: 30.0, east: 146.0, north: 46.0 }), topics: Vec::new(), options: json!({}), limit: 10 };
     let wasm = first_and_median(rounds, || async {
         seismicity.query(&runtime, &assets, limits, &japan).await.expect("the query answers");
     })

@@ -8,7 +8,7 @@ use geomap_app::{App, StartupError};
 use geomap_assets::{AssetState, Catalog};
 use geomap_model::settings::{Settings, SettingsError, variables};
 use geomap_model::trace;
-use geomap_providers::{LoadFailure, LoadState, Origin, ProviderSet};
+use geomap_providers::{Capability, LoadFailure, LoadState, Origin, ProviderSet};
 use geomap_store::registry::{self, CorruptProblem, Location, Registry, RegistryDocument, RegistryError};
 use geomap_store::roots::MapRoots;
 use rmcp::ServiceExt;
@@ -280,7 +280,11 @@ fn list_providers(settings: &Settings) -> ExitCode {
             }
             LoadState::Loaded(loaded) => {
                 let d = loaded.provider.descriptor();
-                let kinds: Vec<&str> = [(d.lookup, "lookup"), (d.knowledge, "knowledge")].into_iter().filter(|(on, _)| *on).map(|(_, kind)| kind).collect();
+                let kinds: Vec<&str> = [(d.serves(Capability::Lookup), "lookup"), (d.serves(Capability::Knowledge), "knowledge")]
+                    .into_iter()
+                    .filter(|(on, _)| *on)
+                    .map(|(_, kind)| kind)
+                    .collect();
                 let missing = unusable_assets(&d.assets, &catalog, settings);
                 let ready = match missing.as_slice() {
                     [] => "ready".to_owned(),
@@ -352,7 +356,11 @@ fn check_provider(file: &Path, settings: Result<Settings, SettingsError>) -> Exi
         }
     };
     let d = &checked.descriptor;
-    let kinds: Vec<&str> = [(d.lookup, "lookup"), (d.knowledge, "knowledge")].into_iter().filter(|(on, _)| *on).map(|(_, kind)| kind).collect();
+    let kinds: Vec<&str> = [(d.serves(Capability::Lookup), "lookup"), (d.serves(Capability::Knowledge), "knowledge")]
+        .into_iter()
+        .filter(|(on, _)| *on)
+        .map(|(_, kind)| kind)
+        .collect();
     println!("ok: {} {} exports geomap:provider@{}.{}.x", d.name, d.version, geomap_providers::SUPPORTED_WORLD.0, geomap_providers::SUPPORTED_WORLD.1);
     println!("description: {}", d.description);
     println!("serves: {}{}", kinds.join(", "), if d.needs_area { " (knowledge needs an area)" } else { "" });

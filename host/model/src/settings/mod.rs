@@ -40,8 +40,12 @@ pub struct Settings {
     pub provider_roots: Vec<PathBuf>,
     /// Providers the operator enables (`GEOMAP_PROVIDERS`); `None` enables all found.
     pub providers: Option<Vec<String>>,
-    /// Per-provider limits from the config file (`[provider_limits.<name>]`).
+    /// Per-provider limits: for each provider the config file names (`[provider_limits.<name>]`),
+    /// the defaults with the operator's values over them ([`Settings::provider_limits_for`] reads it).
     pub provider_limits: BTreeMap<String, ProviderLimits>,
+    /// How many provider instances the runtime keeps and for how long: data, not a setting
+    /// (no variable or key changes it), always [`ProviderPool::default`].
+    pub provider_pool: ProviderPool,
     /// Whether `geomap_prepare_detectors` is offered over MCP.
     pub detector_preparation: bool,
     /// Whether `geomap_prepare_knowledge` is offered over MCP.
@@ -98,15 +102,58 @@ pub const DEFAULT_PIXEL_CACHE: u64 = 4 << 30;
 /// Default for `GEOMAP_GEOREF_MEMORY`: room for a 10000×10000 RGB scan and its warped copy.
 pub const DEFAULT_GEOREF_MEMORY: u64 = 1 << 30;
 
-/// The operator's limits for one provider (config file only); what is unset keeps the default.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// The limits every call of one provider runs under: [`ProviderLimits::default`], with what the
+/// operator set in `[provider_limits.<name>]` (config file only) over it. The provider runtime
+/// takes this type as it is; there is no other.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ProviderLimits {
-    /// Wall-clock time a call may take (`deadline = "5s"`).
-    pub deadline: Option<Duration>,
-    /// Memory a call may grow to (`memory = "256MiB"`).
-    pub memory_bytes: Option<u64>,
-    /// Bytes of text a call may return (`output = "1MiB"`).
-    pub output_bytes: Option<u64>,
+    /// Wall-clock time a call may take (`deadline = "5s"`; default 10 s).
+    pub deadline: Duration,
+    /// Memory the instance a call runs on may grow to, what earlier calls left included
+    /// (`memory = "256MiB"`; default 512 MiB).
+    pub memory_bytes: usize,
+    /// Bytes of text a call may return (`output = "1MiB"`; default 4 MiB).
+    pub output_bytes: usize,
+}
+
+impl Default for ProviderLimits {
+    fn default() -> ProviderLimits {
+        ProviderLimits { deadline: Duration::from_secs(10), memory_bytes: 512 << 20, output_bytes: 4 << 20 }
+    }
+}
+
+/// How many provider instances the runtime keeps ready, and for how long. No variable or key
+/// sets it (these are not settings): [`Settings`] carries the defaults, and the runtime is built
+/// from what it is given, so tests can build one with other sizes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProviderPool {
+    /// Instances (with their memories, tables and stacks) the runtime has slots for, running or
+    /// idle; a call beyond them waits for one to be free (default 256).
+    pub instance_slots: u32,
+    /// Of each linear memory, how much stays mapped between instances and is cleared by writing
+    /// zeros (beyond it, pages go back to the kernel): a lookup's whole memory, so a new instance
+    /// costs no `madvise` (default 4 MiB).
+    pub keep_resident_bytes: usize,
+    /// Idle instances one provider keeps at most, each holding a slot and its memory (default 2).
+    pub idle_per_provider: usize,
+    /// An idle instance that sat unused this long is dropped at its provider's next call, or
+    /// sooner when a call of any provider needs its slot (default 5 minutes).
+    pub idle_expiry: Duration,
+    /// How old a warm instance's comparison of the files in its mounted folders may be before a
+    /// call compares them again: a file rewritten in place is seen from this long after (default 1 s).
+    pub revalidate: Duration,
+}
+
+impl Default for ProviderPool {
+    fn default() -> ProviderPool {
+        ProviderPool {
+            instance_slots: 256,
+            keep_resident_bytes: 4 << 20,
+            idle_per_provider: 2,
+            idle_expiry: Duration::from_secs(300),
+            revalidate: Duration::from_secs(1),
+        }
+    }
 }
 
 /// `[provider_limits.<name>]` as written.
@@ -349,6 +396,7 @@ impl Settings {
             provider_roots,
             providers,
             provider_limits,
+            provider_pool: ProviderPool::default(),
             detector_preparation: flag("GEOMAP_MCP_ENABLE_DETECTOR_PREPARATION", file.mcp_enable_detector_preparation)?,
             knowledge_preparation: flag("GEOMAP_MCP_ENABLE_KNOWLEDGE_PREPARATION", file.mcp_enable_knowledge_preparation)?,
             max_image_bytes: limit("GEOMAP_MAX_IMAGE_BYTES", file.max_image_bytes, DEFAULT_MAX_IMAGE_BYTES, true)?,
@@ -371,6 +419,11 @@ impl Settings {
             georef_memory,
             pixel_cache,
         })
+    }
+
+    /// The limits of provider `name`'s calls: the defaults, with the operator's `[provider_limits.<name>]` over them.
+    pub fn provider_limits_for(&self, name: &str) -> ProviderLimits {
+        self.provider_limits.get(name).copied().unwrap_or_default()
     }
 
     /// How georeferences write their image under these settings.
@@ -460,8 +513,16 @@ fn provider_limits(name: &str, file: &ProviderLimitsFile) -> Result<(String, Pro
                 .ok_or_else(|| invalid(TABLE, value, &format!("{name}.deadline: a duration such as `5s`")))
         })
         .transpose()?;
-    let bytes = |value: &Option<String>| value.as_deref().map(|value| positive_count(TABLE, value, true)).transpose();
-    Ok((name.to_owned(), ProviderLimits { deadline, memory_bytes: bytes(&file.memory)?, output_bytes: bytes(&file.output)? }))
+    let bytes = |value: &Option<String>| {
+        value.as_deref().map(|value| positive_count(TABLE, value, true).map(|bytes| usize::try_from(bytes).unwrap_or(usize::MAX))).transpose()
+    };
+    let defaults = ProviderLimits::default();
+    let limits = ProviderLimits {
+        deadline: deadline.unwrap_or(defaults.deadline),
+        memory_bytes: bytes(&file.memory)?.unwrap_or(defaults.memory_bytes),
+        output_bytes: bytes(&file.output)?.unwrap_or(defaults.output_bytes),
+    };
+    Ok((name.to_owned(), limits))
 }
 
 fn boolean(variable: &'static str, value: &str) -> Result<bool, SettingsError> {
@@ -600,8 +661,9 @@ mod tests {
         let file = dir.path().join("geomap.toml");
         std::fs::write(&file, "[provider_limits.usgs-seismicity]\ndeadline = \"2s\"\nmemory = \"64MiB\"\n").unwrap();
         let s = load(&[("GEOMAP_DATA_ROOT", "/d"), ("GEOMAP_CONFIG", file.to_str().unwrap())]).unwrap();
-        let limits = s.provider_limits["usgs-seismicity"];
-        assert_eq!((limits.deadline, limits.memory_bytes, limits.output_bytes), (Some(Duration::from_secs(2)), Some(64 << 20), None));
+        let limits = s.provider_limits_for("usgs-seismicity");
+        assert_eq!(limits, ProviderLimits { deadline: Duration::from_secs(2), memory_bytes: 64 << 20, ..ProviderLimits::default() }, "unset: the default");
+        assert_eq!(s.provider_limits_for("k2-rocks"), ProviderLimits::default());
         std::fs::write(&file, "[provider_limits.k2-rocks]\ndeadline = \"soon\"\n").unwrap();
         let error = load(&[("GEOMAP_DATA_ROOT", "/d"), ("GEOMAP_CONFIG", file.to_str().unwrap())]).unwrap_err();
         assert!(error.to_string().contains("k2-rocks.deadline"), "{error}");
