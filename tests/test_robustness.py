@@ -1,6 +1,7 @@
 """Panics, a corrupt legacy registry, the command line and the config file."""
 
 import re
+import struct
 from pathlib import Path
 
 import pytest
@@ -28,6 +29,45 @@ async def test_a_panic_is_internal_error_with_its_backtrace_logged_above_the_lin
     assert "fault injection: geomap_describe_map panics on purpose" in above
     assert "stack backtrace:" in above
     assert all("event=tool_call" not in line for line in log[panic_start:line_index]), "the backtrace sits just above the line"
+    # The frame that panicked, by file and line: read from the debug file beside the binary, which has none.
+    assert re.search(r"^ +at \S*host/server/src/mcp/mod\.rs:\d+:\d+$", above, re.MULTILINE), above
+    assert_installable(Path(server.binary))
+
+
+INSTALLED_LIMIT = 80_000_000
+
+
+def elf_sections(path: Path) -> dict[str, bytes]:
+    """Section name → contents (for the small ones) of a 64-bit little-endian ELF file."""
+    with open(path, "rb") as elf:
+        header = elf.read(64)
+        assert header[:6] == b"\x7fELF\x02\x01", f"{path} is not a 64-bit little-endian ELF file"
+        shoff, = struct.unpack_from("<Q", header, 0x28)
+        shentsize, shnum, shstrndx = struct.unpack_from("<HHH", header, 0x3A)
+        elf.seek(shoff)
+        table = elf.read(shentsize * shnum)
+        headers = [struct.unpack_from("<IIQQQQ", table, i * shentsize) for i in range(shnum)]
+
+        def contents(index: int) -> bytes:
+            _, kind, _, _, offset, size = headers[index]
+            if kind == 8 or size > 1 << 20:  # SHT_NOBITS, or too big to need here
+                return b""
+            elf.seek(offset)
+            return elf.read(size)
+
+        names = contents(shstrndx)
+        return {names[name : names.index(b"\0", name)].decode(): contents(i) for i, (name, *_) in enumerate(headers)}
+
+
+def assert_installable(binary: Path):
+    """What an operator copies (README, Connecting an MCP host): the binary, at most 80 MB and without debug
+    sections, and BINARY.debug beside it, named by its .gnu_debuglink, holding the line tables backtraces read."""
+    assert binary.stat().st_size <= INSTALLED_LIMIT, f"{binary} is {binary.stat().st_size:,} bytes"
+    sections = elf_sections(binary)
+    assert not [name for name in sections if name.startswith(".debug_") and name != ".debug_gdb_scripts"], sections.keys()
+    debug = binary.with_name(binary.name + ".debug")
+    assert sections[".gnu_debuglink"].split(b"\0")[0] == debug.name.encode()
+    assert {".debug_info", ".debug_line"} <= elf_sections(debug).keys()
 
 
 async def test_the_binary_operators_run_has_no_fault_injection(tmp_path):
@@ -35,6 +75,7 @@ async def test_the_binary_operators_run_has_no_fault_injection(tmp_path):
     server = Server(tmp_path, {"GEOMAP_FAULT_PANIC_TOOL": "geomap_describe_map"})
     server.binary = BINARY
     assert b"GEOMAP_FAULT_" not in Path(BINARY).read_bytes()
+    assert_installable(Path(BINARY))
     async with server.connect() as client:
         result = await client.call_tool("geomap_describe_map", {"map_id": "map_x"})
     assert_envelope(result, "artifact_not_found", server, tool="geomap_describe_map")
