@@ -8,7 +8,8 @@
 2. Modules: inside each host crate, no cycle between source files. A file's references are
    its `crate::…` paths and `super::<sibling>::…` paths, each resolved to the deepest module
    file that exists; a reference to one of the file's own ancestors (the facade it belongs
-   to) is the module tree, not a dependency.
+   to) is the module tree, not a dependency. Test code is not the crate's structure: a file's
+   `#[cfg(test)] mod …` block at its end, and files declared only for tests, are left out.
 3. Edges: the server's `batch` reaches the application crate (`geomap_app`) and never the MCP
    edge (`crate::mcp`, its tools among it): both edges call the same use cases.
 
@@ -87,11 +88,28 @@ def strip_comments(text):
     return "\n".join(line.split("//")[0] for line in text.split("\n"))
 
 
+def without_tests(text):
+    """The file's text up to its test module (`#[cfg(test)]` then `mod …` at the start of a line)."""
+    found = re.search(r"^#\[cfg\(test\)\]\s*\n\s*mod \w+ \{", text, re.M)
+    return text[: found.start()] if found else text
+
+
+def test_only(source_root, files):
+    """The modules declared `#[cfg(test)] mod name;` in their parent."""
+    only = set()
+    for module, path in files.items():
+        for name in re.findall(r"^#\[cfg\(test\)\]\s*\n\s*(?:pub(?:\(crate\))? )?mod (\w+);", path.read_text(), re.M):
+            only.add(module + (name,))
+    return only
+
+
 def module_cycles(crate, source_root):
     files = {module_of(source_root, path): path for path in source_root.rglob("*.rs")}
+    for module in test_only(source_root, files):
+        files.pop(module, None)
     graph = {}
     for module, path in files.items():
-        text = strip_comments(path.read_text())
+        text = without_tests(strip_comments(path.read_text()))
         targets = set()
         for reference in re.findall(r"\bcrate((?:::\w+)+)", text):
             targets.add(tuple(reference.strip(":").split("::")))

@@ -130,6 +130,29 @@ def test_help_and_version(server):
     assert run_binary(server, "--bogus").returncode == 2
 
 
+def test_every_command_explains_itself_and_a_usage_error_is_two_lines(server):
+    batch = run_binary(server, "batch", "--help")
+    assert batch.returncode == 0, batch.stderr
+    for words in ("Usage: stratigraphic-amenity batch [OPTIONS] <MANIFEST>", "--shard <I/N>", "--steps <STEP,", "JOB_COMPLETION_INDEX", "JSON line", "Exit status"):
+        assert words in batch.stdout, batch.stdout
+    registry = run_binary(server, "registry", "--help")
+    assert registry.returncode == 0 and "export" in registry.stdout and "import" in registry.stdout, registry.stdout + registry.stderr
+    assert "Usage: stratigraphic-amenity registry export [FILE]" in run_binary(server, "registry", "export", "--help").stdout
+    assert "Usage: stratigraphic-amenity registry import <FILE>" in run_binary(server, "registry", "import", "--help").stdout
+    for args, problem, command in [
+        (["batch"], "<MANIFEST>", "stratigraphic-amenity batch"),
+        (["serve", "--bogus"], "unexpected argument '--bogus'", "stratigraphic-amenity serve"),
+        (["--bogus"], "unexpected argument '--bogus'", "stratigraphic-amenity"),
+        (["batch", "maps.txt", "--shard", "one/two"], "'--shard <I/N>'", "stratigraphic-amenity batch"),
+        (["registry", "import"], "<FILE>", "stratigraphic-amenity registry import"),
+    ]:
+        failed = run_binary(server, *args)
+        lines = failed.stderr.splitlines()
+        assert failed.returncode == 2 and len(lines) == 2 and failed.stdout == "", (args, failed.stderr)
+        assert lines[0].startswith("error: ") and problem in lines[0], (args, failed.stderr)
+        assert lines[1] == f"For more information, try '{command} --help'.", (args, failed.stderr)
+
+
 async def test_the_config_file_is_read_and_the_environment_wins(tmp_path):
     config = tmp_path / "geomap.toml"
     config.write_text('max_image_pixels = 10\nmax_image_bytes = 123456\n')

@@ -81,62 +81,98 @@ pub struct BatchArgs {
     pub steps: Vec<Step>,
 }
 
-impl BatchArgs {
-    /// The arguments after `batch`; `job_index` is `JOB_COMPLETION_INDEX` (a Kubernetes Indexed
-    /// Job's), which `--shard N` takes as this process's index.
-    pub fn parse(words: &[&str], job_index: Option<&str>) -> Result<BatchArgs, String> {
-        let mut manifest = None;
-        let mut shard = None;
-        let mut steps = Step::ALL.to_vec();
-        let mut rest = words.iter();
-        while let Some(word) = rest.next() {
-            match *word {
-                "--shard" => {
-                    let value = rest.next().ok_or("--shard takes I/N, or N with JOB_COMPLETION_INDEX set")?;
-                    shard = Some(parse_shard(value, job_index)?);
+/// `batch`'s command line as clap reads it (the text of `batch --help`); [`BatchCommand::resolve`]
+/// makes it the [`BatchArgs`] it asks for.
+#[derive(Debug, clap::Args)]
+#[command(args_override_self = true, after_long_help = BATCH_AFTER_HELP)]
+pub struct BatchCommand {
+    /// The manifest: one map path per line
+    ///
+    /// Each path as geomap_register_map takes it (relative to the first map root, or absolute);
+    /// blank lines and lines starting with # are skipped.
+    #[arg(value_name = "MANIFEST", verbatim_doc_comment)]
+    manifest: PathBuf,
+    /// This process's shard, I of N; --shard N takes I from JOB_COMPLETION_INDEX [default: 0/1]
+    ///
+    /// Shard I of N (I from 0) takes the manifest's maps at positions I, I + N, I + 2N, …
+    /// (counting only maps); the default, 0/1, takes every map.
+    #[arg(long, value_name = "I/N", value_parser = parse_shard, verbatim_doc_comment)]
+    shard: Option<Shard>,
+    /// The steps, comma-separated: register, layout, georef, units [default: all four]
+    ///
+    /// They run in that order whatever the order written. A map is registered (unchanged, it only
+    /// reads) even when register is not named, to know its ID.
+    #[arg(long, value_name = "STEP,…", action = clap::ArgAction::Set, value_delimiter = ',', value_parser = parse_step, verbatim_doc_comment)]
+    steps: Option<Vec<Step>>,
+}
+
+/// The end of `batch --help`: where the shard's index can come from, what is written, the exit status.
+const BATCH_AFTER_HELP: &str = "\
+JOB_COMPLETION_INDEX (which a Kubernetes Indexed Job sets in each pod) is the index a --shard N
+takes, so every pod runs the same command; when it is set, --shard must be given.
+
+What the registry says is done (a registered, unchanged map; a layout; a revision; a unit
+extraction) is not done again: a killed shard simply runs again, and shards over one registry
+process every map once per step. Each map and step gives one JSON line on stdout:
+    {\"map\": \"sheets/i-2900.tif\", \"map_id\": \"map_…\", \"step\": \"layout\", \"outcome\": \"ok\", \"duration_ms\": 41230, \"trace_id\": \"…\"}
+outcome is ok, done_before, or the tool's error code (its trace_id is on the event=tool_call log
+line); a map whose registration failed is not taken further. Progress goes to stderr.
+
+Exit status: 0, as a map's failure is its line's, not the run's; but 1 when any step ended in
+internal_error (the registry or the machine failed: the shard is worth running again), and 2 when
+the manifest cannot be read or the command line is wrong.";
+
+impl BatchCommand {
+    /// What the command line asks for; `job_index` is `JOB_COMPLETION_INDEX` (a Kubernetes Indexed
+    /// Job's), which `--shard N` takes as this process's index. `Err` says what is wrong.
+    pub fn resolve(self, job_index: Option<&str>) -> Result<BatchArgs, String> {
+        let shard = match (self.shard, job_index) {
+            (Some(Shard { index: Some(index), count }), _) => (index, count),
+            (Some(Shard { index: None, count }), None) => return Err(format!("--shard {count} needs JOB_COMPLETION_INDEX, or write it as I/{count}")),
+            (Some(Shard { index: None, count }), Some(index)) => {
+                let index = index.trim().parse::<u64>().map_err(|_| format!("--shard {count}: JOB_COMPLETION_INDEX {index:?} is not a number"))?;
+                if index >= count {
+                    return Err(format!("--shard {index}/{count} (the index from JOB_COMPLETION_INDEX): the index must be below the count"));
                 }
-                "--steps" => {
-                    let value = rest.next().ok_or("--steps takes a comma-separated list of register, layout, georef, units")?;
-                    let named: Result<Vec<Step>, String> = value
-                        .split(',')
-                        .map(|name| {
-                            Step::ALL
-                                .into_iter()
-                                .find(|step| step.name() == name.trim())
-                                .ok_or(format!("unknown step {name:?}: register, layout, georef, units"))
-                        })
-                        .collect();
-                    steps = Step::ALL.into_iter().filter(|step| named.as_ref().is_ok_and(|named| named.contains(step))).collect();
-                    named?;
-                }
-                other if other.starts_with("--") => return Err(format!("batch does not take {other}")),
-                path if manifest.is_none() => manifest = Some(PathBuf::from(path)),
-                extra => return Err(format!("batch takes one manifest, not also {extra:?}")),
+                (index, count)
             }
-        }
-        let shard = match shard {
-            Some(shard) => shard,
-            None => match job_index {
-                Some(_) => return Err("JOB_COMPLETION_INDEX is set: say how many shards with --shard N".to_owned()),
-                None => (0, 1),
-            },
+            (None, Some(_)) => return Err("JOB_COMPLETION_INDEX is set: say how many shards with --shard N".to_owned()),
+            (None, None) => (0, 1),
         };
-        Ok(BatchArgs { manifest: manifest.ok_or("batch needs a MANIFEST (one map path per line)")?, shard, steps })
+        let steps = match self.steps {
+            Some(named) => Step::ALL.into_iter().filter(|step| named.contains(step)).collect(),
+            None => Step::ALL.to_vec(),
+        };
+        Ok(BatchArgs { manifest: self.manifest, shard, steps })
     }
 }
 
-/// `I/N`, or `N` with the index from `JOB_COMPLETION_INDEX`.
-fn parse_shard(value: &str, job_index: Option<&str>) -> Result<(u64, u64), String> {
-    let (index, count) = match value.split_once('/') {
-        Some((index, count)) => (index.to_owned(), count),
-        None => (job_index.ok_or(format!("--shard {value} needs JOB_COMPLETION_INDEX, or write it as I/{value}"))?.to_owned(), value),
+/// `--shard` as written: `I/N`, or `N` with the index to come from `JOB_COMPLETION_INDEX`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Shard {
+    /// `I`, when written.
+    index: Option<u64>,
+    /// `N`: how many shards there are.
+    count: u64,
+}
+
+/// `--shard`'s value parser: `I/N` with I below N, or `N` (at least 1).
+fn parse_shard(value: &str) -> Result<Shard, String> {
+    let number = |text: &str| text.trim().parse::<u64>().map_err(|_| format!("{text:?} is not a number"));
+    let shard = match value.split_once('/') {
+        Some((index, count)) => Shard { index: Some(number(index)?), count: number(count)? },
+        None => Shard { index: None, count: number(value)? },
     };
-    let number = |text: &str| text.trim().parse::<u64>().map_err(|_| format!("--shard {value}: {text:?} is not a number"));
-    let (index, count) = (number(&index)?, number(count)?);
-    if count == 0 || index >= count {
-        return Err(format!("--shard {index}/{count}: the index must be below the count"));
+    match shard.index {
+        Some(index) if index >= shard.count => Err("the index must be below the count".to_owned()),
+        _ if shard.count == 0 => Err("there must be at least one shard".to_owned()),
+        _ => Ok(shard),
     }
-    Ok((index, count))
+}
+
+/// `--steps`' value parser, for each name of the list.
+fn parse_step(name: &str) -> Result<Step, String> {
+    Step::ALL.into_iter().find(|step| step.name() == name.trim()).ok_or(format!("unknown step {name:?}: register, layout, georef, units"))
 }
 
 /// Runs `args` on `app`; the exit status (0 unless the manifest cannot be read, 1 after an `internal_error`).
@@ -243,21 +279,49 @@ fn seconds(duration: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::Parser;
+
+    /// `batch` alone, as the binary's parser holds it.
+    #[derive(Debug, Parser)]
+    struct Batch {
+        #[command(flatten)]
+        command: BatchCommand,
+    }
+
+    /// What `words` after `batch` ask for, or what is wrong with them.
+    fn parse(words: &[&str], job_index: Option<&str>) -> Result<BatchArgs, String> {
+        let command = Batch::try_parse_from(std::iter::once("batch").chain(words.iter().copied())).map_err(|error| error.to_string())?.command;
+        command.resolve(job_index)
+    }
 
     #[test]
     fn shards_come_from_the_command_line_or_a_kubernetes_indexed_job() {
-        let parsed = BatchArgs::parse(&["maps.txt", "--shard", "1/4", "--steps", "units,register"], None).unwrap();
+        let parsed = parse(&["maps.txt", "--shard", "1/4", "--steps", "units,register"], None).unwrap();
         assert_eq!(parsed, BatchArgs { manifest: "maps.txt".into(), shard: (1, 4), steps: vec![Step::Register, Step::Units] });
-        assert_eq!(BatchArgs::parse(&["maps.txt", "--shard", "4"], Some("3")).unwrap().shard, (3, 4));
-        assert_eq!(BatchArgs::parse(&["maps.txt"], None).unwrap(), BatchArgs { manifest: "maps.txt".into(), shard: (0, 1), steps: Step::ALL.to_vec() });
+        assert_eq!(parse(&["maps.txt", "--shard", "4"], Some("3")).unwrap().shard, (3, 4));
+        assert_eq!(parse(&["maps.txt"], None).unwrap(), BatchArgs { manifest: "maps.txt".into(), shard: (0, 1), steps: Step::ALL.to_vec() });
+        assert_eq!(parse(&["--steps", "georef, layout", "--shard=0/2", "maps.txt"], None).unwrap().steps, vec![Step::Layout, Step::Georef]);
+        assert_eq!(
+            parse(&["maps.txt", "--shard", "0/2", "--shard", "1/2", "--steps", "units", "--steps", "layout"], None).unwrap().shard,
+            (1, 2),
+            "the last wins"
+        );
+        assert_eq!(parse(&["maps.txt", "--steps", "units", "--steps", "layout"], None).unwrap().steps, vec![Step::Layout], "the last wins");
         for (words, job, problem) in [
             (&["maps.txt", "--shard", "4/4"][..], None, "below the count"),
+            (&["maps.txt", "--shard", "4"], Some("4"), "below the count"),
+            (&["maps.txt", "--shard", "0"], Some("0"), "at least one shard"),
+            (&["maps.txt", "--shard", "x/4"], None, "\"x\" is not a number"),
+            (&["maps.txt", "--shard", "4"], Some("x"), "\"x\" is not a number"),
             (&["maps.txt", "--shard", "4"], None, "needs JOB_COMPLETION_INDEX"),
             (&["maps.txt"], Some("2"), "--shard N"),
             (&["maps.txt", "--steps", "layout,colour"], None, "unknown step \"colour\""),
-            (&["--shard", "0/2"], None, "needs a MANIFEST"),
+            (&["maps.txt", "--steps", "layout,"], None, "unknown step \"\""),
+            (&["--shard", "0/2"], None, "<MANIFEST>"),
+            (&["maps.txt", "more.txt"], None, "unexpected argument 'more.txt'"),
+            (&["maps.txt", "--colour"], None, "unexpected argument '--colour'"),
         ] {
-            let error = BatchArgs::parse(words, job).unwrap_err();
+            let error = parse(words, job).unwrap_err();
             assert!(error.contains(problem), "{words:?}: {error}");
         }
     }

@@ -1,9 +1,11 @@
 //! The `stratigraphic-amenity` binary: serve MCP over stdio, or check the set-up.
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::SystemTime;
 
+use clap::{CommandFactory, Parser, Subcommand};
 use geomap_app::{App, StartupError};
 use geomap_assets::{AssetState, Catalog};
 use geomap_model::settings::{Settings, SettingsError, variables};
@@ -13,91 +15,161 @@ use geomap_store::registry::{self, CorruptProblem, Location, Registry, RegistryD
 use geomap_store::roots::MapRoots;
 use rmcp::ServiceExt;
 use rmcp::service::ServerInitializeError;
-use stratigraphic_amenity::batch::BatchArgs;
+use stratigraphic_amenity::batch::{BatchArgs, BatchCommand};
 use stratigraphic_amenity::http::HttpServer;
 use stratigraphic_amenity::mcp::{GeomapServer, SERVER_NAME, SERVER_VERSION, ServerState};
 use tokio_util::sync::CancellationToken;
 
-const HELP: &str = "\
-stratigraphic-amenity — an MCP server for scanned geologic maps
+/// An MCP server for scanned geologic maps; with no command, it serves MCP over stdio (what MCP hosts run)
+///
+/// (The doc comments of the command line's types are its `--help`.)
+#[derive(Debug, Parser)]
+#[command(name = SERVER_NAME, bin_name = SERVER_NAME, version = SERVER_VERSION, long_about = None, after_help = settings_help())]
+struct Cli {
+    /// The command; none serves over stdio.
+    #[command(subcommand)]
+    command: Option<CliCommand>,
+}
 
-USAGE:
-    stratigraphic-amenity            serve MCP over stdio (what MCP hosts run)
-    stratigraphic-amenity serve --http ADDR:PORT
-                                     serve MCP over streamable HTTP at /mcp (health check at /healthz)
-    stratigraphic-amenity check      validate settings, data root and registry (full integrity check), print them, exit
-    stratigraphic-amenity registry export [FILE]
-                                     write the whole registry as JSON to FILE (default: standard output)
-    stratigraphic-amenity registry import FILE
-                                     restore an exported registry into an empty data root
-    stratigraphic-amenity batch MANIFEST [--shard I/N] [--steps register,layout,georef,units]
-                                     run the tools on every map of MANIFEST (one path per line), skipping what the
-                                     registry says is done; one JSON line per map and step on stdout. `--shard N`
-                                     takes I from JOB_COMPLETION_INDEX (a Kubernetes Indexed Job)
-    stratigraphic-amenity providers  list the providers found, enabled, loadable and ready, and why not
-    stratigraphic-amenity providers check FILE.wasm
-                                     check that a provider component loads: its world version, name, options schema
-    stratigraphic-amenity --help     this text
-    stratigraphic-amenity --version  the version
+/// The commands, as `--help` lists them.
+#[derive(Debug, Subcommand)]
+enum CliCommand {
+    /// Serve MCP over stdio, or over streamable HTTP with --http
+    Serve {
+        /// Serve MCP over streamable HTTP at /mcp (health check at /healthz) on this address instead
+        /// of stdio, as GEOMAP_HTTP_LISTEN does
+        #[arg(long, value_name = "ADDR:PORT", verbatim_doc_comment)]
+        http: Option<String>,
+    },
+    /// Validate settings, data root and registry (full integrity check), print them, exit
+    Check,
+    /// Export the whole registry as JSON, or import an export into an empty registry
+    #[command(arg_required_else_help = false)]
+    Registry {
+        /// What to do with the registry.
+        #[command(subcommand)]
+        command: RegistryCommand,
+    },
+    /// Run the tools on every map of a manifest (one shard of it), one JSON line per map and step
+    Batch(BatchCommand),
+    /// List the providers found, enabled, loadable and ready, and why not; or check one component
+    Providers {
+        /// `check FILE.wasm`, or none to list them.
+        #[command(subcommand)]
+        command: Option<ProvidersCommand>,
+    },
+}
 
-SETTINGS (environment; GEOMAP_CONFIG may name a TOML file with the same keys,
-lower case without GEOMAP_; the environment wins):
-";
+/// `registry`'s commands.
+#[derive(Debug, Subcommand)]
+enum RegistryCommand {
+    /// Write the whole registry as JSON to FILE (atomically), or to standard output
+    Export {
+        /// Where to write it [default: standard output]
+        file: Option<PathBuf>,
+    },
+    /// Restore an exported registry into an empty data root (or empty GEOMAP_REGISTRY_URL database)
+    Import {
+        /// The export to restore
+        file: PathBuf,
+    },
+}
 
+/// `providers`' commands.
+#[derive(Debug, Subcommand)]
+enum ProvidersCommand {
+    /// Check that a provider component loads (its world version, name, options schema) and say what enables it
+    Check {
+        /// The component
+        #[arg(value_name = "FILE.wasm")]
+        file: PathBuf,
+    },
+}
+
+/// The end of `--help`: the settings, from the one list of them.
+fn settings_help() -> String {
+    format!(
+        "SETTINGS (environment; GEOMAP_CONFIG may name a TOML file with the same keys,\nlower case without GEOMAP_; the environment wins):\n{}",
+        variables::help_text()
+    )
+}
+
+/// What the command line asks for, checked.
+#[derive(Debug, PartialEq, Eq)]
 enum Command {
     Serve { http: Option<String> },
     Check,
     Export(Option<PathBuf>),
     Import(PathBuf),
     Providers,
-    Batch(stratigraphic_amenity::batch::BatchArgs),
+    Batch(BatchArgs),
     CheckProvider(PathBuf),
-    Help,
-    Version,
 }
 
-fn parse_command(args: &[String]) -> Result<Command, String> {
-    let words: Vec<&str> = args.iter().map(String::as_str).collect();
-    match words.as_slice() {
-        [] | ["serve"] => Ok(Command::Serve { http: None }),
-        ["serve", "--http", address] => Ok(Command::Serve { http: Some((*address).to_owned()) }),
-        ["serve", ..] => Err("serve takes nothing (stdio), or `--http ADDR:PORT`".to_owned()),
-        ["check"] => Ok(Command::Check),
-        ["--help" | "-h" | "help"] => Ok(Command::Help),
-        ["--version" | "-V"] => Ok(Command::Version),
-        ["registry", "export"] => Ok(Command::Export(None)),
-        ["registry", "export", file] => Ok(Command::Export(Some(PathBuf::from(file)))),
-        ["registry", "import", file] => Ok(Command::Import(PathBuf::from(file))),
-        ["providers"] => Ok(Command::Providers),
-        ["providers", "check", file] => Ok(Command::CheckProvider(PathBuf::from(file))),
-        ["providers", ..] => Err("providers takes nothing, or `check FILE.wasm`".to_owned()),
-        ["batch", rest @ ..] => BatchArgs::parse(rest, std::env::var("JOB_COMPLETION_INDEX").ok().as_deref()).map(Command::Batch),
-        ["registry", ..] => Err("registry takes `export [FILE]` or `import FILE`".to_owned()),
-        [one] => Err(format!("unknown argument {one:?}")),
-        _ => Err(format!("unknown arguments: {}", args.join(" "))),
+/// Why a command line runs nothing.
+#[derive(Debug, PartialEq, Eq)]
+enum Stop {
+    /// Help or the version, for stdout (exit 0).
+    Print(String),
+    /// A usage error, for stderr (exit 2): one line saying what is wrong, one pointing at the `--help` that explains.
+    Usage(String),
+}
+
+/// Reads `args` (the program's name first); `job_index` is `JOB_COMPLETION_INDEX`.
+fn parse_command(args: &[OsString], job_index: Option<&str>) -> Result<Command, Stop> {
+    let usage = |problem: &str| Stop::Usage(format!("error: {problem}\nFor more information, try '{} --help'.\n", command_path(args)));
+    let cli = Cli::try_parse_from(args).map_err(|error| match error.use_stderr() {
+        false => Stop::Print(error.render().to_string()),
+        true => usage(&problem(&error)),
+    })?;
+    Ok(match cli.command {
+        None => Command::Serve { http: None },
+        Some(CliCommand::Serve { http }) => Command::Serve { http },
+        Some(CliCommand::Check) => Command::Check,
+        Some(CliCommand::Registry { command: RegistryCommand::Export { file } }) => Command::Export(file),
+        Some(CliCommand::Registry { command: RegistryCommand::Import { file } }) => Command::Import(file),
+        Some(CliCommand::Batch(batch)) => Command::Batch(batch.resolve(job_index).map_err(|problem| usage(&problem))?),
+        Some(CliCommand::Providers { command: None }) => Command::Providers,
+        Some(CliCommand::Providers { command: Some(ProvidersCommand::Check { file }) }) => Command::CheckProvider(file),
+    })
+}
+
+/// clap's message for `error` on one line, without the usage and tips it adds.
+fn problem(error: &clap::Error) -> String {
+    let rendered = error.render().to_string();
+    let message = rendered.split("\n\n").next().unwrap_or_default();
+    let lines: Vec<&str> = message.strip_prefix("error: ").unwrap_or(message).lines().map(str::trim).collect();
+    lines.join(" ")
+}
+
+/// The command whose `--help` `args` need: the program and the subcommands named first.
+fn command_path(args: &[OsString]) -> String {
+    let mut command = Cli::command();
+    let mut path = vec![SERVER_NAME.to_owned()];
+    for word in args.iter().skip(1) {
+        let Some(sub) = word.to_str().and_then(|word| command.find_subcommand(word)).cloned() else { break };
+        path.push(sub.get_name().to_owned());
+        command = sub;
     }
+    path.join(" ")
 }
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let command = match parse_command(&args) {
+    let args: Vec<OsString> = std::env::args_os().collect();
+    let command = match parse_command(&args, std::env::var("JOB_COMPLETION_INDEX").ok().as_deref()) {
         Ok(command) => command,
-        Err(problem) => {
-            eprintln!("stratigraphic-amenity: {problem}\n\n{HELP}{}", variables::help_text());
+        Err(Stop::Print(text)) => {
+            // A closed pipe (`--help | head`) is not an error worth a panic.
+            let _ = std::io::Write::write_all(&mut std::io::stdout(), text.as_bytes());
+            return ExitCode::SUCCESS;
+        }
+        Err(Stop::Usage(text)) => {
+            eprint!("{text}");
             return ExitCode::from(2);
         }
     };
-    match command {
-        Command::Help => {
-            print!("{HELP}{}", variables::help_text());
-            return ExitCode::SUCCESS;
-        }
-        Command::Version => {
-            println!("{SERVER_NAME} {SERVER_VERSION}");
-            return ExitCode::SUCCESS;
-        }
-        Command::CheckProvider(file) => return check_provider(&file, Settings::from_process_env()),
-        Command::Serve { .. } | Command::Check | Command::Export(_) | Command::Import(_) | Command::Providers | Command::Batch(_) => {}
+    if let Command::CheckProvider(file) = &command {
+        return check_provider(file, Settings::from_process_env());
     }
     let settings = match (Settings::from_process_env(), &command) {
         (Ok(settings), Command::Serve { http: Some(address) }) => settings.with_http_listen(address),
@@ -117,7 +189,7 @@ fn main() -> ExitCode {
         Command::Providers => list_providers(&settings),
         Command::Serve { .. } => serve(settings),
         Command::Batch(args) => batch(settings, args),
-        Command::Help | Command::Version | Command::CheckProvider(_) => unreachable!("answered above"),
+        Command::CheckProvider(_) => unreachable!("answered above"),
     }
 }
 
@@ -602,4 +674,132 @@ fn check(settings: &Settings) -> ExitCode {
     // A closed pipe (`check | head`) is not an error worth a panic.
     let _ = std::io::Write::write_all(&mut std::io::stdout(), report.as_bytes());
     if ready { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use stratigraphic_amenity::batch::Step;
+
+    fn parse(words: &[&str], job_index: Option<&str>) -> Result<Command, Stop> {
+        let args: Vec<OsString> = std::iter::once("stratigraphic-amenity").chain(words.iter().copied()).map(OsString::from).collect();
+        parse_command(&args, job_index)
+    }
+
+    /// The text `words` print (help or the version).
+    fn printed(words: &[&str]) -> String {
+        match parse(words, None) {
+            Err(Stop::Print(text)) => text,
+            other => panic!("{words:?}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_parser_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn every_command_shape_parses() {
+        let path = |text: &str| PathBuf::from(text);
+        let all = [Step::Register, Step::Layout, Step::Georef, Step::Units];
+        let batch = |manifest: &str, shard, steps: &[Step]| Command::Batch(BatchArgs { manifest: path(manifest), shard, steps: steps.to_vec() });
+        for (words, job_index, command) in [
+            (&[][..], None, Command::Serve { http: None }),
+            (&["serve"], None, Command::Serve { http: None }),
+            (&["serve", "--http", "127.0.0.1:8080"], None, Command::Serve { http: Some("127.0.0.1:8080".into()) }),
+            (&["serve", "--http=0.0.0.0:80"], None, Command::Serve { http: Some("0.0.0.0:80".into()) }),
+            (&["check"], None, Command::Check),
+            (&["registry", "export"], None, Command::Export(None)),
+            (&["registry", "export", "backup.json"], None, Command::Export(Some(path("backup.json")))),
+            (&["registry", "import", "backup.json"], None, Command::Import(path("backup.json"))),
+            (&["batch", "maps.txt"], None, batch("maps.txt", (0, 1), &all)),
+            (&["batch", "maps.txt", "--shard", "1/4", "--steps", "units,register"], None, batch("maps.txt", (1, 4), &[Step::Register, Step::Units])),
+            (&["batch", "maps.txt", "--shard", "4"], Some("3"), batch("maps.txt", (3, 4), &all)),
+            (&["providers"], None, Command::Providers),
+            (&["providers", "check", "k2_rocks.wasm"], None, Command::CheckProvider(path("k2_rocks.wasm"))),
+        ] {
+            assert_eq!(parse(words, job_index).unwrap(), command, "{words:?}");
+        }
+    }
+
+    #[test]
+    fn help_lists_the_commands_and_every_setting() {
+        let help = printed(&["--help"]);
+        assert!(help.contains("Usage: stratigraphic-amenity [COMMAND]"), "{help}");
+        for command in ["serve", "check", "registry", "batch", "providers"] {
+            assert!(help.contains(&format!("\n  {command} ")), "{command}: {help}");
+        }
+        assert!(help.ends_with(&variables::help_text()), "{help}");
+        for variable in variables::VARIABLES {
+            assert!(help.contains(&format!("\n    {} ", variable.name)), "{}: {help}", variable.name);
+        }
+        assert_eq!(printed(&["-h"]), help);
+        assert_eq!(printed(&["help"]), help);
+    }
+
+    #[test]
+    fn every_command_has_its_help() {
+        let batch = printed(&["batch", "--help"]);
+        for word in [
+            "Usage: stratigraphic-amenity batch [OPTIONS] <MANIFEST>",
+            "--shard <I/N>",
+            "--steps <STEP,…>",
+            "JOB_COMPLETION_INDEX",
+            "JSON line",
+            "Exit status",
+            "internal_error",
+        ] {
+            assert!(batch.contains(word), "{word}: {batch}");
+        }
+        assert_eq!(printed(&["help", "batch"]), batch);
+        for (words, says) in [
+            (&["serve", "--help"][..], "--http <ADDR:PORT>"),
+            (&["check", "--help"], "integrity check"),
+            (&["registry", "--help"], "export"),
+            (&["registry", "export", "--help"], "[FILE]"),
+            (&["registry", "import", "--help"], "<FILE>"),
+            (&["providers", "--help"], "check"),
+            (&["providers", "check", "--help"], "<FILE.wasm>"),
+            (&["batch", "-h"], "<MANIFEST>"),
+        ] {
+            assert!(printed(words).contains(says), "{words:?}: {}", printed(words));
+        }
+    }
+
+    #[test]
+    fn the_version_is_the_servers() {
+        assert_eq!(printed(&["--version"]), format!("stratigraphic-amenity {SERVER_VERSION}\n"));
+        assert_eq!(printed(&["-V"]), printed(&["--version"]));
+    }
+
+    #[test]
+    fn a_usage_error_is_one_line_and_a_pointer_to_help() {
+        for (words, job_index, problem, help) in [
+            (&["--bogus"][..], None, "unexpected argument '--bogus'", "stratigraphic-amenity"),
+            (&["bogus"], None, "unrecognized subcommand 'bogus'", "stratigraphic-amenity"),
+            (&["serve", "--bogus"], None, "unexpected argument '--bogus'", "stratigraphic-amenity serve"),
+            (&["serve", "--http"], None, "a value is required for '--http <ADDR:PORT>'", "stratigraphic-amenity serve"),
+            (&["check", "extra"], None, "unexpected argument 'extra'", "stratigraphic-amenity check"),
+            (&["registry"], None, "'stratigraphic-amenity registry' requires a subcommand", "stratigraphic-amenity registry"),
+            (&["registry", "import"], None, "required arguments were not provided: <FILE>", "stratigraphic-amenity registry import"),
+            (&["registry", "export", "a.json", "b.json"], None, "unexpected argument 'b.json'", "stratigraphic-amenity registry export"),
+            (&["providers", "bogus"], None, "unrecognized subcommand 'bogus'", "stratigraphic-amenity providers"),
+            (&["batch"], None, "required arguments were not provided: <MANIFEST>", "stratigraphic-amenity batch"),
+            (
+                &["batch", "maps.txt", "--shard", "2/2"],
+                None,
+                "invalid value '2/2' for '--shard <I/N>': the index must be below the count",
+                "stratigraphic-amenity batch",
+            ),
+            (&["batch", "maps.txt", "--shard", "2"], None, "--shard 2 needs JOB_COMPLETION_INDEX", "stratigraphic-amenity batch"),
+            (&["batch", "maps.txt"], Some("0"), "JOB_COMPLETION_INDEX is set", "stratigraphic-amenity batch"),
+        ] {
+            let Err(Stop::Usage(text)) = parse(words, job_index) else { panic!("{words:?} is a usage error") };
+            let lines: Vec<&str> = text.lines().collect();
+            assert_eq!(lines.len(), 2, "{words:?}: {text}");
+            assert!(lines[0].starts_with("error: ") && lines[0].contains(problem), "{words:?}: {text}");
+            assert_eq!(lines[1], format!("For more information, try '{help} --help'."), "{words:?}");
+        }
+    }
 }
