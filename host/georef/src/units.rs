@@ -144,7 +144,7 @@ pub fn pixel_area_km2(revision: &Revision, col: f64, row: f64) -> Result<f64, Ge
 
 impl UnitRaster {
     /// The class raster `classes` (`width × height`) of the part of the scan whose top-left
-    /// pixel is `(left, top)`, moved into GDAL's memory; [`UnitRaster::into_classes`] gives it back.
+    /// pixel is `(left, top)`, moved into GDAL's memory; [`UnitRaster::read_classes`] gives it back.
     pub fn new(classes: Vec<u8>, width: usize, height: usize, left: u32, top: u32) -> Result<UnitRaster, GeorefError> {
         Readiness::check().require()?;
         let driver = DriverManager::get_driver_by_name("MEM").map_err(gdal_error("find GDAL's memory driver"))?;

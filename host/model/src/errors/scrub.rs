@@ -11,7 +11,7 @@ const POINTER_KEYS: [&str; 2] = ["field", "option"];
 
 /// Replaces every server path in string values of `details` with a placeholder:
 /// map roots become `<map_root_N>`, the data root `<data_root>`, any other
-/// absolute path `<path>`. The [`POINTER_KEYS`] are exempt.
+/// absolute path `<path>`. The `POINTER_KEYS` are exempt.
 pub fn scrub_details(details: &mut Map<String, Value>, settings: &Settings) {
     for (key, value) in details.iter_mut() {
         if !POINTER_KEYS.contains(&key.as_str()) {

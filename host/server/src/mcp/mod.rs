@@ -6,7 +6,7 @@
 //! `event=tool_call` log line, and fails only through [`adapter::envelope_for`]
 //! and [`error_result::error_result`] (or [`error_result::protocol_error`] for
 //! a tool that is not offered). Every call's progress goes through one
-//! [`Progress`] that [`GeomapServer::dispatch`] makes, forwards and flushes
+//! [`Progress`] that `GeomapServer::dispatch` makes, forwards and flushes
 //! before the result is sent.
 
 pub mod calls;

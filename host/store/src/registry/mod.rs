@@ -5,7 +5,7 @@
 //!
 //! Invariants:
 //! - One registry, two backends: every call is written once, against
-//!   [`sql::Session`], in SQL both run; only opening, transactions, the schema
+//!   `sql::Session`, in SQL both run; only opening, transactions, the schema
 //!   and the integrity check differ (`sqlite.rs`, `postgres.rs`), and the two
 //!   schemas are the same tables at the same version.
 //! - Nothing loads the whole registry: every call reads or writes the rows it

@@ -97,11 +97,11 @@ const FRESH_FOR: Duration = Duration::from_secs(1);
 
 /// The last answer of `geomap_capabilities`, kept until what it was computed from changes.
 ///
-/// Invariant: an answer is reused only while its [`Inputs`] are unchanged and it is younger than
-/// [`FRESH_FOR`]: every call of this server that may write bumps `ServerState::changes`, the assets
+/// Invariant: an answer is reused only while its `Inputs` are unchanged and it is younger than
+/// `FRESH_FOR`: every call of this server that may write bumps `ServerState::changes`, the assets
 /// command's installs move the assets folder's modification time, and every SQLite registry commit
 /// (from any process) moves its files' times and sizes. A PostgreSQL registry has no files: other
-/// replicas' commits show once the answer is [`FRESH_FOR`] old.
+/// replicas' commits show once the answer is `FRESH_FOR` old.
 #[derive(Debug, Default)]
 pub struct Answers(Mutex<Option<Answered>>);
 

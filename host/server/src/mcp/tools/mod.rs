@@ -2,7 +2,7 @@
 //! implements [`Tool`] (its wire name, title, description, argument and result
 //! types, annotations, whether it is heavy, the setting that withholds it, when
 //! it is ready, how it is called and which resources its result links), and
-//! [`tools!`] below lists them, in `tools/list` order. `tools/list`, the
+//! `tools!` below lists them, in `tools/list` order. `tools/list`, the
 //! inventory's filtering, `geomap_capabilities` and README's tool table are all
 //! made from that list.
 //!
