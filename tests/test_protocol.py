@@ -1,6 +1,8 @@
 """The MCP surface in both protocol eras: tools, annotations, schemas, server info, capabilities."""
 
 import json
+import re
+from pathlib import Path
 
 import pytest
 from mcp.shared.exceptions import MCPError
@@ -9,32 +11,30 @@ from conftest import TRACE_ID
 
 pytestmark = pytest.mark.anyio
 
-EXPECTED_TOOLS = {
-    # name: (readOnlyHint, idempotentHint)
-    "geomap_capabilities": (True, True),
-    "geomap_register_map": (False, True),
-    "geomap_describe_map": (True, True),
-    "geomap_georeference": (False, False),
-    "geomap_lookup": (True, True),
-    "geomap_query_knowledge": (False, False),
-    "geomap_process_image": (False, False),
-    "geomap_read_text": (False, False),
-    "geomap_unit_at": (True, True),
-    "geomap_extract_units": (False, False),
-    "geomap_prepare_knowledge": (False, True),
-    "geomap_prepare_detectors": (False, True),
-}
-OPEN_WORLD = {"geomap_prepare_knowledge", "geomap_prepare_detectors"}  # download from the internet
+def documented_tools() -> dict[str, tuple[bool, bool, bool]]:
+    """README's tool table (a unit test keeps it equal to the server's one list of tools):
+    name -> (readOnlyHint, idempotentHint, openWorldHint)."""
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    rows = re.findall(r"^\| `(geomap_\w+) \{[^`]*\}` \| .* \| ([a-z -]+(?:, [a-z -]+)*) \|$", readme, re.MULTILINE)
+    tools = {}
+    for name, words in rows:
+        hints = [word.strip() for word in words.split(",")]
+        tools[name] = ("read-only" in hints, "idempotent" in hints, "open world" in hints)
+    assert len(tools) >= 12, "README's tool table was not found"
+    return tools
+
+
+DOCUMENTED_TOOLS = documented_tools()
 
 
 async def test_tools_list_has_every_tool_with_truthful_annotations(server, era):
     async with server.connect(era) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-    assert set(tools) == set(EXPECTED_TOOLS)
-    for name, (read_only, idempotent) in EXPECTED_TOOLS.items():
+    assert set(tools) == set(DOCUMENTED_TOOLS)
+    for name, (read_only, idempotent, open_world) in DOCUMENTED_TOOLS.items():
         annotations = tools[name].annotations
-        assert (annotations.read_only_hint, annotations.idempotent_hint) == (read_only, idempotent), name
-        assert annotations.destructive_hint is False and annotations.open_world_hint is (name in OPEN_WORLD), name
+        assert (annotations.read_only_hint, annotations.idempotent_hint, annotations.open_world_hint) == (read_only, idempotent, open_world), name
+        assert annotations.destructive_hint is False, name
         schema = tools[name].output_schema
         assert schema["type"] == "object"
         envelope_branch = schema["anyOf"][1]
@@ -59,7 +59,7 @@ async def test_capabilities_report_tools_roots_limits_and_data_root(server, era)
     caps = result.structured_content
     assert result.is_error is False
     assert json.loads(result.content[0].text) == caps
-    assert {tool["name"] for tool in caps["tools"]} == set(EXPECTED_TOOLS)
+    assert {tool["name"] for tool in caps["tools"]} == set(DOCUMENTED_TOOLS)
     waiting = {tool["name"]: tool["unavailable_code"] for tool in caps["tools"] if not tool["ready"]}
     assert waiting == {
         "geomap_lookup": "missing_knowledge_asset",
