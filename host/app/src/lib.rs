@@ -22,6 +22,8 @@ pub mod georeference;
 pub mod knowledge;
 pub mod layout;
 pub mod maps;
+#[cfg(test)]
+mod models;
 pub mod preparation;
 pub mod providers;
 pub mod registered;

