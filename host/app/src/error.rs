@@ -4,7 +4,7 @@
 //! JSON pointer.
 //!
 //! Invariant: nothing here words an envelope. The edges' one adapter turns an
-//! [`AppError`] into `geomap-error/v1` (the server's `mcp::adapter`), and
+//! [`AppError`] into `geomap-error/v1` (the server's `adapter`), and
 //! [`AppError::is_cancellation`] is the one list of the ways a call ends
 //! cancelled.
 

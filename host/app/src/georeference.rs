@@ -29,8 +29,9 @@ use crate::{App, AppError, ArgumentError, Progress};
 /// The name `geomap_georeference` is known by.
 pub const TOOL: &str = "geomap_georeference";
 
-/// A georeference: `bounds` (with an optional `pixel_region`) or `control_points` (with an
-/// optional `transform`), or `from: "labels"` to read it from the map's own coordinate labels.
+/// Arguments of `geomap_georeference`: `bounds` (with an optional `pixel_region`) or
+/// `control_points` (with an optional `transform`), or `from: "labels"` to read the
+/// georeference from the map's own coordinate labels.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GeoreferenceRequest {
@@ -57,7 +58,7 @@ pub struct GeoreferenceRequest {
     pub dry_run: Option<bool>,
 }
 
-/// Where a georeference takes its placement from, besides the request's own fields.
+/// Where `geomap_georeference` takes its placement from, besides the arguments.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum GeorefFrom {
@@ -121,8 +122,8 @@ impl GeoreferenceRequest {
     }
 }
 
-/// The result of a georeference: the new revision, now the map's current one (with `dry_run`,
-/// the revision it would write, unwritten and without files).
+/// The result of `geomap_georeference`: the new revision, now the map's current one (with
+/// `dry_run`, the revision it would write, unwritten and without files).
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct GeoreferenceReport {
     /// The map.
@@ -221,13 +222,14 @@ impl App {
         // A failed revision's folder goes with `staged`: nothing half-written is left behind.
         let revision = geomap_georef::georeference(&scan, &placement, &revision_id, staged.path(), &self.settings.georef_writing(), &writing)
             .map(|revision| Revision { source, ..revision })?;
+        // Everything that can fail is done before the revision is published and recorded.
+        let labels = labels.map(|labels| with_accuracy(labels, &revision)).transpose()?;
         staged.publish().map_err(|source| geomap_georef::GeorefError::Io { action: "move the revision folder into place", source })?;
         // On an error the folder stays: whole, and perhaps recorded (a commit whose answer was lost).
         if !self.registry.add_revision(&map_id, &revision)? {
             let _ = std::fs::remove_dir_all(&output_dir);
             return Err(AppError::unknown_map(&map_id));
         }
-        let labels = labels.map(|labels| with_accuracy(labels, &revision)).transpose()?;
         Ok(GeoreferenceReport { revision: self.located(&map_id, revision), map_id, labels, dry_run: false })
     }
 

@@ -34,7 +34,7 @@ pub const QUERY_LIMIT: u32 = 10;
 /// The largest query `limit` accepted.
 pub const MAX_QUERY_LIMIT: u32 = 100;
 
-/// A term to look up.
+/// Arguments of `geomap_lookup`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LookupTermRequest {
@@ -76,7 +76,7 @@ pub struct ProviderEntries {
     pub close_matches: Vec<String>,
 }
 
-/// What the lookup providers answered.
+/// The result of `geomap_lookup`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct LookupResult {
     /// The term as asked.
@@ -104,7 +104,7 @@ fn area_problem(area: &Area) -> Option<(&'static str, &'static str)> {
     }
 }
 
-/// What to ask the knowledge providers: about `map_id`'s area or `area` (or neither, for providers that need no area).
+/// Arguments of `geomap_query_knowledge`: `map_id` or `area` (or neither, for providers that need no area).
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct KnowledgeQuery {
@@ -144,8 +144,8 @@ pub struct ProviderKnowledge {
     pub items: Vec<KnowledgeItem>,
 }
 
-/// A knowledge bundle: what a query found, also kept in the registry and readable as
-/// `geomap://bundles/{bundle_id}`.
+/// A knowledge bundle: the result of `geomap_query_knowledge`, also kept in
+/// the registry and readable as `geomap://bundles/{bundle_id}`.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct KnowledgeBundle {
     /// This bundle's ID; every call writes a new one.

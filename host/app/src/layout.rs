@@ -58,7 +58,7 @@ pub enum DetectorChoice {
     Legend,
 }
 
-/// Finding a map's layout.
+/// Arguments of `geomap_process_image`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LayoutRequest {
@@ -145,7 +145,7 @@ pub struct Timings {
     pub write_ms: f64,
 }
 
-/// A map's layout, stored as `layout.json`.
+/// The result of `geomap_process_image`, stored as `layout.json`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Layout {
     /// `geomap-layout/v1`.

@@ -158,7 +158,7 @@ impl App {
     }
 
     /// The envelope the edge would give `error` in a call to `tool` (for warnings and per-asset reports).
-    pub fn envelope(&self, error: &AppError, tool: &str) -> Envelope {
+    pub(crate) fn envelope(&self, error: &AppError, tool: &str) -> Envelope {
         let trace_id = trace::current_trace_id().unwrap_or_else(TraceId::random);
         (self.describe)(error, &FailedCall { tool, idempotent: false, trace_id: &trace_id, settings: &self.settings })
     }
@@ -215,7 +215,7 @@ pub struct Warning {
     /// `details.reason` of that failure, when it has one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
-    /// What happened and what to do, in plain words (the failure's message).
+    /// What happened and what to do, in plain words (the failure's message and first hint).
     pub message: String,
 }
 

@@ -28,7 +28,7 @@ pub const REGISTER_TOOL: &str = "geomap_register_map";
 /// The name `geomap_describe_map` is known by.
 pub const DESCRIBE_TOOL: &str = "geomap_describe_map";
 
-/// Registering a map.
+/// Arguments of `geomap_register_map`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RegisterRequest {
@@ -36,7 +36,7 @@ pub struct RegisterRequest {
     pub path: String,
 }
 
-/// Describing a registered map.
+/// Arguments of `geomap_describe_map`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DescribeRequest {

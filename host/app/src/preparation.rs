@@ -128,7 +128,7 @@ pub struct FailedAsset {
     pub message: String,
 }
 
-/// What a preparation did, asset by asset (both preparation results start with it).
+/// What a preparation call did, asset by asset (both preparation tools' results start with it).
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct PreparationReport {
     /// Whether the user was asked and agreed.
@@ -155,7 +155,7 @@ pub enum Prepared<T> {
     },
 }
 
-/// Installing knowledge assets.
+/// Arguments of `geomap_prepare_knowledge`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PrepareKnowledgeRequest {
@@ -163,7 +163,7 @@ pub struct PrepareKnowledgeRequest {
     pub assets: Option<Vec<String>>,
 }
 
-/// What a knowledge preparation did.
+/// The result of `geomap_prepare_knowledge`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct PrepareKnowledgeResult {
     /// What was installed, present or failed.
@@ -175,7 +175,7 @@ pub struct PrepareKnowledgeResult {
     pub summary: String,
 }
 
-/// Installing the detectors' and the reader's assets.
+/// Arguments of `geomap_prepare_detectors`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PrepareDetectorsRequest {
@@ -183,7 +183,7 @@ pub struct PrepareDetectorsRequest {
     pub assets: Option<Vec<String>>,
 }
 
-/// What a detector preparation did.
+/// The result of `geomap_prepare_detectors`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct PrepareDetectorsResult {
     /// What was installed, present or failed (weights with no source are the operator's to provide).
@@ -289,7 +289,7 @@ impl App {
             .iter()
             .filter_map(|entry| entry.descriptor().map(|descriptor| (entry, descriptor)))
             .filter(|(_, descriptor)| descriptor.assets.iter().any(|id| installed.iter().any(|asset| &asset.asset == id)))
-            .filter(|(_, descriptor)| self.asset_folders(&descriptor.assets).1.is_empty())
+            .filter(|(_, descriptor)| tokio::task::block_in_place(|| self.asset_folders(&descriptor.assets).1.is_empty()))
             .map(|(entry, _)| entry.name.clone())
             .collect()
     }
@@ -324,11 +324,14 @@ impl App {
             detail,
         })?;
         let assets = self.chosen(preparation.kinds, preparation.requested)?;
+        // An asset's state is read from the disk (a file whose time moved is hashed again): the async worker steps aside.
+        let states: Vec<AssetState> =
+            tokio::task::block_in_place(|| assets.iter().map(|asset| geomap_assets::status(asset, &self.settings.data_root).state).collect());
         let mut already_present = Vec::new();
         let mut needed = Vec::new();
         let mut failed = Vec::new();
-        for asset in assets {
-            match (geomap_assets::status(asset, &self.settings.data_root).state, preparation.requested.is_some()) {
+        for (asset, state) in assets.into_iter().zip(states) {
+            match (state, preparation.requested.is_some()) {
                 (AssetState::Installed, _) | (AssetState::Custom, false) => already_present.push(prepared(asset)),
                 (AssetState::Custom, true) => failed.push(AssetError::Unmanaged { id: asset.id.clone(), path: asset.custom_path.clone().unwrap_or_default() }),
                 (AssetState::Missing | AssetState::Corrupt, _) if !asset.has_source() => {

@@ -80,7 +80,7 @@ pub struct Swatch<'a> {
     pub colour: (u8, u8, u8),
 }
 
-/// A legend unit as results name it.
+/// A legend unit as the tools' results name it.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct LegendUnit {
     /// Index into the layout's `legend_entries`.

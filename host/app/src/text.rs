@@ -27,7 +27,7 @@ pub const TOOL: &str = "geomap_read_text";
 /// The schema tag of stored readings.
 pub const TEXT_SCHEMA: &str = "geomap-text/v1";
 
-/// Reading a scan's words.
+/// Arguments of `geomap_read_text`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReadTextRequest {
@@ -72,7 +72,7 @@ pub struct TextTimings {
     pub recognise_ms: f64,
 }
 
-/// The words of a region, stored as `text.json`.
+/// The result of `geomap_read_text`, stored as `text.json`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct TextReading {
     /// `geomap-text/v1`.

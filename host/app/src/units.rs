@@ -46,7 +46,7 @@ const UNCLASSIFIED_WARNING: f64 = 0.25;
 /// The map's colour at a point is sampled from the square this many pixels either side of it.
 const SAMPLE_RADIUS: f64 = 5.0;
 
-/// The legend unit under a point.
+/// Arguments of `geomap_unit_at`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UnitAtRequest {
@@ -81,7 +81,7 @@ pub struct UnitCandidate {
     pub lithology_terms: Vec<LithologyInfo>,
 }
 
-/// The legend unit under a point, and how sure that is.
+/// The result of `geomap_unit_at`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct UnitAt {
     /// The map.
@@ -109,7 +109,7 @@ pub struct UnitAt {
     pub summary: String,
 }
 
-/// A map's units as GIS layers.
+/// Arguments of `geomap_extract_units`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExtractRequest {
@@ -161,7 +161,7 @@ pub struct UnitTimings {
     pub write_ms: f64,
 }
 
-/// A map's units as GIS layers, stored as `units.json`.
+/// The result of `geomap_extract_units`, stored as `units.json`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct UnitExtraction {
     /// `geomap-units/v1`.

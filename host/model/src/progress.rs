@@ -87,10 +87,12 @@ impl Progress {
 
     /// Reports `done` of `total` units as they are (tiles read, bytes downloaded), for an operation
     /// that counts in its own units rather than in percent; then [`Progress::check`]. In a part of a
-    /// count ([`Progress::counted`]) they are that part's units, reported as the whole's.
+    /// count ([`Progress::counted`]) they are that part's units, reported as the whole's; in a stage
+    /// of a percent ([`Progress::stage`]) they are its fraction, so the whole's percents still grow.
     pub fn units(&self, done: u64, total: u64, message: impl Into<String>) -> Result<(), Cancelled> {
         match self.count {
             Some((start, whole)) => self.send(start + done.min(total), whole, message),
+            None if (self.from, self.to) != (0.0, 100.0) => return self.fraction(done as f64 / total.max(1) as f64, message),
             None => self.send(done, total, message),
         }
         self.check()
@@ -147,6 +149,8 @@ mod tests {
         progress.units(3, 7, "tile 4 of 7").unwrap();
         assert_eq!(updates.lock().unwrap()[0], ProgressUpdate { done: 3, total: 7, message: "tile 4 of 7".into() });
         progress.counted(100, 250).units(40, 150, "the second download").unwrap();
+        progress.stage(0.5, 1.0).units(1, 4, "a stage counts in its share of the percent").unwrap();
+        assert_eq!(updates.lock().unwrap()[2], ProgressUpdate { done: 62, total: 100, message: "a stage counts in its share of the percent".into() });
         assert_eq!(updates.lock().unwrap()[1], ProgressUpdate { done: 140, total: 250, message: "the second download".into() });
         cancel.cancel();
         assert_eq!(progress.check(), Err(Cancelled));

@@ -1,5 +1,6 @@
-//! The MCP edge: the rmcp server, the tool inventory, the error adapter and
-//! the renderer of error results, over the application (`geomap_app`).
+//! The MCP edge: the rmcp server, the tool inventory and the renderer of
+//! error results, over the application (`geomap_app`) and the one adapter
+//! (`crate::adapter`).
 //!
 //! Invariants: every `tools/call` gets a fresh trace ID, runs inside
 //! [`trace::run_call`] (so panics are caught), ends in exactly one
