@@ -65,11 +65,22 @@ def dms(value: float, whole: bool) -> str:
     return f"{minutes}'" + (f'{seconds:02d}"' if seconds else "")
 
 
-def draw(sheet: Sheet, path: Path, *, labels: str = "dms", misread: dict | None = None, units: bool = True, quality: int = 90, words_below: float = 48) -> Path:
+def draw(
+    sheet: Sheet,
+    path: Path,
+    *,
+    labels: str = "dms",
+    misread: dict | None = None,
+    misread_sides: tuple = ("top", "bottom", "left", "right"),
+    units: bool = True,
+    quality: int = 90,
+    words_below: float = 48,
+) -> Path:
     """Draws `sheet` to `path` (JPEG when it ends in .jpg). `labels`: `dms` (quadrangle style),
     `utm` (metres at every tick, zone and datum in the words) or `none`. `misread` replaces the
-    text of labels by their true text, as a reader's mistake would. The sheet's words start
-    `words_below` pixels below the frame."""
+    text of labels by their true text on `misread_sides`, as a reader's mistake (or a stray mark
+    printed with the label) would. The sheet's words start `words_below` pixels below the frame,
+    one line under another; a line with "SCALE" stands further right."""
     misread = misread or {}
     image = Image.new("RGB", (sheet.width * SUPER, sheet.height * SUPER), PAPER)
     draw = ImageDraw.Draw(image)
@@ -116,7 +127,8 @@ def draw(sheet: Sheet, path: Path, *, labels: str = "dms", misread: dict | None 
             offset = 34 * per_y * (1 if inward < 0 else -1)
             truth = f"{round(lon * 1000)}mE" if labels == "utm" else dms(lon, i in (0, 4))
             shown.append(truth)
-            text(misread.get(truth, truth), at(lon, lat + offset))
+            side = "top" if inward < 0 else "bottom"
+            text(misread.get(truth, truth) if side in misread_sides else truth, at(lon, lat + offset))
     for i in range(5):
         lat = sheet.north - i * lat_step
         for lon, inward in [(sheet.west, 1), (sheet.east, -1)]:
@@ -128,11 +140,14 @@ def draw(sheet: Sheet, path: Path, *, labels: str = "dms", misread: dict | None 
             left, top, right, bottom = draw.textbbox((0, 0), truth, font=font)
             offset = ((right - left) / SUPER / 2 + 18) * per_x * (-1 if inward > 0 else 1)
             shown.append(truth)
-            text(misread.get(truth, truth), at(lon + offset, lat))
-    for k, words in enumerate(sheet.words):  # below the frame's lower left; the scale further right
+            side = "left" if inward > 0 else "right"
+            text(misread.get(truth, truth) if side in misread_sides else truth, at(lon + offset, lat))
+    under = 0
+    for words in sheet.words:  # below the frame's lower left, one line under another; the scale further right
         scale = "SCALE" in words
         x = sheet.west + (sheet.east - sheet.west) * (0.6 if scale else 0.08)
-        y = sheet.south - (words_below if scale or k == 0 else words_below + 30) * per_y
+        y = sheet.south - (words_below + (0 if scale else 30 * under)) * per_y
+        under += 0 if scale else 1
         draw.text(at(x, y), words, fill=INK, font=font)
     image = image.reduce(SUPER)
     if str(path).endswith(".jpg"):

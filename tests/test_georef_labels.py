@@ -112,6 +112,37 @@ async def test_the_datum_printed_beyond_the_ring_is_read_from_an_earlier_reading
     assert ["".join(words.split()) for words in named["words"]] == ["NorthAmericanDatumof1927"], named
 
 
+async def test_a_minus_sign_on_one_label_cannot_move_the_sheet_and_the_datum_below_the_map_comes_from_the_layouts_words(tmp_path, mirror, runtime_wheel, ocr_wheel, era):  # noqa: F811
+    server = server_with_reader(tmp_path, mirror, runtime_wheel, ocr_wheel)
+    # A 15'×30' sheet whose side labels print no hemisphere letters; one latitude on the right
+    # side is printed with a leading tick that reads as a minus sign; the datum is far below the
+    # frame, beyond the ring the label reader reads.
+    words = ["Base from U.S. Geological Survey, 1967", "North American Datum of 1927", "Mohave County, Arizona", "SCALE 1:62 500"]
+    sheet = sheets.Sheet(height=2400, west=-114.0, east=-113.5, south=36.75, north=37.0, words=words)
+    sheets.draw(sheet, server.map_root / "quad.png", misread={"48'45\"": "-48'45\""}, misread_sides=("right",), words_below=400)
+    async with server.connect(era) as client:
+        map_id = (await client.call_tool("geomap_register_map", {"path": "quad.png"})).structured_content["map_id"]
+        assert (await client.call_tool("geomap_prepare_detectors", PREPARE)).is_error is False
+        layout = await client.call_tool("geomap_process_image", {"map_id": map_id})
+        result = await client.call_tool("geomap_georeference", {"map_id": map_id, "from": "labels", "dry_run": True})
+    assert layout.is_error is False and "words.json" in layout.structured_content["files"], layout
+    assert result.is_error is False, result
+    revision = result.structured_content
+    labels = revision["labels"]
+    assert (labels["hemispheres"]["latitude"], labels["hemispheres"]["longitude"]) == ("north", "west"), labels["hemispheres"]
+    assert any("Arizona" in evidence for evidence in labels["hemispheres"]["evidence"]), labels["hemispheres"]
+    minus = [label for label in labels["labels"] if label["text"].replace(" ", "").startswith(("-48", "−48", "–48"))]
+    assert len(minus) == 1 and not minus[0]["used"], [(label["text"], label.get("reason")) for label in labels["labels"]]
+    assert "but the latitude axis is north" in minus[0]["reason"], minus
+    box = revision["wgs84_bounds"]
+    for edge, truth in [("west", -114.0), ("east", -113.5), ("south", 36.75), ("north", 37.0)]:
+        assert abs(box[edge] - truth) < 0.01, (edge, box)
+    decision = labels["crs_decision"]
+    assert (decision["datum"], decision["guess"]) == ("nad27", False), decision
+    assert ["".join(words.split()) for words in decision["words"]] == ["NorthAmericanDatumof1927"], decision
+    assert not [warning for warning in revision["warnings"] if "Arizona" in warning], revision["warnings"]
+
+
 async def test_a_utm_sheet_is_placed_in_the_zone_and_datum_its_words_name(tmp_path, mirror, runtime_wheel, ocr_wheel):  # noqa: F811
     server = server_with_reader(tmp_path, mirror, runtime_wheel, ocr_wheel)
     sheet = sheets.utm_sheet(skew=-0.4)
@@ -159,7 +190,10 @@ async def test_the_usgs_sample_is_georeferenced_from_its_own_labels(tmp_path, mi
         assert abs(box[edge] - truth) < 0.01, (edge, box, result.structured_content["labels"]["control_points"])
     revision = result.structured_content
     # A 1:100,000 USGS sheet is drawn in UTM: its graticule is a trapezoid, straight in zone 12, not in degrees.
-    assert revision["crs"] == "EPSG:26912", revision["labels"]["transform_choice"]
+    # No datum is printed legibly; the base map is from 1986, before 1990: NAD27, in UTM zone 12.
+    assert revision["crs"] == "EPSG:26712", (revision["labels"]["transform_choice"], revision["labels"]["crs_decision"])
+    assert revision["labels"]["crs_decision"]["guess"] is True and "1986" in revision["labels"]["crs_decision"]["because"]
+    assert revision["labels"]["hemispheres"]["latitude"] == "north" and revision["labels"]["hemispheres"]["longitude"] == "west"
     corners = {(round(p["col"], 3), round(p["row"], 3)) for p in revision["labels"]["control_points"] if p["anchor"] == "corner"}
     at_corners = [r["crs_units"] for p, r in zip(revision["control_points"], revision["residuals"]) if (round(p["col"], 3), round(p["row"], 3)) in corners]
     assert len(at_corners) == 4 and max(at_corners) < 100, (at_corners, revision["labels"]["transform_choice"])

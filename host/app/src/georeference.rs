@@ -14,11 +14,13 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use geomap_georef::{Bounds, ControlPoint, Coordinate, PixelRegion, Placement, PlacementSource, Revision, TransformKind};
+use geomap_georef::{Bounds, ControlPoint, Coordinate, PixelRegion, Placement, PlacementSource, Revision, TransformKind, Wgs84Bounds};
 use geomap_model::trace;
 use geomap_store::sweep::Staged;
 use geomap_vision::graticule::datum::CrsDecision;
 use geomap_vision::graticule::neatline::Neatline;
+use geomap_vision::graticule::places;
+use geomap_vision::graticule::signs::Hemispheres;
 use geomap_vision::graticule::ticks::Anchor;
 use geomap_vision::graticule::{GraticuleError, LabelPoint, LabelReport, LabelTimings, Sheet};
 
@@ -148,6 +150,10 @@ pub struct LabelsReport {
     pub control_points: Vec<LabelPoint>,
     /// Every line read in the ring around the neatline: used, or rejected with the reason.
     pub labels: Vec<LabelReport>,
+    /// The hemispheres the labels were given, decided by all the sheet's evidence together (the
+    /// direction the values run, hemisphere letters and minus signs, the places and UTM zone the
+    /// sheet names), with each piece of evidence and its votes.
+    pub hemispheres: Hemispheres,
     /// The CRS the sheet's words point to, and why (absent when the agent gave `crs` and the words name none).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub crs_decision: Option<CrsDecision>,
@@ -199,20 +205,28 @@ impl App {
     ) -> Result<GeoreferenceReport, AppError> {
         let map = self.open_registered(&request.map_id)?;
         map.pixels("georeference")?;
+        let source = (explicit.is_none()).then_some(PlacementSource::MapLabels);
+        // What the server has read of the sheet: the label reader searches it for the datum and places,
+        // and every revision is checked against the places it names.
+        let mut words: Vec<String> = self.sheet_lines(map.id())?.into_iter().map(|line| line.text).collect();
         let (placement, labels) = match explicit {
             Some((crs, placement)) => (geomap_georef::Request { crs, placement }, None),
             None => {
-                let (placement, labels) = self.placement_from_labels(&map, request, &progress.stage(0.0, 0.5))?;
+                let (placement, labels) = self.placement_from_labels(&map, request, &words, &progress.stage(0.0, 0.5))?;
+                words.extend(labels.labels.iter().map(|label| label.text.clone()));
                 (placement, Some(labels))
             }
         };
-        let source = labels.as_ref().map(|_| PlacementSource::MapLabels);
+        let checked = |mut revision: Revision| {
+            revision.warnings.extend(place_warning(&words, &revision.wgs84_bounds));
+            Revision { source, ..revision }
+        };
         let revision_id = format!("rev_{}", geomap_model::random_hex(10));
         let map_id = map.id().to_owned();
         if request.dry_run == Some(true) {
-            let revision = geomap_georef::describe(map.record.width, map.record.height, &placement, &revision_id)?;
+            let revision = checked(geomap_georef::describe(map.record.width, map.record.height, &placement, &revision_id)?);
             let labels = labels.map(|labels| with_accuracy(labels, &revision)).transpose()?;
-            return Ok(GeoreferenceReport { map_id, revision: Revision { source, ..revision }, labels, dry_run: true });
+            return Ok(GeoreferenceReport { map_id, revision, labels, dry_run: true });
         }
         let output_dir = revision_dir(&self.settings.artifact_root, &map_id, &revision_id);
         let scan_path = map.record.root.join(&map.record.relative_path);
@@ -220,8 +234,7 @@ impl App {
         let writing = if labels.is_some() { progress.stage(0.5, 1.0) } else { progress.clone() };
         let staged = Staged::create(&output_dir).map_err(|source| geomap_georef::GeorefError::Io { action: "create the revision folder", source })?;
         // A failed revision's folder goes with `staged`: nothing half-written is left behind.
-        let revision = geomap_georef::georeference(&scan, &placement, &revision_id, staged.path(), &self.settings.georef_writing(), &writing)
-            .map(|revision| Revision { source, ..revision })?;
+        let revision = geomap_georef::georeference(&scan, &placement, &revision_id, staged.path(), &self.settings.georef_writing(), &writing).map(checked)?;
         // Everything that can fail is done before the revision is published and recorded.
         let labels = labels.map(|labels| with_accuracy(labels, &revision)).transpose()?;
         staged.publish().map_err(|source| geomap_georef::GeorefError::Io { action: "move the revision folder into place", source })?;
@@ -239,6 +252,7 @@ impl App {
         &self,
         map: &RegisteredMap,
         request: &GeoreferenceRequest,
+        words: &[String],
         progress: &Progress,
     ) -> Result<(geomap_georef::Request, LabelsReport), AppError> {
         let reader = self.text_reader()?;
@@ -249,9 +263,8 @@ impl App {
         let metric = request.crs.as_deref().map(geomap_georef::is_geographic).transpose()?.map(|geographic| !geographic);
         let mut window = |region: (u32, u32, u32, u32)| map.window(self, region);
         let sheet = Sheet { width: map.record.width as u32, height: map.record.height as u32, read: &mut window };
-        // Words read elsewhere on the sheet (the newest reading) may name the datum the ring lacks.
-        let words = self.newest_reading_lines(map.id())?;
-        let found = geomap_vision::graticule::read(&reader, sheet, hint, &words, metric, progress)?;
+        // Words read elsewhere on the sheet (the layout's, the readings') may name the datum or places the ring lacks.
+        let found = geomap_vision::graticule::read(&reader, sheet, hint, words, metric, progress)?;
         let crs = match (&request.crs, &found.crs) {
             (Some(crs), _) => crs.clone(),
             (None, Some(decision)) => decision.crs.clone(),
@@ -299,6 +312,7 @@ impl App {
             neatline: found.neatline,
             control_points: label_points,
             labels,
+            hemispheres: found.hemispheres,
             crs_decision: found.crs,
             crs_given: request.crs.is_some(),
             transform_choice: chosen.why,
@@ -309,6 +323,28 @@ impl App {
         let placement = Placement::ControlPoints { points: chosen.kept, transform: chosen.transform, region: Some(region) };
         Ok((geomap_georef::Request { crs: chosen.crs, placement }, report))
     }
+}
+
+/// How far (degrees) a revision may reach past the box of a state the sheet names before it is said to be elsewhere.
+const PLACE_MARGIN_DEGREES: f64 = 0.5;
+
+/// A warning when the revision's area meets none of the U.S. states the sheet's words name (the
+/// map placed in another hemisphere, or far from where it says it is).
+fn place_warning(words: &[String], bounds: &Wgs84Bounds) -> Option<String> {
+    let named = places::named_states(words);
+    if named.is_empty() || named.iter().any(|named| named.place.meets(bounds, PLACE_MARGIN_DEGREES)) {
+        return None;
+    }
+    let names: Vec<String> = named.iter().map(|named| format!("{} (\"{}\")", named.place.name, named.line)).collect();
+    let degrees = |value: f64, positive: char, negative: char| format!("{:.2}°{}", value.abs(), if value < 0.0 { negative } else { positive });
+    Some(format!(
+        "The sheet names {}, but this revision places the map at {} to {}, {} to {}, outside it: check the signs and values of the bounds or control points (with from: \"labels\", the labels report says which hemisphere each axis was given and why).",
+        names.join(" and "),
+        degrees(bounds.south, 'N', 'S'),
+        degrees(bounds.north, 'N', 'S'),
+        degrees(bounds.west, 'E', 'W'),
+        degrees(bounds.east, 'E', 'W'),
+    ))
 }
 
 /// The neatline's box in whole pixels, inside a `width`×`height` scan: the region a labels
@@ -397,6 +433,35 @@ mod tests {
         let done: Vec<u64> = heard.lock().unwrap().iter().map(|update| update.done).collect();
         assert_eq!((done.first(), done.last()), (Some(&0), Some(&100)), "{done:?}");
         assert_eq!(test.app.registry.map(&map_id).unwrap().unwrap().revisions.len(), 1, "recorded");
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_revision_outside_the_state_the_sheet_names_carries_a_warning() {
+        use geomap_store::registry::{Document, StoredDocument};
+        let test = crate::testing::TestApp::new(&[]);
+        test.scan("a.png", 64, 48, |x, y| [(x * 4) as u8, (y * 5) as u8, 90]);
+        let map_id = test.register("a.png").await;
+        let reading = serde_json::json!({ "schema": "geomap-text/v1", "lines": [
+            { "text": "GEOLOGIC MAP OF THE PEACH SPRINGS QUADRANGLE", "bbox": { "x0": 0.0, "y0": 0.0, "x1": 60.0, "y1": 5.0 }, "score": 0.9 },
+            { "text": "Mohave County, Arizona", "bbox": { "x0": 0.0, "y0": 6.0, "x1": 60.0, "y1": 10.0 }, "score": 0.9 } ] });
+        let record =
+            StoredDocument { kind: Document::Reading, id: "txt_a".into(), map_id: map_id.clone(), created_at: crate::now(), document: reading.to_string() };
+        assert!(test.app.registry.add_document(&record).unwrap());
+        let placed = |bounds: Bounds| GeoreferenceRequest {
+            map_id: map_id.clone(),
+            crs: Some("EPSG:4326".into()),
+            bounds: Some(bounds),
+            ..GeoreferenceRequest::default()
+        };
+        let right = test.app.georeference(placed(bounds()), Progress::none()).await.unwrap();
+        assert!(right.revision.warnings.iter().all(|w| !w.contains("Arizona")), "{:?}", right.revision.warnings);
+        let mirrored = Bounds { south: Coordinate(-36.0), north: Coordinate(-35.0), ..bounds() };
+        let wrong = test.app.georeference(placed(mirrored), Progress::none()).await.unwrap();
+        let warning = wrong.revision.warnings.iter().find(|w| w.contains("Arizona")).expect("a warning");
+        assert!(
+            warning.starts_with("The sheet names Arizona (\"Mohave County, Arizona\"), but this revision places the map at 36.00°S to 35.00°S"),
+            "{warning}"
+        );
     }
 
     #[tokio::test(flavor = "multi_thread")]

@@ -28,6 +28,7 @@ use geomap_store::sweep::Staged;
 use geomap_vision::colour::{colour_name, hex};
 use geomap_vision::detect::postprocess::DEFAULT_MIN_SCORE;
 use geomap_vision::detect::{COMPONENT_ASSET, Detectors, LEGEND_ASSET, LegendEntry, score};
+use geomap_vision::graticule::LABEL_MIN_SCORE;
 use geomap_vision::image::{Rgb, decode};
 use geomap_vision::layout::render;
 use geomap_vision::layout::{WordsLayout, read_layout};
@@ -37,6 +38,7 @@ use geomap_vision::ocr::reader::{Line, Reader};
 use geomap_vision::{VisionError, millis};
 
 use crate::registered::RegisteredMap;
+use crate::stored::{StoredWords, WORDS_FILE, WORDS_SCHEMA};
 use crate::terms::{LegendItem, UnitWords, detected_entry_words, text_in, unit_words};
 use crate::uris::layout_uri;
 use crate::{App, AppError, ArgumentError, Progress, Warning};
@@ -344,13 +346,19 @@ impl App {
         };
         let mut layout = Layout::new(map.id(), method, image.width, image.height);
         layout.warnings = warnings;
-        let read_words = |region: (u32, u32, u32, u32), words: &Progress| -> Result<Vec<Line>, AppError> {
+        // Every line read, kept at the label reader's floor for the stored words; the layout's own
+        // rules see those at its floor.
+        let mut stored = StoredWords { schema: WORDS_SCHEMA.to_owned(), regions: Vec::new(), min_score: LABEL_MIN_SCORE, lines: Vec::new() };
+        let mut read_words = |region: (u32, u32, u32, u32), words: &Progress| -> Result<Vec<Line>, AppError> {
             let reader = reader.as_ref().expect("words are read only with a reader");
-            let reading = geomap_vision::ocr::read(reader, &image, region, WORDS_MIN_SCORE, |done, tiles| {
+            let reading = geomap_vision::ocr::read(reader, &image, region, LABEL_MIN_SCORE, |done, tiles| {
                 let message = format!("reading the map's words: tile {} of {tiles}", (done + 1).min(tiles));
                 words.fraction(done as f64 / tiles.max(1) as f64, message).map_err(VisionError::from)
             })?;
-            Ok(reading.lines)
+            let (x0, y0, x1, y1) = region;
+            stored.regions.push(PixelBox { x0: f64::from(x0), y0: f64::from(y0), x1: f64::from(x1), y1: f64::from(y1) });
+            stored.lines.extend(reading.lines.iter().cloned());
+            Ok(reading.lines.into_iter().filter(|line| line.score >= WORDS_MIN_SCORE).collect())
         };
         if let Some(detectors) = &detectors {
             progress.fraction(0.1, "finding the map's components")?;
@@ -389,6 +397,11 @@ impl App {
         let started = Instant::now();
         let staged = self.stage(&layout.map_id, &layout.layout_id)?;
         write_layout(staged.path(), &image, &mut layout).map_err(|error| VisionError::Storage(format!("cannot store the layout: {error}")))?;
+        if reader.is_some() {
+            let words = serde_json::to_vec(&stored).expect("words serialize");
+            std::fs::write(staged.path().join(WORDS_FILE), words).map_err(|error| VisionError::Storage(format!("cannot store the layout's words: {error}")))?;
+            layout.files.push(WORDS_FILE.to_owned());
+        }
         timings.write_ms = millis(started);
         layout.timings = timings;
         Ok(Found::Unstored(layout, staged))

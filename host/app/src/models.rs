@@ -10,6 +10,7 @@ use crate::preparation::{NobodyToAsk, PrepareDetectorsRequest, Prepared};
 use crate::testing::{TestApp, mirror, model_wheels, shared};
 use crate::text::ReadTextRequest;
 use geomap_model::layout::PixelBox;
+use geomap_vision::graticule::labels::Hemisphere;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn with_the_models_the_usgs_sample_is_read_laid_out_and_georeferenced_from_its_labels() {
@@ -58,6 +59,8 @@ async fn with_the_models_the_usgs_sample_is_read_laid_out_and_georeferenced_from
         assert!((found - truth).abs() < 0.01, "{edge}: {found} (truth {truth})");
     }
     let labels = placed.labels.unwrap();
-    assert_eq!(placed.revision.crs, "EPSG:26912", "{}", labels.transform_choice);
+    // No datum is printed legibly; the base map is from 1986, before 1990: NAD27, in the UTM zone (12) a 1:100,000 sheet is drawn in.
+    assert_eq!(placed.revision.crs, "EPSG:26712", "{} {:?}", labels.transform_choice, labels.crs_decision);
+    assert_eq!(labels.hemispheres.latitude, Hemisphere::North, "{:?}", labels.hemispheres);
     assert!(labels.accuracy.rmse_m.is_some_and(|rmse| rmse < 100.0), "{:?}", labels.accuracy);
 }

@@ -1,7 +1,10 @@
 //! The documents the use cases store, each in its folder under the map's
 //! artifacts and in its registry table, and read back typed: a layout
-//! (`geomap-layout/v1`), a reading (`geomap-text/v1`; its words feed the label
-//! georeference's datum) and a unit extraction (`geomap-units/v1`).
+//! (`geomap-layout/v1`, with the words it read beside it as `geomap-words/v1`),
+//! a reading (`geomap-text/v1`) and a unit extraction (`geomap-units/v1`). The
+//! words of the newest layout and of the readings are what the server has read
+//! of a sheet: the label georeference looks there for the datum and the places
+//! the sheet names.
 //!
 //! Invariants: [`App::store`] writes the folder (staged under a temporary name
 //! until the registry records it) before the row, and removes it when either
@@ -18,6 +21,7 @@ use geomap_store::registry::{Document, StoredDocument};
 use geomap_store::sweep::Staged;
 use geomap_vision::VisionError;
 use geomap_vision::colour::hex;
+use geomap_vision::ocr::reader::Line;
 
 use crate::terms::{AgeSpan, AgeTermInfo, LithologyInfo};
 use crate::uris::layout_dir;
@@ -161,17 +165,32 @@ struct StoredFiles {
     files: Vec<String>,
 }
 
-/// A stored reading, as the label georeference reads it: the words of its lines.
+/// The schema tag of the words a layout read, stored beside it.
+pub const WORDS_SCHEMA: &str = "geomap-words/v1";
+/// The file, in a layout's folder, its words are stored in.
+pub const WORDS_FILE: &str = "words.json";
+/// How many of a map's newest readings count as what the server has read of its sheet.
+const READINGS_KEPT: usize = 50;
+
+/// The words a layout read (the whole scan's with the text method, the title's and the legends'
+/// with the detectors), stored beside it as [`WORDS_FILE`].
+#[derive(Debug, Serialize, Deserialize)]
+pub struct StoredWords {
+    /// [`WORDS_SCHEMA`].
+    pub schema: String,
+    /// The regions read, in the scan's pixels.
+    pub regions: Vec<PixelBox>,
+    /// The score floor the lines were kept at.
+    pub min_score: f64,
+    /// The lines, in the scan's pixels.
+    pub lines: Vec<Line>,
+}
+
+/// A stored reading, as what the server has read of a sheet: its lines.
 #[derive(Debug, Deserialize)]
 struct StoredReading {
     #[serde(default)]
-    lines: Vec<StoredLine>,
-}
-
-/// One line of a stored reading.
-#[derive(Debug, Deserialize)]
-struct StoredLine {
-    text: String,
+    lines: Vec<Line>,
 }
 
 fn parse<T: for<'a> Deserialize<'a>>(map_id: &str, document: &str) -> Result<T, AppError> {
@@ -229,12 +248,26 @@ impl App {
         }
     }
 
-    /// The lines of the newest reading of map `map_id` (none before any reading).
-    pub fn newest_reading_lines(&self, map_id: &str) -> Result<Vec<String>, AppError> {
-        match self.registry.newest_document(Document::Reading, map_id)? {
-            Some((_, document)) => Ok(parse::<StoredReading>(map_id, &document)?.lines.into_iter().map(|line| line.text).collect()),
-            None => Ok(Vec::new()),
+    /// What the server has read of map `map_id`'s sheet: the words of its newest layout (when it
+    /// stored them) and of its newest readings, newest first (none before any).
+    pub fn sheet_lines(&self, map_id: &str) -> Result<Vec<Line>, AppError> {
+        let mut lines = self.newest_layout_words(map_id)?.map(|words| words.lines).unwrap_or_default();
+        for (_, document) in self.registry.newest_documents(Document::Reading, map_id, READINGS_KEPT)? {
+            lines.extend(parse::<StoredReading>(map_id, &document)?.lines);
         }
+        Ok(lines)
+    }
+
+    /// The words the newest layout of map `map_id` stored beside it (none before a layout, for a
+    /// map bundle's, or for one made before layouts stored their words).
+    pub fn newest_layout_words(&self, map_id: &str) -> Result<Option<StoredWords>, AppError> {
+        let Some((layout_id, document)) = self.registry.newest_document(Document::Layout, map_id)? else { return Ok(None) };
+        if !parse::<StoredFiles>(map_id, &document)?.files.iter().any(|file| file == WORDS_FILE) {
+            return Ok(None);
+        }
+        let path = layout_dir(&self.settings.artifact_root, map_id, &layout_id).join(WORDS_FILE);
+        let text = std::fs::read_to_string(&path).map_err(|_| AppError::gone(map_id, MapGone::UnknownArtifact))?;
+        Ok(Some(parse(map_id, &text)?))
     }
 
     /// The files stored with layout, reading or unit extraction `id` of map `map_id` (one URI route serves them all).

@@ -495,13 +495,18 @@ impl Registry {
     /// The newest document of `kind` for map `map_id` (a layout made by geomap_process_image, a
     /// reading made by geomap_read_text), as its ID and the JSON text it was recorded with.
     pub fn newest_document(&self, kind: Document, map_id: &str) -> Result<Option<(String, String)>, RegistryError> {
+        Ok(self.newest_documents(kind, map_id, 1)?.into_iter().next())
+    }
+
+    /// Up to `limit` documents of `kind` for map `map_id`, newest first, each as its ID and JSON text.
+    pub fn newest_documents(&self, kind: Document, map_id: &str, limit: usize) -> Result<Vec<(String, String)>, RegistryError> {
         let (table, id_column) = kind.table();
         self.read(kind.reading(), |session| {
             let sql = format!(
                 "SELECT {table}.{id_column}, {table}.document FROM {table} JOIN maps ON {table}.map = maps.id \
-                 WHERE maps.map_id = ?1 ORDER BY {table}.id DESC LIMIT 1"
+                 WHERE maps.map_id = ?1 ORDER BY {table}.id DESC LIMIT {limit}"
             );
-            session.first(&sql, &[map_id.into()])?.map(|row| Ok((row.text(0)?, row.text(1)?))).transpose()
+            session.query(&sql, &[map_id.into()])?.into_iter().map(|row| Ok((row.text(0)?, row.text(1)?))).collect()
         })
     }
 
@@ -1312,6 +1317,10 @@ pub(crate) mod tests {
         assert!(!registry.add_document(&stored(Document::Reading, "txt_2", "map_unknown", "2026-01-01T00:00:02Z", "{}")).unwrap(), "no such map");
         assert!(registry.add_document(&stored(Document::Units, "unt_1", "map_a", "2026-01-01T00:00:03Z", r#"{"n":3}"#)).unwrap());
         assert_eq!(registry.newest_document(Document::Units, "map_a").unwrap(), Some(("unt_1".to_owned(), r#"{"n":3}"#.to_owned())));
+        assert!(registry.add_document(&stored(Document::Reading, "txt_3", "map_a", "2026-01-01T00:00:04Z", r#"{"n":4}"#)).unwrap());
+        let readings: Vec<String> = registry.newest_documents(Document::Reading, "map_a", 5).unwrap().into_iter().map(|(id, _)| id).collect();
+        assert_eq!(readings, ["txt_3", "txt_1"], "newest first, this map's only");
+        assert_eq!(registry.newest_documents(Document::Reading, "map_a", 1).unwrap().len(), 1);
         let newest = registry.newest_document(Document::Layout, "map_a").unwrap();
         assert_eq!(newest, Some(("lay_1".to_owned(), r#"{"n":1}"#.to_owned())), "a newer reading is not a layout");
         assert_eq!(registry.document(Document::Reading, "map_a", "txt_1").unwrap().as_deref(), Some(r#"{"n":2}"#));

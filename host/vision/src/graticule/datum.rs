@@ -1,8 +1,17 @@
 //! The CRS a sheet's labels are in, from its own words: the datum it names ("North American
-//! Datum of 1927", "NAD 83", "WGS 84"), else the base map's year (a U.S. map based before 1983 is
-//! on NAD27), else a stated guess; the UTM zone from the words or from the longitudes.
+//! Datum of 1927", "NAD 83", "WGS 84"), else the base map's year, else a stated guess; the UTM
+//! zone from the words or from the longitudes.
 //!
-//! Invariants: every decision names the words it rests on, and says when it is a guess.
+//! The base-year rule: a U.S. base map from before 1990 is taken to be on NAD27, from 1990 on
+//! NAD83. NAD83 was completed in 1986, but USGS topographic bases moved to it only as they were
+//! revised, and many printed after 1983 still carry NAD27; 1990 is the year Uncharted's TA1
+//! georeferencer (jataware/uncharted-ta1-pipeline, `tasks/geo_referencing`) switches its
+//! assumption from NAD27 to NAD83, and this server follows it.
+//!
+//! Invariants: every decision names the words it rests on, and says when it is a guess and why.
+
+/// The first base-map year taken to be on NAD83 (see the module's rule).
+pub const NAD83_FROM_YEAR: u32 = 1990;
 
 /// A horizontal datum a sheet may name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
@@ -86,7 +95,7 @@ fn years(line: &str) -> Vec<u32> {
 }
 
 /// The UTM zone a line names (`zone 12`, `UTM zone 12N`, `grid zone 12`).
-fn named_zone(line: &str) -> Option<u32> {
+pub(super) fn named_zone(line: &str) -> Option<u32> {
     let upper = line.to_ascii_uppercase();
     let at = upper.find("ZONE")?;
     let digits: String = upper[at + 4..].trim_start_matches(|c: char| !c.is_ascii_digit()).chars().take_while(char::is_ascii_digit).collect();
@@ -108,16 +117,27 @@ pub fn decide(words: &[String], centre: Option<(f64, f64)>, metric: bool, south:
     let in_us = centre.is_none_or(|(lon, lat)| (-170.0..=-60.0).contains(&lon) && (15.0..=72.0).contains(&lat));
     let (datum, guess, because, mut cited) = match (named, base_year) {
         (Some((datum, line)), _) => (datum, false, format!("the sheet names its datum: \"{line}\""), vec![line]),
-        (None, Some((year, line))) if in_us && year < 1983 => {
-            (Datum::Nad27, true, format!("no datum is named; the base map is from {year}, before NAD83 (1983), on a U.S. sheet"), vec![line])
-        }
-        (None, Some((year, line))) if in_us => {
-            (Datum::Nad83, true, format!("no datum is named; the base map is from {year}, after NAD83 (1983), on a U.S. sheet"), vec![line])
-        }
-        (None, _) if in_us && centre.is_some() => {
-            (Datum::Nad27, true, "no datum or base-map year is printed in the margins read; most scanned U.S. sheets are on NAD27".to_owned(), Vec::new())
-        }
-        (None, _) => (Datum::Wgs84, true, "no datum is printed in the margins read; WGS 84 assumed".to_owned(), Vec::new()),
+        (None, Some((year, line))) if in_us && year < NAD83_FROM_YEAR => (
+            Datum::Nad27,
+            true,
+            format!(
+                "no datum is named; the base map is from {year}, and U.S. base maps before {NAD83_FROM_YEAR} are taken to be on NAD27 (many stayed on it after NAD83's adoption)"
+            ),
+            vec![line],
+        ),
+        (None, Some((year, line))) if in_us => (
+            Datum::Nad83,
+            true,
+            format!("no datum is named; the base map is from {year}, and U.S. base maps from {NAD83_FROM_YEAR} on are taken to be on NAD83"),
+            vec![line],
+        ),
+        (None, _) if in_us && centre.is_some() => (
+            Datum::Nad27,
+            true,
+            "no datum or base-map year is found in the words read of the sheet; most scanned U.S. sheets are on NAD27".to_owned(),
+            Vec::new(),
+        ),
+        (None, _) => (Datum::Wgs84, true, "no datum is found in the words read of the sheet; WGS 84 assumed".to_owned(), Vec::new()),
     };
     if !metric {
         return Ok(CrsDecision { crs: format!("EPSG:{}", datum.geographic_epsg()), datum, utm_zone: None, guess, because, words: cited });
@@ -157,6 +177,10 @@ mod tests {
         assert_eq!((old.datum, old.guess), (Datum::Nad27, true));
         let new = decide(&lines(&["Base from USGS digital data, 1994"]), Some((-113.5, 35.7)), false, false).unwrap();
         assert_eq!(new.datum, Datum::Nad83);
+        // The USGS sample's base: after NAD83's adoption, still on NAD27 by the rule.
+        let sample = decide(&lines(&["Base from U.S. Geological Survey, 1986"]), Some((-113.5, 35.7)), false, false).unwrap();
+        assert_eq!((sample.datum, sample.guess), (Datum::Nad27, true));
+        assert!(sample.because.contains("before 1990"), "{}", sample.because);
         let abroad = decide(&lines(&["Base 1960"]), Some((10.0, 50.0)), false, false).unwrap();
         assert_eq!(abroad.crs, "EPSG:4326");
     }

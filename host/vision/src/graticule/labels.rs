@@ -116,7 +116,7 @@ fn strip_hemisphere(text: &str) -> (&str, Option<Hemisphere>) {
         'W' => Some(Hemisphere::West),
         _ => None,
     };
-    if let Some(rest) = text.strip_prefix('-').or_else(|| text.strip_prefix('−')) {
+    if let Some(rest) = text.strip_prefix(['-', '−', '–', '—', '‐']) {
         return (rest, Some(Hemisphere::Negative));
     }
     if let Some(hemisphere) = text.chars().last().and_then(letter) {

@@ -15,6 +15,8 @@
 pub mod datum;
 pub mod labels;
 pub mod neatline;
+pub mod places;
+pub mod signs;
 pub mod solve;
 pub mod ticks;
 
@@ -28,13 +30,14 @@ use geomap_model::progress::Progress;
 use datum::CrsDecision;
 use labels::{Hemisphere, MetricAxis, Value};
 use neatline::Neatline;
+use signs::Hemispheres;
 use ticks::{Anchor, Edge};
 
 /// Reads the pixels of a window `(x0, y0, x1, y1)` of the scan.
 pub type Window<'a> = &'a mut dyn FnMut(Region) -> Result<Rgb, VisionError>;
 
 /// Lines below this recogniser score are not read as labels.
-const MIN_SCORE: f64 = 0.3;
+pub const LABEL_MIN_SCORE: f64 = 0.3;
 
 /// Which coordinate a label gives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, schemars::JsonSchema)]
@@ -120,6 +123,8 @@ pub struct LabelGeoreference {
     pub control_points: Vec<LabelPoint>,
     /// Every line read in the ring: used, or rejected with the reason.
     pub labels: Vec<LabelReport>,
+    /// The hemispheres the labels were given, decided by all the sheet's evidence together.
+    pub hemispheres: Hemispheres,
     /// The CRS the sheet's words point to, and why (absent when they give none: see `crs_problem`).
     pub crs: Option<CrsDecision>,
     /// Why no CRS could be decided, when none was.
@@ -244,7 +249,7 @@ fn read_ring(
         // the reader: it reads the ring at twice the size.
         let image = if zoom == 1 { image } else { image.resized(image.width * zoom, image.height * zoom) };
         let before = done;
-        let reading = crate::ocr::read(reader, &image, (0, 0, image.width, image.height), MIN_SCORE, |tile, _| {
+        let reading = crate::ocr::read(reader, &image, (0, 0, image.width, image.height), LABEL_MIN_SCORE, |tile, _| {
             let at = (before + tile) as u64;
             let message = format!("reading the margins: tile {} of {total}", (before + tile + 1).min(total));
             progress.fraction(0.05 + 0.85 * at as f64 / total.max(1) as f64, message).map_err(VisionError::from)
@@ -402,19 +407,17 @@ fn solve_labels(
         );
         return Err(GraticuleError::TooFewLabels { why, labels: reports, corners: neatline.corners });
     }
-    // Signs: the letters printed, else the direction the values grow.
-    let letters = |axis: Axis| -> Vec<Hemisphere> {
-        candidates.iter().filter(|c| c.axis == axis && reports[c.index].value.is_some()).filter_map(|c| c.hemisphere).collect()
-    };
+    // Signs: all the sheet's evidence together, then each label whose own mark disagrees rejected.
+    let mut sheet_words: Vec<String> = reports.iter().map(|r| r.text.clone()).collect();
+    sheet_words.extend(words.iter().cloned());
+    let hemispheres = decide_hemispheres(&candidates, &mut reports, &fits, &sheet_words, use_metric);
     let (x_fit, x_labels) = &fits[&x_axis];
     let (y_fit, y_labels) = &fits[&y_axis];
-    let (x_sign, y_sign) = (sign_of(x_axis, x_fit.slope, &letters(x_axis)), sign_of(y_axis, y_fit.slope, &letters(y_axis)));
-    let centre_lon_lat = fits.get(&Axis::Longitude).zip(fits.get(&Axis::Latitude)).map(|((lon, _), (lat, _))| {
-        (
-            lon.at(0.5) * sign_of(Axis::Longitude, lon.slope, &letters(Axis::Longitude)),
-            lat.at(0.5) * sign_of(Axis::Latitude, lat.slope, &letters(Axis::Latitude)),
-        )
-    });
+    let (x_sign, y_sign) = if use_metric { (1.0, 1.0) } else { (hemispheres.longitude_sign(), hemispheres.latitude_sign()) };
+    let centre_lon_lat = fits
+        .get(&Axis::Longitude)
+        .zip(fits.get(&Axis::Latitude))
+        .map(|((lon, _), (lat, _))| (lon.at(0.5) * hemispheres.longitude_sign(), lat.at(0.5) * hemispheres.latitude_sign()));
     for index in x_labels.iter().chain(y_labels) {
         let sign = if x_labels.contains(index) { x_sign } else { y_sign };
         if let Some(value) = reports[*index].value.as_mut() {
@@ -488,15 +491,21 @@ fn solve_labels(
             reports[*index].used = true;
         }
     }
-    let mut sheet_words: Vec<String> = reports.iter().map(|r| r.text.clone()).collect();
-    sheet_words.extend(words.iter().cloned());
-    let south = candidates.iter().any(|c| c.hemisphere == Some(Hemisphere::South));
-    let (crs, crs_problem) = match datum::decide(&sheet_words, centre_lon_lat, use_metric, south) {
+    let (crs, crs_problem) = match datum::decide(&sheet_words, centre_lon_lat, use_metric, hemispheres.latitude == Hemisphere::South) {
         Ok(decision) => (Some(decision), None),
         Err(why) => (None, Some(why)),
     };
     let scale = sheet_words.iter().find_map(|line| scale_of(line));
-    Ok(LabelGeoreference { neatline: neatline.clone(), control_points: points, labels: reports, crs, crs_problem, scale, timings: LabelTimings::default() })
+    Ok(LabelGeoreference {
+        neatline: neatline.clone(),
+        control_points: points,
+        labels: reports,
+        hemispheres,
+        crs,
+        crs_problem,
+        scale,
+        timings: LabelTimings::default(),
+    })
 }
 
 /// Where a sheet prints its labels beside their lines (centred on them, or standing on them, as
@@ -539,18 +548,56 @@ fn corner_position(neatline: &Neatline, pixel: [f64; 2], x: bool) -> f64 {
     if far { 1.0 } else { 0.0 }
 }
 
-/// +1 or −1 for an axis's values: the hemisphere letters printed (the majority), else the
-/// direction they grow (longitudes growing leftwards are west, latitudes growing downwards south).
-fn sign_of(axis: Axis, slope: f64, letters: &[Hemisphere]) -> f64 {
-    let negative = letters.iter().filter(|h| matches!(h, Hemisphere::West | Hemisphere::South | Hemisphere::Negative)).count();
-    let positive = letters.iter().filter(|h| matches!(h, Hemisphere::East | Hemisphere::North)).count();
-    let negative = match axis {
-        Axis::Easting | Axis::Northing => false,
-        _ if negative != positive => negative > positive,
-        Axis::Longitude => slope < 0.0,
-        Axis::Latitude => slope > 0.0,
+/// Decides each axis's hemisphere from all the evidence ([`signs::decide`]) and rejects the labels
+/// whose own letter or minus sign disagrees with it. Northing labels carry no sign: a UTM sheet's
+/// hemisphere is the latitudes' when it has them, else its letters and places.
+fn decide_hemispheres(
+    candidates: &[Candidate],
+    reports: &mut [LabelReport],
+    fits: &std::collections::HashMap<Axis, (solve::AxisFit, Vec<usize>)>,
+    sheet_words: &[String],
+    metric: bool,
+) -> Hemispheres {
+    let states = places::named_states(sheet_words);
+    let zone = sheet_words.iter().find_map(|line| datum::named_zone(line));
+    let agreeing = |reports: &[LabelReport], axis: Axis| candidates.iter().filter(|c| c.axis == axis && reports[c.index].value.is_some()).collect::<Vec<_>>();
+    let decide = |reports: &[LabelReport], axis: Axis| {
+        let on_axis = agreeing(reports, axis);
+        let marks: Vec<Hemisphere> = on_axis.iter().filter_map(|c| c.hemisphere).collect();
+        let fit = fits.get(&axis).map(|(fit, _)| fit);
+        signs::decide(&signs::Evidence {
+            axis,
+            slope: fit.map(|fit| fit.slope),
+            agreeing: on_axis.len(),
+            marks: &marks,
+            states: &states,
+            zone: zone.zip(fit.map(|fit| fit.at(0.5))),
+        })
     };
-    if negative { -1.0 } else { 1.0 }
+    let longitude = fits.contains_key(&Axis::Longitude).then(|| decide(reports, Axis::Longitude));
+    let latitude = if fits.contains_key(&Axis::Latitude) || !metric { decide(reports, Axis::Latitude) } else { decide(reports, Axis::Northing) };
+    for (axis, decision) in [(Axis::Longitude, longitude.as_ref()), (Axis::Latitude, Some(&latitude))] {
+        let Some(decision) = decision else { continue };
+        for c in candidates.iter().filter(|c| c.axis == axis) {
+            let disagrees = |mark: &Hemisphere| signs::says_negative(axis, *mark) == Some(!decision.negative);
+            let Some(mark) = c.hemisphere.filter(disagrees).filter(|_| reports[c.index].value.is_some()) else { continue };
+            reports[c.index].value = None;
+            reports[c.index].reason = Some(format!(
+                "prints {}, but the {} axis is {} by the sheet's evidence ({})",
+                signs::mark_words(mark),
+                axis_name(axis),
+                if decision.negative { signs::side(axis).1 } else { signs::side(axis).0 },
+                decision.evidence.join("; ")
+            ));
+        }
+    }
+    let mut evidence: Vec<String> = longitude.iter().flat_map(|d| d.evidence.iter().map(|e| format!("longitude: {e}"))).collect();
+    evidence.extend(latitude.evidence.iter().map(|e| format!("latitude: {e}")));
+    Hemispheres {
+        latitude: if latitude.negative { Hemisphere::South } else { Hemisphere::North },
+        longitude: longitude.map(|d| if d.negative { Hemisphere::West } else { Hemisphere::East }),
+        evidence,
+    }
 }
 
 fn axis_name(axis: Axis) -> &'static str {
@@ -573,6 +620,80 @@ fn scale_of(line: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ocr::reader::Line;
+
+    /// A white `width`×`height` scan with a frame 3 pixels thick around `frame` (left, top, right, bottom).
+    fn frame_only(width: u32, height: u32, frame: (u32, u32, u32, u32)) -> Rgb {
+        let mut image = Rgb { width, height, pixels: vec![255; (width * height * 3) as usize] };
+        let (x0, y0, x1, y1) = frame;
+        for y in 0..height {
+            for x in 0..width {
+                let inside = (x0 - 1..=x1 + 1).contains(&x) && (y0 - 1..=y1 + 1).contains(&y);
+                let on_side = x.abs_diff(x0) <= 1 || x.abs_diff(x1) <= 1 || y.abs_diff(y0) <= 1 || y.abs_diff(y1) <= 1;
+                if inside && on_side {
+                    let at = ((y * width + x) * 3) as usize;
+                    image.pixels[at..at + 3].copy_from_slice(&[20, 20, 20]);
+                }
+            }
+        }
+        image
+    }
+
+    /// The labels of a 15'×30' quadrangle (36°45'–37°00' N, 114°00'–113°30' W) printed without
+    /// hemisphere letters around the frame `(200, 150)–(1200, 850)`, with `misread` replacing the
+    /// text of the right side's latitude labels.
+    fn quadrangle_labels(misread: &[(&str, &str)]) -> Vec<Line> {
+        let label = |text: &str, cx: f64, cy: f64| {
+            let half = 4.5 * text.chars().count() as f64;
+            Line { text: text.to_owned(), bbox: PixelBox { x0: cx - half, y0: cy - 10.0, x1: cx + half, y1: cy + 10.0 }, score: 0.95 }
+        };
+        let mut lines = Vec::new();
+        for (i, text) in ["114°00'", "52'30\"", "45'", "37'30\"", "113°30'"].iter().enumerate() {
+            let x = 200.0 + 250.0 * i as f64;
+            lines.push(label(text, x, 125.0));
+            lines.push(label(text, x, 875.0));
+        }
+        for (i, text) in ["37°00'", "56'15\"", "52'30\"", "48'45\"", "36°45'"].iter().enumerate() {
+            let y = 150.0 + 175.0 * i as f64;
+            lines.push(label(text, 150.0, y));
+            let right = misread.iter().find(|(truth, _)| truth == text).map_or(*text, |(_, read)| *read);
+            lines.push(label(right, 1250.0, y));
+        }
+        lines
+    }
+
+    fn solved(misread: &[(&str, &str)], words: &[&str]) -> LabelGeoreference {
+        let image = frame_only(1400, 1000, (200, 150, 1200, 850));
+        let mut read = |window: (u32, u32, u32, u32)| Ok(image.crop(window));
+        let neatline = neatline::find(1400, 1000, &mut read, None).unwrap().expect("the frame");
+        let words: Vec<String> = words.iter().map(|w| (*w).to_owned()).collect();
+        match solve_labels(&neatline, quadrangle_labels(misread), (1400, 1000), &mut read, &words, None) {
+            Ok(solved) => solved,
+            Err(error) => panic!("{error}"),
+        }
+    }
+
+    #[test]
+    fn a_latitude_read_with_a_minus_sign_is_rejected_and_the_sheet_stays_north() {
+        let found = solved(&[("52'30\"", "-52'30\"")], &["Mohave County, Arizona"]);
+        assert_eq!((found.hemispheres.latitude, found.hemispheres.longitude), (Hemisphere::North, Some(Hemisphere::West)), "{:?}", found.hemispheres);
+        assert!(found.control_points.iter().all(|p| p.y > 36.7 && p.y < 37.05 && p.x < -113.4 && p.x > -114.05), "{:?}", found.control_points);
+        let minus = found.labels.iter().find(|l| l.text == "-52'30\"").expect("the misread label");
+        assert!(!minus.used, "{minus:?}");
+        let reason = minus.reason.as_deref().unwrap_or_default();
+        assert!(reason.starts_with("prints a minus sign, but the latitude axis is north"), "{reason}");
+        assert!(reason.contains("the sheet names Arizona") && reason.contains("grow up the sheet"), "{reason}");
+        assert!(found.hemispheres.evidence.iter().any(|e| e.starts_with("latitude: 1 label prints a minus sign: 1 vote south")), "{:?}", found.hemispheres);
+    }
+
+    #[test]
+    fn minus_signs_on_every_label_still_follow_the_direction_of_the_values() {
+        let all: Vec<(&str, &str)> =
+            vec![("37°00'", "-37°00'"), ("56'15\"", "-56'15\""), ("52'30\"", "-52'30\""), ("48'45\"", "-48'45\""), ("36°45'", "-36°45'")];
+        let found = solved(&all, &[]);
+        assert_eq!(found.hemispheres.latitude, Hemisphere::North, "{:?}", found.hemispheres);
+        assert!(found.control_points.iter().all(|p| p.y > 0.0));
+    }
 
     #[test]
     fn the_printed_scale_is_read() {

@@ -47,7 +47,7 @@ const MIN_CLASSIFIED_RATIO: f32 = 2.5;
 const VERTICAL: f64 = 1.5;
 
 /// One line of text, in the scan's pixels.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct Line {
     /// What it says.
     pub text: String,
