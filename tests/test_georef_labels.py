@@ -129,6 +129,7 @@ async def test_a_minus_sign_on_one_label_cannot_move_the_sheet_and_the_datum_bel
     assert result.is_error is False, result
     revision = result.structured_content
     labels = revision["labels"]
+    assert labels["timings"]["bands_reused"] == 4, "the layout read the whole sheet: the ring is not read again"
     assert (labels["hemispheres"]["latitude"], labels["hemispheres"]["longitude"]) == ("north", "west"), labels["hemispheres"]
     assert any("Arizona" in evidence for evidence in labels["hemispheres"]["evidence"]), labels["hemispheres"]
     minus = [label for label in labels["labels"] if label["text"].replace(" ", "").startswith(("-48", "−48", "–48"))]

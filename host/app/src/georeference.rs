@@ -22,7 +22,7 @@ use geomap_vision::graticule::neatline::Neatline;
 use geomap_vision::graticule::places;
 use geomap_vision::graticule::signs::Hemispheres;
 use geomap_vision::graticule::ticks::Anchor;
-use geomap_vision::graticule::{GraticuleError, LabelPoint, LabelReport, LabelTimings, Sheet};
+use geomap_vision::graticule::{GraticuleError, Known, LabelPoint, LabelReport, LabelTimings, Sheet};
 
 use crate::registered::RegisteredMap;
 use crate::uris::revision_dir;
@@ -256,15 +256,23 @@ impl App {
         progress: &Progress,
     ) -> Result<(geomap_georef::Request, LabelsReport), AppError> {
         let reader = self.text_reader()?;
-        let hint = self
+        let main_map = self
             .newest_layout(map.id())
             .ok()
             .and_then(|(_, layout)| layout.components.into_iter().find(|component| component.class == "main_map").map(|component| component.bbox));
         let metric = request.crs.as_deref().map(geomap_georef::is_geographic).transpose()?.map(|geographic| !geographic);
         let mut window = |region: (u32, u32, u32, u32)| map.window(self, region);
         let sheet = Sheet { width: map.record.width as u32, height: map.record.height as u32, read: &mut window };
-        // Words read elsewhere on the sheet (the layout's, the readings') may name the datum or places the ring lacks.
-        let found = geomap_vision::graticule::read(&reader, sheet, hint, words, metric, progress)?;
+        // The newest layout's words spare reading the ring again where they cover it; every word read
+        // of the sheet (the layout's, the readings') may name the datum or places the ring lacks.
+        let stored = self.newest_layout_words(map.id())?;
+        let known = Known {
+            main_map,
+            lines: stored.as_ref().map_or(&[], |words| words.lines.as_slice()),
+            regions: stored.as_ref().map_or(&[], |words| words.regions.as_slice()),
+            words,
+        };
+        let found = geomap_vision::graticule::read(&reader, sheet, &known, metric, progress)?;
         let crs = match (&request.crs, &found.crs) {
             (Some(crs), _) => crs.clone(),
             (None, Some(decision)) => decision.crs.clone(),

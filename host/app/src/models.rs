@@ -63,4 +63,7 @@ async fn with_the_models_the_usgs_sample_is_read_laid_out_and_georeferenced_from
     assert_eq!(placed.revision.crs, "EPSG:26712", "{} {:?}", labels.transform_choice, labels.crs_decision);
     assert_eq!(labels.hemispheres.latitude, Hemisphere::North, "{:?}", labels.hemispheres);
     assert!(labels.accuracy.rmse_m.is_some_and(|rmse| rmse < 100.0), "{:?}", labels.accuracy);
+    // The sample's frame is one pixel thin: its labels are too small at full size (the layout's words
+    // give 7 usable labels and 3 corners against 12 and 4), so the ring is read again at twice the size.
+    assert_eq!((labels.neatline.thickness_px, labels.timings.bands_reused), (1.0, 0), "{:?}", labels.timings);
 }

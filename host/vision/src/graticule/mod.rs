@@ -23,7 +23,7 @@ pub mod ticks;
 use crate::error::VisionError;
 use crate::image::Rgb;
 use crate::millis;
-use crate::ocr::reader::Reader;
+use crate::ocr::reader::{Line, Reader};
 use geomap_model::layout::PixelBox;
 use geomap_model::progress::Progress;
 
@@ -108,8 +108,11 @@ pub struct LabelPoint {
 pub struct LabelTimings {
     /// Finding the neatline.
     pub neatline_ms: f64,
-    /// Reading the ring's words.
+    /// Reading the ring's words (or taking them from the words already read of the sheet).
     pub read_ms: f64,
+    /// Bands of the ring (of 4) whose words were taken from the words already read of the sheet
+    /// (a stored layout's) instead of read again.
+    pub bands_reused: usize,
     /// Parsing, tying to ticks and fitting.
     pub solve_ms: f64,
 }
@@ -167,29 +170,37 @@ pub struct Sheet<'a> {
     pub read: Window<'a>,
 }
 
-/// Reads the georeference the sheet prints: `hint` is the layout's main map when known; `words`
-/// are lines read elsewhere on the sheet (stored readings), searched with the ring's for the datum;
-/// `metric` chooses UTM labels over degrees (`None`: degrees when both axes have them).
-pub fn read(
-    reader: &Reader,
-    sheet: Sheet<'_>,
-    hint: Option<PixelBox>,
-    words: &[String],
-    metric: Option<bool>,
-    progress: &Progress,
-) -> Result<LabelGeoreference, GraticuleError> {
+/// What the server has already read of the sheet.
+#[derive(Default)]
+pub struct Known<'a> {
+    /// The main map's box, from a layout.
+    pub main_map: Option<PixelBox>,
+    /// Lines read at the scan's full size in `regions` (a stored layout's words), kept at
+    /// [`LABEL_MIN_SCORE`] or lower: a band of the ring inside one of these regions is not read again.
+    pub lines: &'a [Line],
+    /// The regions `lines` cover.
+    pub regions: &'a [PixelBox],
+    /// Every word read of the sheet (the layout's, the readings'), searched with the ring's for the
+    /// datum, the UTM zone and the places it names.
+    pub words: &'a [String],
+}
+
+/// Reads the georeference the sheet prints, with what is already `known` of it; `metric` chooses
+/// UTM labels over degrees (`None`: degrees when both axes have them).
+pub fn read(reader: &Reader, sheet: Sheet<'_>, known: &Known<'_>, metric: Option<bool>, progress: &Progress) -> Result<LabelGeoreference, GraticuleError> {
     let Sheet { width, height, read } = sheet;
     let mut timings = LabelTimings::default();
     let started = std::time::Instant::now();
     progress.fraction(0.0, "finding the neatline").map_err(VisionError::from)?;
-    let neatline = neatline::find(width, height, read, hint)?.map_err(GraticuleError::NoNeatline)?;
+    let neatline = neatline::find(width, height, read, known.main_map)?.map_err(GraticuleError::NoNeatline)?;
     timings.neatline_ms = millis(started);
     let started = std::time::Instant::now();
-    let lines = read_ring(reader, &neatline, (width, height), read, progress)?;
+    let (lines, reused) = read_ring(reader, &neatline, (width, height), read, known, progress)?;
     timings.read_ms = millis(started);
+    timings.bands_reused = reused;
     let started = std::time::Instant::now();
     progress.fraction(0.9, "tying labels to ticks and fitting").map_err(VisionError::from)?;
-    let mut solved = solve_labels(&neatline, lines, (width, height), read, words, metric)?;
+    let mut solved = solve_labels(&neatline, lines, (width, height), read, known.words, metric)?;
     timings.solve_ms = millis(started);
     solved.timings = timings;
     Ok(solved)
@@ -225,23 +236,54 @@ fn ring(neatline: &Neatline, (width, height): (u32, u32)) -> ([Region; 4], f64, 
     )
 }
 
-/// The lines read in the ring, in the scan's pixels, each once (the bands overlap at the corners).
+/// The lines read in the ring, in the scan's pixels, each once (the bands overlap at the corners),
+/// and how many bands were taken from the `known` lines instead of read.
 fn read_ring(
     reader: &Reader,
     neatline: &Neatline,
     size: (u32, u32),
     read: Window<'_>,
+    known: &Known<'_>,
     progress: &Progress,
-) -> Result<Vec<crate::ocr::reader::Line>, GraticuleError> {
+) -> Result<(Vec<Line>, usize), GraticuleError> {
     let (bands, ..) = ring(neatline, size);
     let zoom = if neatline.thickness_px < 2.0 { 2 } else { 1 };
-    let tiles: Vec<usize> = bands.iter().map(|&(x0, y0, x1, y1)| Reader::tiles((0, 0, (x1 - x0) * zoom, (y1 - y0) * zoom)).len()).collect();
+    let region = |&(x0, y0, x1, y1): &Region| PixelBox { x0: f64::from(x0), y0: f64::from(y0), x1: f64::from(x1), y1: f64::from(y1) };
+    // A band read before at full size is taken from those words; a thin frame's is read again at twice the size.
+    let covered = |band: &Region| {
+        let b = region(band);
+        zoom == 1 && known.regions.iter().any(|r| r.x0 <= b.x0 && r.y0 <= b.y0 && r.x1 >= b.x1 && r.y1 >= b.y1)
+    };
+    let tiles: Vec<usize> =
+        bands.iter().map(|band @ &(x0, y0, x1, y1)| if covered(band) { 0 } else { Reader::tiles((0, 0, (x1 - x0) * zoom, (y1 - y0) * zoom)).len() }).collect();
     let total: usize = tiles.iter().sum();
     let mut done = 0;
-    let mut lines: Vec<crate::ocr::reader::Line> = Vec::new();
+    let mut reused = 0;
+    let mut lines: Vec<Line> = Vec::new();
+    let keep = |line: Line, lines: &mut Vec<Line>| {
+        if let Some(same) = lines.iter_mut().find(|kept| kept.bbox.iou(&line.bbox) > 0.5) {
+            if line.score > same.score {
+                *same = line;
+            }
+        } else {
+            lines.push(line);
+        }
+    };
     for (band, count) in bands.iter().zip(&tiles) {
         let (x0, y0, x1, y1) = *band;
         if x1 <= x0 || y1 <= y0 {
+            continue;
+        }
+        if covered(band) {
+            let b = region(band);
+            let inside = |line: &&Line| {
+                let (x, y) = ((line.bbox.x0 + line.bbox.x1) / 2.0, (line.bbox.y0 + line.bbox.y1) / 2.0);
+                line.score >= LABEL_MIN_SCORE && (b.x0..b.x1).contains(&x) && (b.y0..b.y1).contains(&y)
+            };
+            for line in known.lines.iter().filter(inside) {
+                keep(line.clone(), &mut lines);
+            }
+            reused += 1;
             continue;
         }
         let image = read(*band)?;
@@ -258,17 +300,11 @@ fn read_ring(
         for mut line in reading.lines {
             let (b, z) = (line.bbox, f64::from(zoom));
             line.bbox = PixelBox { x0: b.x0 / z + f64::from(x0), y0: b.y0 / z + f64::from(y0), x1: b.x1 / z + f64::from(x0), y1: b.y1 / z + f64::from(y0) };
-            if let Some(same) = lines.iter_mut().find(|kept| kept.bbox.iou(&line.bbox) > 0.5) {
-                if line.score > same.score {
-                    *same = line;
-                }
-            } else {
-                lines.push(line);
-            }
+            keep(line, &mut lines);
         }
     }
     lines.sort_by(|a, b| a.bbox.y0.total_cmp(&b.bbox.y0).then(a.bbox.x0.total_cmp(&b.bbox.x0)));
-    Ok(lines)
+    Ok((lines, reused))
 }
 
 /// A label ready for its axis: which line, its tie, and what it may be worth.
@@ -284,7 +320,7 @@ struct Candidate {
 /// Parses, ties and fits the lines read in the ring.
 fn solve_labels(
     neatline: &Neatline,
-    lines: Vec<crate::ocr::reader::Line>,
+    lines: Vec<Line>,
     size: (u32, u32),
     read: Window<'_>,
     words: &[String],
@@ -512,7 +548,7 @@ fn solve_labels(
 /// the latitudes of USGS sheets do) shows at its corners: the median offset of the corner labels
 /// of the top and bottom sides (or the left and right), in their own size along the side, moves
 /// the labels of those sides whose tick was not found by as much. Two corner labels are needed.
-fn calibrate(candidates: &mut [Candidate], lines: &[crate::ocr::reader::Line], neatline: &Neatline, horizontal: bool) {
+fn calibrate(candidates: &mut [Candidate], lines: &[Line], neatline: &Neatline, horizontal: bool) {
     let along = |bbox: &PixelBox| if horizontal { ((bbox.x0 + bbox.x1) / 2.0, bbox.x1 - bbox.x0) } else { ((bbox.y0 + bbox.y1) / 2.0, bbox.y1 - bbox.y0) };
     let axis_index = usize::from(!horizontal);
     let mut offsets: Vec<f64> = candidates
@@ -620,7 +656,7 @@ fn scale_of(line: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ocr::reader::Line;
+    use Line;
 
     /// A white `width`×`height` scan with a frame 3 pixels thick around `frame` (left, top, right, bottom).
     fn frame_only(width: u32, height: u32, frame: (u32, u32, u32, u32)) -> Rgb {
