@@ -31,6 +31,8 @@ class Sheet:
     north: float = 36.0
     skew: float = 0.0  # degrees, clockwise on screen
     words: list = field(default_factory=lambda: ["Base from U.S. Geological Survey, 1979", "North American Datum of 1927", "SCALE 1:100 000"])
+    title: str = ""  # drawn in large type centred above the frame
+    imprint: list = field(default_factory=list)  # lines drawn below the frame's lower right (publisher, series, authors)
 
     def unturned(self, x: float, y: float) -> tuple:
         """The truth's (x, y) on the sheet before it was turned: lon/lat (or easting/northing) to pixels."""
@@ -146,8 +148,16 @@ def draw(
     for words in sheet.words:  # below the frame's lower left, one line under another; the scale further right
         scale = "SCALE" in words
         x = sheet.west + (sheet.east - sheet.west) * (0.6 if scale else 0.08)
-        y = sheet.south - (words_below + (0 if scale else 30 * under)) * per_y
+        y = sheet.south - (words_below + (0 if scale else 34 * under)) * per_y
         under += 0 if scale else 1
+        draw.text(at(x, y), words, fill=INK, font=font)
+    if sheet.title:
+        big = ImageFont.truetype(str(FONT), 44 * SUPER)
+        left, top, right, _ = draw.textbbox((0, 0), sheet.title, font=big)
+        draw.text(((sheet.width * SUPER - (right - left)) / 2, (sheet.frame[1] - 150) * SUPER - top), sheet.title, fill=INK, font=big)
+    for k, words in enumerate(sheet.imprint):  # below the frame's lower right, one line under another
+        x = sheet.west + (sheet.east - sheet.west) * 0.6
+        y = sheet.south - (words_below + 34 * (k + 1)) * per_y
         draw.text(at(x, y), words, fill=INK, font=font)
     image = image.reduce(SUPER)
     if str(path).endswith(".jpg"):

@@ -30,8 +30,9 @@ use geomap_vision::detect::postprocess::DEFAULT_MIN_SCORE;
 use geomap_vision::detect::{COMPONENT_ASSET, Detectors, LEGEND_ASSET, LegendEntry, score};
 use geomap_vision::graticule::LABEL_MIN_SCORE;
 use geomap_vision::image::{Rgb, decode};
+use geomap_vision::layout::metadata::{MapMetadata, read_metadata};
 use geomap_vision::layout::render;
-use geomap_vision::layout::{WordsLayout, read_layout};
+use geomap_vision::layout::{TitleText, WordsLayout, read_layout};
 use geomap_vision::models::{Missing, ModelInfo};
 use geomap_vision::ocr::OCR_ASSET;
 use geomap_vision::ocr::reader::{Line, Reader};
@@ -167,6 +168,12 @@ pub struct Layout {
     /// The map's title, when one was read.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+    /// What the sheet says about itself (title, authors, year, publisher, series, scale,
+    /// quadrangle, base map, contour interval), each field with the lines it was read from and a
+    /// confidence; absent fields were not found and are named in its `warnings` (none for a map
+    /// bundle, or without the OCR models).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<MapMetadata>,
     /// The scan's width in pixels.
     pub width: u32,
     /// The scan's height in pixels.
@@ -204,6 +211,7 @@ impl Layout {
             source: if method == Method::MapBundle { LayoutSource::MapBundle } else { LayoutSource::Detectors },
             method,
             title: None,
+            metadata: None,
             width,
             height,
             components: Vec::new(),
@@ -393,6 +401,11 @@ impl App {
             layout.components = text_components(&words);
             layout.legend_entries = text_entries(&words, &layout.components);
         }
+        if reader.is_some() {
+            let title = layout.title.clone().zip(layout.components.iter().find(|c| c.class == "title")).map(|(text, c)| TitleText { text, bbox: c.bbox });
+            let lines: Vec<Line> = stored.lines.iter().filter(|line| line.score >= WORDS_MIN_SCORE).cloned().collect();
+            layout.metadata = Some(read_metadata(&lines, title.as_ref()));
+        }
         progress.fraction(0.8, "writing the crops and the preview")?;
         let started = Instant::now();
         let staged = self.stage(&layout.map_id, &layout.layout_id)?;
@@ -535,7 +548,7 @@ fn write_layout(dir: &std::path::Path, image: &Rgb, layout: &mut Layout) -> Resu
 mod tests {
     use super::*;
     use crate::testing::TestApp;
-    use geomap_vision::layout::{TextLegend, TitleText, UnitEntry};
+    use geomap_vision::layout::{TextLegend, UnitEntry};
 
     #[tokio::test(flavor = "multi_thread")]
     async fn a_bundles_layout_is_stored_as_written_and_a_scan_needs_a_reader_or_the_detectors() {

@@ -32,6 +32,17 @@ async fn with_the_models_the_usgs_sample_is_read_laid_out_and_georeferenced_from
     assert_eq!(layout.method, Method::Text, "PEACE's weights have no source: the words and colours give the layout");
     assert!(layout.title.as_deref().is_some_and(|title| title.contains("Peach Springs")), "{:?}", layout.title);
     assert!(layout.legend_entries.len() >= 50, "{} entries", layout.legend_entries.len());
+    // The sheet's metadata, read through the recogniser's misreadings ("Base frm U.S. Glogical Survey").
+    let metadata = layout.metadata.as_ref().expect("the words were read");
+    let value = |field: Option<&geomap_vision::layout::metadata::Field<String>>| field.map(|field| field.value.clone());
+    assert_eq!(value(metadata.series.as_ref()).as_deref(), Some("Scientific Investigations Map 2900"), "{metadata:?}");
+    assert_eq!(value(metadata.publisher.as_ref()).as_deref(), Some("U.S. Geological Survey"));
+    assert_eq!(value(metadata.quadrangle.as_ref()).as_deref(), Some("Peach Springs"));
+    assert_eq!((metadata.year.as_ref().map(|y| y.value), metadata.scale.as_ref().map(|s| s.value)), (Some(2005), Some(100_000)));
+    assert_eq!(metadata.authors.as_ref().map(|a| a.value[0].as_str()), Some("George H. Billingsley"));
+    let base = metadata.base_map.as_ref().expect("the base line");
+    assert_eq!(value(base.source.as_ref()).as_deref(), Some("U.S. Geological Survey"));
+    assert_eq!(metadata.contour_interval.as_ref().map(|c| (c.value.value, c.value.unit.as_str())), Some((50.0, "metres")));
     assert!(layout.warnings.iter().any(|warning| warning.about == "peace-component-weights"), "{:?}", layout.warnings);
 
     // The title with a margin of its own height around it (the text detector wants paper around type).

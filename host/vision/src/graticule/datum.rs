@@ -10,6 +10,8 @@
 //!
 //! Invariants: every decision names the words it rests on, and says when it is a guess and why.
 
+use crate::layout::metadata::years;
+
 /// The first base-map year taken to be on NAD83 (see the module's rule).
 pub const NAD83_FROM_YEAR: u32 = 1990;
 
@@ -26,6 +28,15 @@ pub enum Datum {
 }
 
 impl Datum {
+    /// How sheets abbreviate it: `NAD27`, `NAD83`, `WGS84`.
+    pub fn short_name(self) -> &'static str {
+        match self {
+            Datum::Nad27 => "NAD27",
+            Datum::Nad83 => "NAD83",
+            Datum::Wgs84 => "WGS84",
+        }
+    }
+
     fn geographic_epsg(self) -> u32 {
         match self {
             Datum::Nad27 => 4267,
@@ -75,7 +86,7 @@ fn squeeze(text: &str) -> String {
 }
 
 /// The datum a line names, if any.
-fn named_datum(line: &str) -> Option<Datum> {
+pub(crate) fn named_datum(line: &str) -> Option<Datum> {
     let squeezed = squeeze(line);
     let any = |needles: &[&str]| needles.iter().any(|n| squeezed.contains(n));
     if any(&["DATUMOF1927", "NAD27", "NAD1927", "DATUM1927"]) {
@@ -87,11 +98,6 @@ fn named_datum(line: &str) -> Option<Datum> {
     } else {
         None
     }
-}
-
-/// The years (1850–2049) a line mentions.
-fn years(line: &str) -> Vec<u32> {
-    line.split(|c: char| !c.is_ascii_digit()).filter(|run| run.len() == 4).filter_map(|run| run.parse().ok()).filter(|y| (1850..2050).contains(y)).collect()
 }
 
 /// The UTM zone a line names (`zone 12`, `UTM zone 12N`, `grid zone 12`).

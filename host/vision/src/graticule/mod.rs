@@ -531,7 +531,7 @@ fn solve_labels(
         Ok(decision) => (Some(decision), None),
         Err(why) => (None, Some(why)),
     };
-    let scale = sheet_words.iter().find_map(|line| scale_of(line));
+    let scale = sheet_words.iter().find_map(|line| crate::layout::metadata::scale_ratio(line));
     Ok(LabelGeoreference {
         neatline: neatline.clone(),
         control_points: points,
@@ -645,14 +645,6 @@ fn axis_name(axis: Axis) -> &'static str {
     }
 }
 
-/// The scale a line prints (`SCALE 1:100 000`, `1:24,000`).
-fn scale_of(line: &str) -> Option<u64> {
-    let compact: String = line.chars().filter(|c| !c.is_whitespace() && *c != ',' && *c != '.').collect();
-    let at = compact.find("1:")?;
-    let digits: String = compact[at + 2..].chars().take_while(char::is_ascii_digit).collect();
-    digits.parse().ok().filter(|n| (1_000..=10_000_000).contains(n))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -729,12 +721,5 @@ mod tests {
         let found = solved(&all, &[]);
         assert_eq!(found.hemispheres.latitude, Hemisphere::North, "{:?}", found.hemispheres);
         assert!(found.control_points.iter().all(|p| p.y > 0.0));
-    }
-
-    #[test]
-    fn the_printed_scale_is_read() {
-        assert_eq!(scale_of("SCALE 1:100 000"), Some(100_000));
-        assert_eq!(scale_of("1:24,000"), Some(24_000));
-        assert_eq!(scale_of("Figure 1: index"), None);
     }
 }

@@ -12,6 +12,7 @@
 
 mod legend;
 mod main_map;
+pub mod metadata;
 pub mod render;
 mod swatches;
 pub mod terms;
