@@ -77,6 +77,7 @@ def draw(
     units: bool = True,
     quality: int = 90,
     words_below: float = 48,
+    parts: bool = False,
 ) -> Path:
     """Draws `sheet` to `path` (JPEG when it ends in .jpg). `labels`: `dms` (quadrangle style),
     `utm` (metres at every tick, zone and datum in the words) or `none`. `misread` replaces the
@@ -159,12 +160,94 @@ def draw(
         x = sheet.west + (sheet.east - sheet.west) * 0.6
         y = sheet.south - (words_below + 34 * (k + 1)) * per_y
         draw.text(at(x, y), words, fill=INK, font=font)
+    if parts:
+        draw_parts(draw, font)
     image = image.reduce(SUPER)
     if str(path).endswith(".jpg"):
         image.save(path, quality=quality)
     else:
         image.save(path)
     return path
+
+
+# The parts draw_parts adds, in sheet pixels (for a sheet at least 3600 × 2250 whose frame is the default).
+SYMBOLS = [  # (words, kind): the explanation of map symbols, one entry every 60 pixels from y 340
+    ("Contact", "contact"),
+    ("Fault—Dashed where approximately located", "fault"),
+    ("Thrust fault—Teeth on upper plate", "thrust"),
+    ("Anticline—Showing crestline", "anticline"),
+    ("Strike and dip of beds", "dip"),
+    ("Breccia pipe", "pipe"),
+]
+SYMBOLS_AT = (2450, 280)  # the heading's top left; samples at x 2450–2570, words from x 2600
+CORRELATION = (2450, 760, ["Qal", "Tb", "Pk"])  # the heading's top left, then the boxes' codes
+INDEX = (2450, 1260)  # the caption's top left; the little map under it
+SCALE_AT = (1300, 1790)  # the caption's top left; the bar under it
+SECTION_AT = (900, 1960)  # the caption's top left; the strip under it, 1400 × 150 from x 500
+RED = (200, 30, 30)
+
+
+def draw_parts(draw: ImageDraw.ImageDraw, font: ImageFont.FreeTypeFont) -> None:
+    """Draws, beside and below the default frame: the explanation of map symbols (lines: a
+    contact, a dashed red fault, a thrust with teeth below, an anticline with arrows; points: a
+    strike-and-dip with its dip 35 beside it, a breccia pipe), the correlation of map units, an
+    index map, a scale bar captioned SCALE 1:62 500 and a cross section captioned A-A'."""
+
+    def box(x0, y0, x1, y1, fill=None, outline=None, width=1):
+        draw.rectangle([x0 * SUPER, y0 * SUPER, x1 * SUPER - 1, y1 * SUPER - 1], fill=fill, outline=outline, width=width * SUPER)
+
+    def write(x, y, words, size=None):
+        draw.text((x * SUPER, y * SUPER), words, fill=INK, font=size or font)
+
+    x, y = SYMBOLS_AT
+    write(x, y, "EXPLANATION OF MAP SYMBOLS")
+    for k, (words, kind) in enumerate(SYMBOLS):
+        top = y + 60 + 60 * k
+        mid = top + 16
+        write(2600, top, words)
+        if kind == "contact":
+            box(2450, mid - 1, 2570, mid + 1, fill=INK)
+        elif kind == "fault":
+            for d in range(4):
+                box(2450 + 30 * d, mid - 2, 2470 + 30 * d, mid + 2, fill=RED)
+        elif kind == "thrust":
+            box(2450, mid - 2, 2570, mid + 2, fill=INK)
+            for t in range(4):
+                tx = 2458 + 30 * t
+                draw.polygon([(tx * SUPER, (mid + 3) * SUPER), ((tx + 12) * SUPER, (mid + 3) * SUPER), ((tx + 6) * SUPER, (mid + 12) * SUPER)], fill=INK)
+        elif kind == "anticline":
+            box(2450, mid - 2, 2570, mid + 2, fill=INK)
+            draw.polygon([(2504 * SUPER, (mid - 4) * SUPER), (2516 * SUPER, (mid - 4) * SUPER), (2510 * SUPER, (mid - 14) * SUPER)], fill=INK)
+            draw.polygon([(2504 * SUPER, (mid + 4) * SUPER), (2516 * SUPER, (mid + 4) * SUPER), (2510 * SUPER, (mid + 14) * SUPER)], fill=INK)
+        elif kind == "dip":
+            box(2495, mid - 2, 2525, mid + 1, fill=INK)
+            box(2509, mid + 1, 2512, mid + 12, fill=INK)
+            write(2535, top - 4, "35")
+        elif kind == "pipe":
+            draw.ellipse([2500 * SUPER, (mid - 8) * SUPER, 2516 * SUPER, (mid + 8) * SUPER], outline=INK, width=3 * SUPER)
+    x, y, codes = CORRELATION
+    write(x, y, "CORRELATION OF MAP UNITS")
+    for k, (code, colour) in enumerate(zip(codes, [(250, 235, 150), (230, 120, 110), (120, 170, 230)])):
+        top = y + 60 + 70 * k
+        box(x + 120, top, x + 240, top + 50, fill=colour, outline=INK, width=2)
+        write(x + 150, top + 8, code)
+    x, y = INDEX
+    write(x, y, "INDEX MAP")
+    box(x, y + 50, x + 300, y + 300, outline=INK, width=3)
+    box(x + 120, y + 110, x + 180, y + 150, fill=RED)
+    write(x + 90, y + 220, "ARIZONA")
+    x, y = SCALE_AT
+    write(x, y, "SCALE 1:62 500")
+    for k in range(5):
+        box(x - 100 + 80 * k, y + 45, x - 20 + 80 * k, y + 57, fill=INK if k % 2 == 0 else PAPER, outline=INK, width=1)
+        write(x - 108 + 80 * k, y + 62, str(k))
+    write(x + 320, y + 62, "MILES")
+    x, y = SECTION_AT
+    write(x, y, "CROSS SECTION A-A'")
+    for k, colour in enumerate([(250, 235, 150), (230, 120, 110), (120, 170, 230)]):
+        box(500, y + 50 + 50 * k, 1900, y + 100 + 50 * k, fill=colour)
+    write(470, y + 40, "A")
+    write(1910, y + 40, "A'")
 
 
 def utm_sheet(skew: float = 0.0) -> Sheet:

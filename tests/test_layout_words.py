@@ -284,3 +284,13 @@ async def test_the_usgs_scan_gives_its_title_and_legend(tmp_path, mirror, runtim
     assert kaibab and kaibab[0]["age_terms"][0]["term"] == "Lower Permian", kaibab
     assert kaibab[0]["description"] == "Kaibab Formation, undivided (Lower Permian)"
     assert layout["components"][[c["class"] for c in layout["components"]].index("legend")]["text"] == "LIST OF MAP UNITS"
+    # The explanation of map symbols below the units: each entry with its words and its sample.
+    symbols = {entry["symbol"]: entry for entry in layout["symbol_entries"]}
+    lines = {name for name, entry in symbols.items() if entry["kind"] == "line"}
+    points = {name for name, entry in symbols.items() if entry["kind"] == "point"}
+    assert {"contact", "fault", "thrust fault", "anticline", "syncline", "monocline"} <= lines, symbols.keys()
+    assert {"strike and dip of beds", "collapse structure", "breccia pipe", "sinkhole", "volcanic vent"} <= points, symbols.keys()
+    assert symbols["fault"]["text"].startswith("Fault") and symbols["fault"]["line"]["width_px"] >= 1, symbols["fault"]
+    assert symbols["sinkhole"]["text"].startswith("Sinkhole") and symbols["sinkhole"]["sample"]["x1"] <= symbols["sinkhole"]["text_box"]["x0"]
+    classes = [component["class"] for component in layout["components"]]
+    assert {"scale", "stratigraphic_column", "index_map"} <= set(classes) and classes.count("legend") == 2, classes

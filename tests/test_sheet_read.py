@@ -51,3 +51,37 @@ async def test_what_a_sheet_does_not_print_is_absent_and_named(tmp_path, mirror,
     assert metadata["scale"]["value"] == 100000 and "authors" not in metadata and "base_map" not in metadata, metadata
     named = {warning.split(" ")[2] for warning in metadata["warnings"]}
     assert {"title", "authors", "year", "publisher", "series", "quadrangle", "base_map", "contour_interval"} <= named, metadata["warnings"]
+
+
+async def test_every_part_of_a_drawn_sheet_and_its_symbols_are_found(tmp_path, mirror, runtime_wheel, ocr_wheel, era):  # noqa: F811
+    server = server_with_reader(tmp_path, mirror, runtime_wheel, ocr_wheel)
+    sheet = sheets.Sheet(width=3600, height=2250, words=[], title=TITLE)
+    sheets.draw(sheet, server.map_root / "parts.png", parts=True)
+    layout = await layout_of(server, "parts.png", era)
+    found = {}
+    for component in layout["components"]:
+        found.setdefault(component["class"], []).append(component)
+    assert {"title", "main_map", "legend", "scale", "cross_section", "stratigraphic_column", "index_map"} <= set(found), [(c["class"], c["bbox"], c.get("text")) for c in layout["components"]]
+    scale = found["scale"][0]
+    assert scale["ratio"] == 62500 and scale["evidence"][0].startswith("caption"), scale
+    x, y = sheets.SCALE_AT
+    assert scale["bbox"]["y1"] >= y + 57 and scale["bbox"]["x0"] <= x - 100, [(c["class"], c["bbox"], c.get("evidence")) for c in layout["components"]]
+    section = found["cross_section"][0]
+    assert section["letters"] == ["A", "A′"], section
+    assert section["bbox"]["x0"] <= 500 and section["bbox"]["x1"] >= 1900 and section["bbox"]["y1"] >= sheets.SECTION_AT[1] + 200 - 4, section["bbox"]
+    column = found["stratigraphic_column"][0]
+    assert column["bbox"]["y1"] >= sheets.CORRELATION[1] + 60 + 70 * 2 + 50 - 4, column["bbox"]
+    index = found["index_map"][0]
+    assert index["bbox"]["y1"] >= sheets.INDEX[1] + 300 - 4 and index["bbox"]["x1"] >= sheets.INDEX[0] + 300 - 4, index["bbox"]
+    assert any(c.get("text") == "explanation of map symbols" for c in found["legend"]), found["legend"]
+    entries = {entry["symbol"]: entry for entry in layout["symbol_entries"]}
+    assert set(entries) == {"contact", "fault", "thrust fault", "anticline", "strike and dip of beds", "breccia pipe"}, list(entries)
+    assert entries["fault"]["text"].startswith("Fault") and entries["fault"]["kind"] == "line"
+    fault = entries["fault"]["line"]
+    assert (fault["pattern"], round(fault["period_px"])) == ("dashed", 30) and fault["colour_hex"] != "#000000", fault
+    assert entries["contact"]["line"]["pattern"] == "solid"
+    assert entries["thrust fault"]["line"]["decorations"][0]["kind"] == "teeth" and entries["thrust fault"]["line"]["decorations"][0]["side"] == "below"
+    assert entries["anticline"]["line"]["decorations"][0]["kind"] == "arrows", entries["anticline"]["line"]
+    assert entries["strike and dip of beds"]["kind"] == "point" and entries["strike and dip of beds"].get("number") == "35", entries["strike and dip of beds"]
+    assert entries["breccia pipe"]["kind"] == "point"
+    assert not [note for note in layout.get("not_found", []) if not note.startswith("component ")], layout.get("not_found")

@@ -32,6 +32,7 @@ use geomap_vision::graticule::LABEL_MIN_SCORE;
 use geomap_vision::image::{Rgb, decode};
 use geomap_vision::layout::metadata::{MapMetadata, read_metadata};
 use geomap_vision::layout::render;
+use geomap_vision::layout::symbols::SymbolEntry;
 use geomap_vision::layout::{TitleText, WordsLayout, read_layout};
 use geomap_vision::models::{Missing, ModelInfo};
 use geomap_vision::ocr::OCR_ASSET;
@@ -98,12 +99,21 @@ pub struct Component {
     /// The crop's pixels per scan pixel: 1, or less when the component is over 2048 pixels a side.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub crop_scale: Option<f64>,
+    /// What placed it (the text method): its caption, the block beside it, the words inside.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub evidence: Vec<String>,
+    /// A cross section's letters, as `["A", "A′"]`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub letters: Option<[String; 2]>,
+    /// A scale's ratio: the `N` of `1:N`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ratio: Option<u64>,
 }
 
 impl Component {
     /// A component found in `bbox`, with its score and the words read in it, not yet written.
     fn found(class: &str, bbox: PixelBox, score: f64, text: Option<String>) -> Component {
-        Component { class: class.to_owned(), bbox, score, text, crop_uri: None, crop_scale: None }
+        Component { class: class.to_owned(), bbox, score, text, crop_uri: None, crop_scale: None, evidence: Vec::new(), letters: None, ratio: None }
     }
 }
 
@@ -182,6 +192,13 @@ pub struct Layout {
     pub components: Vec<Component>,
     /// The legend entries found, top to bottom per legend.
     pub legend_entries: Vec<LegendItem>,
+    /// The explanation's line and point symbols (the text method): each entry's words, its
+    /// sample's box, and for a line how it is drawn (width, colour, solid/dashed/dotted and
+    /// period, teeth or other marks and their side), for a point the number beside it.
+    pub symbol_entries: Vec<SymbolEntry>,
+    /// What the text method looked for and did not find, each named with why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_found: Vec<String>,
     /// The models used.
     pub models: Vec<ModelInfo>,
     /// The annotated preview (the scan downscaled, every box drawn in its class's colour, each
@@ -216,6 +233,8 @@ impl Layout {
             height,
             components: Vec::new(),
             legend_entries: Vec::new(),
+            symbol_entries: Vec::new(),
+            not_found: Vec::new(),
             models: Vec::new(),
             preview_uri: None,
             preview_colours: Default::default(),
@@ -400,6 +419,8 @@ impl App {
             layout.title = words.title.as_ref().map(|title| title.text.clone());
             layout.components = text_components(&words);
             layout.legend_entries = text_entries(&words, &layout.components);
+            layout.symbol_entries = words.symbols.clone();
+            layout.not_found = not_found(&layout.components);
         }
         if reader.is_some() {
             let title = layout.title.clone().zip(layout.components.iter().find(|c| c.class == "title")).map(|(text, c)| TitleText { text, bbox: c.bbox });
@@ -474,7 +495,9 @@ fn read_detected_words(layout: &mut Layout, mut read: impl FnMut((u32, u32, u32,
     Ok(())
 }
 
-/// The components the words give: the title, the main map, then each legend.
+/// The components the words give: the title, the main map, each legend (the explanation of
+/// symbols one more, when its entries lie outside the unit legends), then the parts found from
+/// their captions.
 fn text_components(words: &WordsLayout) -> Vec<Component> {
     let mut components = Vec::new();
     if let Some(title) = &words.title {
@@ -484,7 +507,42 @@ fn text_components(words: &WordsLayout) -> Vec<Component> {
         components.push(Component::found("main_map", main_map, 1.0, None));
     }
     components.extend(words.legends.iter().map(|legend| Component::found("legend", legend.bbox, 1.0, legend.heading.clone())));
+    let symbols = words.symbols.iter().map(|entry| union(&entry.sample, &entry.text_box)).reduce(|a, b| union(&a, &b));
+    if let Some(block) = symbols.filter(|block| !words.legends.iter().any(|legend| contains(&legend.bbox, block))) {
+        let mut explanation = Component::found("legend", block, 1.0, Some("explanation of map symbols".to_owned()));
+        explanation.evidence = vec![format!("{} entries that begin with a map symbol, each with its sample", words.symbols.len())];
+        components.push(explanation);
+    }
+    for part in &words.parts {
+        let mut component = Component::found(part.class, part.bbox, 1.0, Some(part.caption.clone()));
+        component.evidence = part.evidence.clone();
+        component.letters = part.letters.clone().map(|(from, to)| [from, to]);
+        component.ratio = part.ratio;
+        components.push(component);
+    }
     components
+}
+
+fn union(a: &PixelBox, b: &PixelBox) -> PixelBox {
+    PixelBox { x0: a.x0.min(b.x0), y0: a.y0.min(b.y0), x1: a.x1.max(b.x1), y1: a.y1.max(b.y1) }
+}
+
+fn contains(outer: &PixelBox, inner: &PixelBox) -> bool {
+    outer.x0 <= inner.x0 && outer.y0 <= inner.y0 && inner.x1 <= outer.x1 && inner.y1 <= outer.y1
+}
+
+/// The component kinds the text method looks for that it did not find, each with why.
+fn not_found(components: &[Component]) -> Vec<String> {
+    let why = [
+        ("title", "no line of large type stands out in the margins"),
+        ("main_map", "no large region of coloured polygons"),
+        ("legend", "no column of unit codes beside descriptions, and no entry that begins with a map symbol"),
+        ("scale", "no caption \"SCALE 1:N\" (or a ratio alone) outside the main map"),
+        ("cross_section", "no caption \"CROSS SECTION\" (or \"SECTION A–A′\") outside the main map"),
+        ("stratigraphic_column", "no heading \"CORRELATION OF MAP UNITS\" (or a stratigraphic column's)"),
+        ("index_map", "no caption \"INDEX MAP\", \"LOCATION MAP\" or \"INDEX TO …\""),
+    ];
+    why.iter().filter(|(class, _)| !components.iter().any(|c| c.class == *class)).map(|(class, why)| format!("component {class} not found: {why}")).collect()
 }
 
 /// The legend entries the words give, each pointing at its legend among `components`.
@@ -607,6 +665,8 @@ mod tests {
                 bbox: bbox(890.0, 80.0, 1210.0, 400.0),
                 entries: vec![unit("Qal", "Alluvium (Holocene)", 100.0), unit("Tb", "Basalt (Miocene)", 130.0)],
             }],
+            parts: Vec::new(),
+            symbols: Vec::new(),
         };
         let components = text_components(&words);
         let classes: Vec<&str> = components.iter().map(|c| c.class.as_str()).collect();

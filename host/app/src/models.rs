@@ -11,6 +11,7 @@ use crate::testing::{TestApp, mirror, model_wheels, shared};
 use crate::text::ReadTextRequest;
 use geomap_model::layout::PixelBox;
 use geomap_vision::graticule::labels::Hemisphere;
+use geomap_vision::layout::symbols::SymbolKind;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn with_the_models_the_usgs_sample_is_read_laid_out_and_georeferenced_from_its_labels() {
@@ -32,6 +33,20 @@ async fn with_the_models_the_usgs_sample_is_read_laid_out_and_georeferenced_from
     assert_eq!(layout.method, Method::Text, "PEACE's weights have no source: the words and colours give the layout");
     assert!(layout.title.as_deref().is_some_and(|title| title.contains("Peach Springs")), "{:?}", layout.title);
     assert!(layout.legend_entries.len() >= 50, "{} entries", layout.legend_entries.len());
+    // The sheet's parts from their captions, and its explanation of line and point symbols.
+    let classes: Vec<&str> = layout.components.iter().map(|c| c.class.as_str()).collect();
+    for class in ["title", "main_map", "legend", "scale", "stratigraphic_column", "index_map"] {
+        assert!(classes.contains(&class), "{class} in {classes:?}");
+    }
+    assert_eq!(layout.components.iter().filter(|c| c.class == "legend").count(), 2, "the units and the symbols");
+    assert_eq!(layout.components.iter().find(|c| c.class == "scale").and_then(|c| c.ratio), Some(100_000));
+    let symbols = |kind: SymbolKind| -> Vec<&str> { layout.symbol_entries.iter().filter(|e| e.kind == kind).map(|e| e.symbol.as_str()).collect() };
+    for line in ["contact", "fault", "thrust fault", "anticline", "syncline", "monocline"] {
+        assert!(symbols(SymbolKind::Line).contains(&line), "{line} in {:?}", symbols(SymbolKind::Line));
+    }
+    for point in ["strike and dip of beds", "collapse structure", "breccia pipe", "sinkhole", "volcanic vent"] {
+        assert!(symbols(SymbolKind::Point).contains(&point), "{point} in {:?}", symbols(SymbolKind::Point));
+    }
     // The sheet's metadata, read through the recogniser's misreadings ("Base frm U.S. Glogical Survey").
     let metadata = layout.metadata.as_ref().expect("the words were read");
     let value = |field: Option<&geomap_vision::layout::metadata::Field<String>>| field.map(|field| field.value.clone());

@@ -3,8 +3,11 @@
 //! descriptions (`legend`), each swatch's extent and colour from the area
 //! around its code (`swatches`), the main map as the largest region of
 //! coloured polygons (`main_map`), and the title as the largest type in the
-//! margins (`title`); [`terms`] reads a description's ages and rock names, and
-//! [`render`] draws a layout's crops and annotated preview.
+//! margins (`title`), the scale, cross sections, correlation chart and index map
+//! from their captions ([`parts`]), the explanation's line and point symbols
+//! ([`symbols`]); [`terms`] reads a description's ages and rock names,
+//! [`metadata`] what the sheet says about itself, and [`render`] draws a
+//! layout's crops and annotated preview.
 //!
 //! Invariant: pure functions of the recognised lines and the scan's pixels;
 //! every threshold is relative to the type's height, so the rules hold at any
@@ -13,8 +16,10 @@
 mod legend;
 mod main_map;
 pub mod metadata;
+pub mod parts;
 pub mod render;
 mod swatches;
+pub mod symbols;
 pub mod terms;
 mod title;
 
@@ -33,6 +38,10 @@ pub struct WordsLayout {
     pub legends: Vec<TextLegend>,
     /// The largest region of coloured polygons outside the legends.
     pub main_map: Option<PixelBox>,
+    /// The scale, cross sections, correlation chart and index map, found from their captions.
+    pub parts: Vec<parts::SheetPart>,
+    /// The explanation's line and point symbols, each with its sample measured.
+    pub symbols: Vec<symbols::SymbolEntry>,
 }
 
 /// The title's words and box.
@@ -84,7 +93,13 @@ pub fn read_layout<E>(lines: &[Line], image: &Rgb, mut read_codes: impl FnMut(&[
     let legend_boxes: Vec<PixelBox> = legends.iter().map(|legend| legend.bbox).collect();
     let main_map = main_map::main_map(image, &legend_boxes);
     let title = title::title(lines, main_map.as_ref(), &legend_boxes);
-    Ok(WordsLayout { title, legends, main_map })
+    let mut taken: Vec<PixelBox> = legend_boxes.clone();
+    taken.extend(main_map.iter().chain(title.as_ref().map(|t| &t.bbox)).copied());
+    let parts = parts::parts(lines, image, &taken);
+    // An explanation's entries lie outside the main map and the parts (an index map's place names).
+    let beside: Vec<PixelBox> = main_map.iter().copied().chain(parts.iter().map(|part| part.bbox)).collect();
+    let symbols = symbols::symbol_entries(lines, image, &beside);
+    Ok(WordsLayout { title, legends, main_map, parts, symbols })
 }
 
 fn height(bbox: &PixelBox) -> f64 {
