@@ -4,6 +4,7 @@ DejaVu Sans where every code, description, age, colour and polygon is known; the
 ics-timescale on the real ICS chart, rock names through cgi-lithology; a provider that is not ready is a
 warning; and the real USGS scan when it is present."""
 
+import json
 import shutil
 from pathlib import Path
 
@@ -294,3 +295,55 @@ async def test_the_usgs_scan_gives_its_title_and_legend(tmp_path, mirror, runtim
     assert symbols["sinkhole"]["text"].startswith("Sinkhole") and symbols["sinkhole"]["sample"]["x1"] <= symbols["sinkhole"]["text_box"]["x0"]
     classes = [component["class"] for component in layout["components"]]
     assert {"scale", "stratigraphic_column", "index_map"} <= set(classes) and classes.count("legend") == 2, classes
+
+
+async def test_the_agents_scene_reaches_units_with_their_ages_in_seven_calls_asking_twice(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache, era):  # noqa: F811
+    """register → layout (missing_extra) → prepare detectors (asked) → layout → prepare knowledge
+    (asked) → georeference → units: the knowledge installed after the layout resolves its ages
+    and rock names when the extraction first needs them, with no second layout call."""
+    import sqlite3
+
+    from mcp import types
+
+    mirror.files[WHEEL] = runtime_wheel
+    mirror.files[OCR_WHEEL] = ocr_wheel
+    for name in ["chart.ttl", "simplelithology.ttl"]:
+        mirror.files[name] = (shared_asset(name) / name).read_bytes()
+    server = Server(tmp_path, {"GEOMAP_ASSET_MIRROR": mirror.url})
+    (server.data_root / "cache").mkdir(parents=True, exist_ok=True)
+    (server.data_root / "cache" / "providers").symlink_to(compile_cache)
+    draw_map(server.map_root / "map.png")
+    asked = []
+
+    async def consent(context, params):
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"confirm": True})
+
+    calls = 0
+    async with server.connect(era, elicitation_callback=consent) as client:
+
+        async def call(tool, arguments):
+            nonlocal calls
+            calls += 1
+            return await client.call_tool(tool, arguments)
+
+        map_id = (await call("geomap_register_map", {"path": "map.png"})).structured_content["map_id"]
+        missing = await call("geomap_process_image", {"map_id": map_id})
+        assert missing.is_error and missing.structured_content["code"] == "missing_extra", missing
+        assert (await call("geomap_prepare_detectors", {"assets": ["peace-yolov10-runtime", "ppocr-v4"]})).is_error is False
+        layout = (await call("geomap_process_image", {"map_id": map_id})).structured_content
+        assert (await call("geomap_prepare_knowledge", {"assets": ["ics-chart", "cgi-simple-lithology"]})).is_error is False
+        assert (await call("geomap_georeference", {"map_id": map_id, "crs": "EPSG:4326", "bounds": BOUNDS})).is_error is False
+        units = await call("geomap_extract_units", {"map_id": map_id})
+        stored = await client.read_resource(layout["resource_uri"])
+    assert calls == 7 and len(asked) == 2, (calls, asked)
+    assert layout["terms_resolved_by"] == [] and {w["about"] for w in layout["warnings"]} >= {"ics-timescale", "cgi-lithology"}, layout["warnings"]
+    assert layout["legend_entries"][1]["age_terms"][0].get("ics") is None, "not resolved at layout time"
+    assert units.is_error is False, units
+    [gpkg] = list(server.data_root.rglob("units.gpkg"))
+    ages = sqlite3.connect(gpkg).execute("SELECT description, b_age, t_age FROM geologic_unit").fetchall()
+    assert ("Basalt flows (Pliocene to upper Miocene)", 11.63, 2.58) in ages, ages  # Tb: the late Miocene begins 11.63 Ma
+    document = json.loads(stored.contents[0].text)
+    assert sorted(document["terms_resolved_by"]) == ["cgi-lithology", "ics-timescale"], document["terms_resolved_by"]
+    tb = document["legend_entries"][1]
+    assert tb["age_ma"] == {"begin_ma": 11.63, "end_ma": 2.58} and tb["lithology_terms"][0]["cgi"]["label"] == "basalt", tb

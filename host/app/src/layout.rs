@@ -41,7 +41,7 @@ use geomap_vision::{VisionError, millis};
 
 use crate::registered::RegisteredMap;
 use crate::stored::{StoredWords, WORDS_FILE, WORDS_SCHEMA};
-use crate::terms::{LegendItem, UnitWords, detected_entry_words, text_in, unit_words};
+use crate::terms::{LITHOLOGY_PROVIDER, LegendItem, TIMESCALE_PROVIDER, UnitWords, detected_entry_words, text_in, unit_words};
 use crate::uris::layout_uri;
 use crate::{App, AppError, ArgumentError, Progress, Warning};
 
@@ -199,6 +199,10 @@ pub struct Layout {
     /// What the text method looked for and did not find, each named with why.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_found: Vec<String>,
+    /// The providers whose knowledge resolved the ages and rock names (`ics-timescale`,
+    /// `cgi-lithology`); the others' terms are resolved when first needed after their knowledge
+    /// is installed (geomap_unit_at, geomap_extract_units, reading this layout's resource).
+    pub terms_resolved_by: Vec<String>,
     /// The models used.
     pub models: Vec<ModelInfo>,
     /// The annotated preview (the scan downscaled, every box drawn in its class's colour, each
@@ -235,6 +239,7 @@ impl Layout {
             legend_entries: Vec::new(),
             symbol_entries: Vec::new(),
             not_found: Vec::new(),
+            terms_resolved_by: Vec::new(),
             models: Vec::new(),
             preview_uri: None,
             preview_colours: Default::default(),
@@ -289,6 +294,11 @@ impl App {
         };
         progress.fraction(0.85, "resolving the legend's ages and rock names")?;
         let warnings = self.resolve_terms(&mut layout.legend_entries, TOOL).await?;
+        layout.terms_resolved_by = [TIMESCALE_PROVIDER, LITHOLOGY_PROVIDER]
+            .iter()
+            .filter(|provider| !warnings.iter().any(|w| w.about == **provider))
+            .map(|p| (*p).to_owned())
+            .collect();
         layout.warnings.extend(warnings);
         progress.fraction(0.95, "storing the layout")?;
         let app = Arc::clone(self);

@@ -58,6 +58,9 @@ impl App {
     /// The bytes and media type of a file stored with a layout, a reading or a unit extraction;
     /// only names the recorded document lists are served.
     pub async fn stored_file(self: &Arc<Self>, map_id: String, id: String, name: String) -> Result<(Vec<u8>, &'static str), AppError> {
+        if name == "layout.json" && id.starts_with("lay_") {
+            self.resolve_stored_terms(&map_id, Some(&id), "resources/read").await?;
+        }
         let app = Arc::clone(self);
         trace::spawn_blocking(move || {
             let unknown = || AppError::gone(&map_id, MapGone::UnknownArtifact);

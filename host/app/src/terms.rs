@@ -3,10 +3,18 @@
 //! `cgi-lithology` providers when they are ready (a provider that is not
 //! becomes a warning, and its terms stay unresolved).
 //!
-//! Invariant: each distinct term is asked once per layout; a term whose
-//! modifier the chart lacks is asked again without it.
+//! A layout keeps its terms: those whose provider was not ready when it was
+//! made are resolved when first needed after their knowledge is installed (by
+//! `geomap_unit_at`, the extraction, or reading the layout's resource), and the
+//! stored layout is then rewritten with them ([`App::resolve_stored_terms`]).
+//!
+//! Invariants: each distinct term is asked once per layout and provider; a
+//! term whose modifier the chart lacks is asked again without it; a provider
+//! whose knowledge resolved a layout's terms is listed in its
+//! `terms_resolved_by` and never asked again for that layout.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -19,7 +27,11 @@ use geomap_vision::layout::terms::{age_terms, lithology_terms};
 use geomap_vision::layout::unit_code;
 use geomap_vision::ocr::reader::Line;
 
+use geomap_model::trace;
+use geomap_store::registry::{Document, StoredDocument};
+
 use crate::providers::all_at_once;
+use crate::uris::layout_dir;
 use crate::{App, AppError, Warning};
 
 /// The provider ages are resolved through.
@@ -180,6 +192,81 @@ impl App {
             item.words.age_ma = span_of(&spans);
         }
         Ok(warnings)
+    }
+
+    /// Resolves the ages and rock names layout `layout_id` of map `map_id` (its newest when `None`)
+    /// left unresolved because their provider was not ready when it was made, when that provider is
+    /// ready now, and stores the layout with them (its registry record and `layout.json`). A map
+    /// with no such layout, or a provider still not ready, changes nothing.
+    pub async fn resolve_stored_terms(self: &Arc<Self>, map_id: &str, layout_id: Option<&str>, tool: &str) -> Result<(), AppError> {
+        let app = Arc::clone(self);
+        let (map, wanted) = (map_id.to_owned(), layout_id.map(str::to_owned));
+        let found = trace::spawn_blocking(move || -> Result<Option<(String, String)>, AppError> {
+            Ok(match wanted {
+                Some(id) => app.registry.document(Document::Layout, &map, &id)?.map(|document| (id, document)),
+                None => app.registry.newest_document(Document::Layout, &map)?,
+            })
+        })
+        .await?;
+        let Some((layout_id, text)) = found else { return Ok(()) };
+        let Ok(mut document) = serde_json::from_str::<serde_json::Value>(&text) else { return Ok(()) };
+        let mut resolved_by: Vec<String> = serde_json::from_value(document["terms_resolved_by"].clone()).unwrap_or_default();
+        let mut changed = false;
+        for (provider, list, field) in [(TIMESCALE_PROVIDER, "age_terms", "ics"), (LITHOLOGY_PROVIDER, "lithology_terms", "cgi")] {
+            if resolved_by.iter().any(|done| done == provider) {
+                continue;
+            }
+            let Some(entries) = document["legend_entries"].as_array_mut() else { continue };
+            let unresolved = |entry: &serde_json::Value| -> Vec<String> {
+                entry[list]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter(|term| term[field].is_null())
+                    .filter_map(|term| term["term"].as_str().map(str::to_owned))
+                    .collect()
+            };
+            let terms = distinct(entries.iter().flat_map(unresolved));
+            if terms.is_empty() {
+                continue;
+            }
+            let mut warnings = Vec::new();
+            let answers = self.resolve(provider, &terms, tool, &mut warnings).await?;
+            if !warnings.is_empty() {
+                continue; // not ready yet: asked again next time
+            }
+            for entry in entries.iter_mut() {
+                for term in entry[list].as_array_mut().into_iter().flatten() {
+                    if let Some(answer) = term["term"].as_str().and_then(|name| answers.get(name)) {
+                        term[field] = serde_json::to_value(answer).expect("resolved terms serialize");
+                    }
+                }
+                if list == "age_terms" {
+                    let ages: Vec<AgeTermInfo> = serde_json::from_value(entry[list].clone()).unwrap_or_default();
+                    let spans: Vec<(f64, f64)> = ages.iter().filter_map(|t| t.ics.as_ref()).filter_map(|r| r.begin_ma.zip(r.end_ma)).collect();
+                    entry["age_ma"] = serde_json::to_value(span_of(&spans)).expect("spans serialize");
+                }
+            }
+            resolved_by.push(provider.to_owned());
+            changed = true;
+        }
+        if !changed {
+            return Ok(());
+        }
+        document["terms_resolved_by"] = serde_json::to_value(&resolved_by).expect("names serialize");
+        let text = serde_json::to_string_pretty(&document).expect("layouts serialize");
+        let app = Arc::clone(self);
+        let (map_id, created_at) = (map_id.to_owned(), document["created_at"].as_str().unwrap_or_default().to_owned());
+        trace::spawn_blocking(move || {
+            // The file first (written whole beside, then moved over), then the record.
+            let path = layout_dir(&app.settings.artifact_root, &map_id, &layout_id).join("layout.json");
+            let partial = path.with_extension(format!("json.partial-{}", geomap_model::random_hex(6)));
+            let storage = |error: std::io::Error| AppError::Storage { stage: "rewriting a layout with its resolved terms", detail: error.to_string() };
+            std::fs::write(&partial, &text).and_then(|()| std::fs::rename(&partial, &path)).map_err(storage)?;
+            app.registry.replace_document(&StoredDocument { kind: Document::Layout, id: layout_id, map_id, created_at, document: text })?;
+            Ok(())
+        })
+        .await
     }
 
     /// Each of `terms` as `provider` resolves it (its best entry); a term with a modifier the

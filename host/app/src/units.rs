@@ -250,6 +250,7 @@ impl App {
             (None, None, Some(_), Some(_)) => None,
             _ => return Err(ArgumentError::conflict("/col", "either col and row (pixels) or lon and lat (WGS84), as a pair").into()),
         };
+        self.resolve_stored_terms(&request.map_id, request.layout_id.as_deref(), UNIT_AT_TOOL).await?;
         let app = Arc::clone(self);
         trace::spawn_blocking(move || app.unit_at_now(&request, by_pixel)).await
     }
@@ -322,6 +323,7 @@ impl App {
         if request.min_area_px == Some(0) {
             return Err(ArgumentError::wrong("/min_area_px", "a positive number of pixels").into());
         }
+        self.resolve_stored_terms(&request.map_id, request.layout_id.as_deref(), EXTRACT_TOOL).await?;
         let app = Arc::clone(self);
         trace::spawn_blocking(move || app.extract_now(&request, &progress)).await
     }

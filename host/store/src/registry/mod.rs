@@ -483,6 +483,16 @@ impl Registry {
         self.write(stored.kind.recording(), |session| insert_stored_document(session, stored))
     }
 
+    /// Replaces the JSON text of document `stored.id` of its kind and map (a layout whose ages and
+    /// rock names were resolved since); `false` when no such document exists.
+    pub fn replace_document(&self, stored: &StoredDocument) -> Result<bool, RegistryError> {
+        let (table, id_column) = stored.kind.table();
+        self.write(stored.kind.recording(), |session| {
+            let sql = format!("UPDATE {table} SET document = ?3 WHERE {id_column} = ?2 AND map = (SELECT id FROM maps WHERE map_id = ?1)");
+            Ok(session.execute(&sql, &[(&stored.map_id).into(), (&stored.id).into(), (&stored.document).into()])? == 1)
+        })
+    }
+
     /// Document `id` of kind `kind` of map `map_id`, as the JSON text it was recorded with.
     pub fn document(&self, kind: Document, map_id: &str, id: &str) -> Result<Option<String>, RegistryError> {
         let (table, id_column) = kind.table();
@@ -1318,6 +1328,10 @@ pub(crate) mod tests {
         assert!(registry.add_document(&stored(Document::Units, "unt_1", "map_a", "2026-01-01T00:00:03Z", r#"{"n":3}"#)).unwrap());
         assert_eq!(registry.newest_document(Document::Units, "map_a").unwrap(), Some(("unt_1".to_owned(), r#"{"n":3}"#.to_owned())));
         assert!(registry.add_document(&stored(Document::Reading, "txt_3", "map_a", "2026-01-01T00:00:04Z", r#"{"n":4}"#)).unwrap());
+        let replaced = stored(Document::Units, "unt_1", "map_a", "2026-01-01T00:00:03Z", r#"{"n":5}"#);
+        assert!(registry.replace_document(&replaced).unwrap());
+        assert_eq!(registry.document(Document::Units, "map_a", "unt_1").unwrap().as_deref(), Some(r#"{"n":5}"#));
+        assert!(!registry.replace_document(&stored(Document::Units, "unt_9", "map_a", "2026-01-01T00:00:03Z", "{}")).unwrap(), "no such document");
         let readings: Vec<String> = registry.newest_documents(Document::Reading, "map_a", 5).unwrap().into_iter().map(|(id, _)| id).collect();
         assert_eq!(readings, ["txt_3", "txt_1"], "newest first, this map's only");
         assert_eq!(registry.newest_documents(Document::Reading, "map_a", 1).unwrap().len(), 1);
