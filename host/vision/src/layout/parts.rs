@@ -9,7 +9,7 @@
 //! a legend is a place name or a unit's words, never a part; distances scale with the caption's
 //! type height.
 
-use super::swatches::is_paper;
+use super::swatches::inked;
 use super::{centre_x, height, horizontal, overlaps, union};
 use crate::image::Rgb;
 use crate::layout::metadata::scale_ratio;
@@ -126,10 +126,7 @@ fn block_beside(image: &Rgb, caption: &PixelBox, below: bool, taken: &[PixelBox]
     let (width, image_height) = (image.width as f64, image.height as f64);
     let reach = 40.0 * h;
     let (x_lo, x_hi) = ((centre_x(caption) - reach).max(0.0) as u32, (centre_x(caption) + reach).min(width - 1.0) as u32);
-    let ink = |x: u32, y: u32| {
-        let at = ((y * image.width + x) * 3) as usize;
-        !is_paper((image.pixels[at], image.pixels[at + 1], image.pixels[at + 2]))
-    };
+    let ink = |x: u32, y: u32| inked(image, x, y);
     // A row belongs to the block when it has ink under (or over) the caption itself: a frame line or
     // a neighbour's words far to the side do not carry the block on.
     let (near_lo, near_hi) = ((caption.x0 - 2.0 * h).max(0.0) as u32, (caption.x1 + 2.0 * h).min(width - 1.0) as u32);

@@ -20,6 +20,12 @@ pub(super) fn is_paper(colour: (u8, u8, u8)) -> bool {
     l > 92.0 && a.hypot(b) < 8.0
 }
 
+/// Whether pixel `(x, y)` of `image` is anything but paper (ink or colour).
+pub(super) fn inked(image: &Rgb, x: u32, y: u32) -> bool {
+    let at = ((y * image.width + x) * 3) as usize;
+    !is_paper((image.pixels[at], image.pixels[at + 1], image.pixels[at + 2]))
+}
+
 /// The swatch of a code: the area of one colour around it (or, when the code sits on paper,
 /// the coloured box left of it), grown from the code out while its edges keep that colour; or,
 /// when nothing coloured is near, the paper a frame drawn around the code closes off.

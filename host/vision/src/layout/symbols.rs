@@ -8,7 +8,7 @@
 //! Invariants: pure functions of the lines and the scan's pixels; an entry needs both its words
 //! and a sample (ink left of them); measures scale with the words' type height.
 
-use super::swatches::is_paper;
+use super::swatches::inked;
 use super::{height, horizontal, overlaps};
 use crate::colour::median_colour;
 use crate::image::Rgb;
@@ -190,10 +190,7 @@ fn sample_left_of(image: &Rgb, words: &PixelBox, others: &[&PixelBox]) -> Option
     }
     let (x0, y0, x1, y1) = window.pixels(image.width, image.height);
     let in_words = |x: u32, y: u32| others.iter().any(|o| f64::from(x) >= o.x0 && f64::from(x) < o.x1 && f64::from(y) >= o.y0 && f64::from(y) < o.y1);
-    let ink = |x: u32, y: u32| {
-        let at = ((y * image.width + x) * 3) as usize;
-        !is_paper((image.pixels[at], image.pixels[at + 1], image.pixels[at + 2])) && !in_words(x, y)
-    };
+    let ink = |x: u32, y: u32| inked(image, x, y) && !in_words(x, y);
     // The ink nearest the words: from the last inked column leftwards, up to a gap of one and a
     // half type heights (a frame line or a neighbour further left is not the sample).
     let inked: Vec<bool> = (x0..x1).map(|x| (y0..y1).any(|y| ink(x, y))).collect();
@@ -223,10 +220,7 @@ fn sample_left_of(image: &Rgb, words: &PixelBox, others: &[&PixelBox]) -> Option
 /// along the band; marks outside it are decorations.
 fn line_style(image: &Rgb, sample: &PixelBox) -> LineStyle {
     let (x0, y0, x1, y1) = sample.pixels(image.width, image.height);
-    let ink = |x: u32, y: u32| {
-        let at = ((y * image.width + x) * 3) as usize;
-        !is_paper((image.pixels[at], image.pixels[at + 1], image.pixels[at + 2]))
-    };
+    let ink = |x: u32, y: u32| inked(image, x, y);
     let per_row: Vec<usize> = (y0..y1).map(|y| (x0..x1).filter(|&x| ink(x, y)).count()).collect();
     let (peak_at, peak) = per_row.iter().enumerate().max_by_key(|(_, n)| **n).map(|(i, n)| (i, *n)).unwrap_or((0, 0));
     let strong = |i: usize| per_row.get(i).is_some_and(|n| *n * 2 >= peak);
