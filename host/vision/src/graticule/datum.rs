@@ -10,7 +10,7 @@
 //!
 //! Invariants: every decision names the words it rests on, and says when it is a guess and why.
 
-use crate::layout::metadata::years;
+use crate::layout::numbers::years;
 
 /// The first base-map year taken to be on NAD83 (see the module's rule).
 pub const NAD83_FROM_YEAR: u32 = 1990;

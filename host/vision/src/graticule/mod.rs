@@ -531,7 +531,7 @@ fn solve_labels(
         Ok(decision) => (Some(decision), None),
         Err(why) => (None, Some(why)),
     };
-    let scale = sheet_words.iter().find_map(|line| crate::layout::metadata::scale_ratio(line));
+    let scale = sheet_words.iter().find_map(|line| crate::layout::numbers::scale_ratio(line));
     Ok(LabelGeoreference {
         neatline: neatline.clone(),
         control_points: points,

@@ -10,6 +10,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::TitleText;
+use super::numbers::{number_word, scale_ratio, years};
 use crate::graticule::datum::named_datum;
 use crate::ocr::reader::Line;
 
@@ -148,38 +149,6 @@ pub fn read_metadata(lines: &[Line], title: Option<&TitleText>) -> MapMetadata {
 
 fn upper(text: &str) -> String {
     text.to_uppercase()
-}
-
-/// A word of digits as printed, with the letters the reader takes digits for read back
-/// (`2oo5` is 2005, `5O` 50): only a word of digits and those letters, at least half of it real digits.
-fn number_word(word: &str) -> Option<String> {
-    let digit = |c: char| match c {
-        'o' | 'O' => Some('0'),
-        'l' | 'I' => Some('1'),
-        c if c.is_ascii_digit() || c == '.' => Some(c),
-        _ => None,
-    };
-    let real = word.chars().filter(char::is_ascii_digit).count();
-    let read: Option<String> = word.chars().map(digit).collect();
-    read.filter(|_| real >= 1 && 2 * real >= word.chars().count())
-}
-
-/// The years (1850–2049) a line prints as whole numbers (digits the reader took for letters read back).
-pub fn years(line: &str) -> Vec<u32> {
-    line.split(|c: char| !c.is_ascii_alphanumeric())
-        .filter(|word| word.len() == 4)
-        .filter_map(number_word)
-        .filter_map(|digits| digits.parse().ok())
-        .filter(|y| (1850..2050).contains(y))
-        .collect()
-}
-
-/// The scale a line prints (`SCALE 1:100 000`, `1:24,000`), as the `N` of `1:N`.
-pub fn scale_ratio(line: &str) -> Option<u64> {
-    let compact: String = line.chars().filter(|c| !c.is_whitespace() && *c != ',' && *c != '.').collect();
-    let at = compact.find("1:")?;
-    let digits: String = compact[at + 2..].chars().take_while(char::is_ascii_digit).collect();
-    digits.parse().ok().filter(|n| (1_000..=10_000_000).contains(n))
 }
 
 /// A word of a name as printed: a leading `l` before another lower-case letter is a capital I the
@@ -483,18 +452,9 @@ mod tests {
     }
 
     #[test]
-    fn digits_read_as_letters_are_read_back() {
-        assert_eq!(years("Manuscript approved for publication,2oo5"), [2005]);
-        assert_eq!(years("Pooh 1986 and IO10"), [1986]);
+    fn a_contour_interval_is_read_through_run_together_words_and_letter_digits() {
         let interval = contour_interval("CONTOURINTERVAL 5O FEET").unwrap();
         assert_eq!(interval.value, Interval { value: 50.0, unit: "feet".into() });
         assert!(contour_interval("contour lines").is_none());
-    }
-
-    #[test]
-    fn the_scale_ratio_is_read() {
-        assert_eq!(scale_ratio("SCALE 1:100 000"), Some(100_000));
-        assert_eq!(scale_ratio("1:24,000"), Some(24_000));
-        assert_eq!(scale_ratio("Figure 1: index"), None);
     }
 }

@@ -16,6 +16,7 @@
 mod legend;
 mod main_map;
 pub mod metadata;
+pub mod numbers;
 pub mod parts;
 pub mod render;
 mod swatches;

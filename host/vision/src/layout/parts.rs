@@ -9,10 +9,10 @@
 //! a legend is a place name or a unit's words, never a part; distances scale with the caption's
 //! type height.
 
+use super::numbers::scale_ratio;
 use super::swatches::inked;
 use super::{centre_x, height, horizontal, overlaps, union};
 use crate::image::Rgb;
-use crate::layout::metadata::scale_ratio;
 use crate::ocr::reader::Line;
 use geomap_model::layout::PixelBox;
 
