@@ -290,11 +290,12 @@ async def test_the_usgs_scan_gives_its_title_and_legend(tmp_path, mirror, runtim
     lines = {name for name, entry in symbols.items() if entry["kind"] == "line"}
     points = {name for name, entry in symbols.items() if entry["kind"] == "point"}
     assert {"contact", "fault", "thrust fault", "anticline", "syncline", "monocline"} <= lines, symbols.keys()
-    assert {"strike and dip of beds", "collapse structure", "breccia pipe", "sinkhole", "volcanic vent"} <= points, symbols.keys()
+    assert {"dome", "strike and dip of beds", "strike of vertical", "collapse structure", "breccia pipe", "sinkhole", "volcanic vent"} <= points, symbols.keys()
     assert symbols["fault"]["text"].startswith("Fault") and symbols["fault"]["line"]["width_px"] >= 1, symbols["fault"]
     assert symbols["sinkhole"]["text"].startswith("Sinkhole") and symbols["sinkhole"]["sample"]["x1"] <= symbols["sinkhole"]["text_box"]["x0"]
     classes = [component["class"] for component in layout["components"]]
     assert {"scale", "stratigraphic_column", "index_map"} <= set(classes) and classes.count("legend") == 2, classes
+    assert classes.count("cross_section") == 3, "three sections without captions, found by their elevation axes"
 
 
 async def test_the_agents_scene_reaches_units_with_their_ages_in_seven_calls_asking_twice(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache, era):  # noqa: F811

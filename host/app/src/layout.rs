@@ -548,7 +548,10 @@ fn not_found(components: &[Component]) -> Vec<String> {
         ("main_map", "no large region of coloured polygons"),
         ("legend", "no column of unit codes beside descriptions, and no entry that begins with a map symbol"),
         ("scale", "no caption \"SCALE 1:N\" (or a ratio alone) outside the main map"),
-        ("cross_section", "no caption \"CROSS SECTION\" (or \"SECTION A–A′\") outside the main map"),
+        (
+            "cross_section",
+            "no caption \"CROSS SECTION\" (or \"SECTION A–A′\") outside the main map, and no strip with an elevation axis (\"METERS\", \"FEET\") at each end",
+        ),
         ("stratigraphic_column", "no heading \"CORRELATION OF MAP UNITS\" (or a stratigraphic column's)"),
         ("index_map", "no caption \"INDEX MAP\", \"LOCATION MAP\" or \"INDEX TO …\""),
     ];

@@ -35,16 +35,20 @@ async fn with_the_models_the_usgs_sample_is_read_laid_out_and_georeferenced_from
     assert!(layout.legend_entries.len() >= 50, "{} entries", layout.legend_entries.len());
     // The sheet's parts from their captions, and its explanation of line and point symbols.
     let classes: Vec<&str> = layout.components.iter().map(|c| c.class.as_str()).collect();
-    for class in ["title", "main_map", "legend", "scale", "stratigraphic_column", "index_map"] {
+    for class in ["title", "main_map", "legend", "scale", "stratigraphic_column", "index_map", "cross_section"] {
         assert!(classes.contains(&class), "{class} in {classes:?}");
     }
     assert_eq!(layout.components.iter().filter(|c| c.class == "legend").count(), 2, "the units and the symbols");
     assert_eq!(layout.components.iter().find(|c| c.class == "scale").and_then(|c| c.ratio), Some(100_000));
+    // Three cross sections printed without captions, found by the elevation axes at their ends.
+    let sections: Vec<Option<&[String; 2]>> = layout.components.iter().filter(|c| c.class == "cross_section").map(|c| c.letters.as_ref()).collect();
+    assert_eq!(sections.len(), 3, "{sections:?}");
+    assert!(sections.iter().flatten().any(|letters| letters[0] == "B") && sections.iter().flatten().any(|letters| letters[0] == "C"), "{sections:?}");
     let symbols = |kind: SymbolKind| -> Vec<&str> { layout.symbol_entries.iter().filter(|e| e.kind == kind).map(|e| e.symbol.as_str()).collect() };
     for line in ["contact", "fault", "thrust fault", "anticline", "syncline", "monocline"] {
         assert!(symbols(SymbolKind::Line).contains(&line), "{line} in {:?}", symbols(SymbolKind::Line));
     }
-    for point in ["strike and dip of beds", "collapse structure", "breccia pipe", "sinkhole", "volcanic vent"] {
+    for point in ["dome", "strike and dip of beds", "strike of vertical", "collapse structure", "breccia pipe", "sinkhole", "volcanic vent"] {
         assert!(symbols(SymbolKind::Point).contains(&point), "{point} in {:?}", symbols(SymbolKind::Point));
     }
     // The sheet's metadata, read through the recogniser's misreadings ("Base frm U.S. Glogical Survey").

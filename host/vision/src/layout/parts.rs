@@ -3,7 +3,8 @@
 //! beside it), the correlation of map units (its heading and the chart under it) and the index map.
 //! A part is its caption and the block of ink and colour next to it: the rows below (or above)
 //! the caption that are not paper, up to a gap of paper, and the columns of those rows around the
-//! caption.
+//! caption. A cross section printed without a caption is found by the elevation axes ("METERS")
+//! at both ends of its strip.
 //!
 //! Invariants: pure functions of the lines and the scan's pixels; a caption inside the main map or
 //! a legend is a place name or a unit's words, never a part; distances scale with the caption's
@@ -23,7 +24,7 @@ pub struct SheetPart {
     pub class: &'static str,
     /// The caption and the block beside it.
     pub bbox: PixelBox,
-    /// The caption, as read.
+    /// The caption, as read (empty for a cross section found by its elevation axes).
     pub caption: String,
     /// What placed it, in plain words: the caption, the block's extent, the words inside it.
     pub evidence: Vec<String>,
@@ -113,7 +114,82 @@ pub(super) fn parts(lines: &[Line], image: &Rgb, taken: &[PixelBox]) -> Vec<Shee
         let ratio = (class == "scale").then(|| scale_ratio(&line.text)).flatten();
         found.push(SheetPart { class, bbox, caption: line.text.clone(), evidence, letters, ratio });
     }
+    found.extend(uncaptioned_sections(lines, image, taken, &found));
     found
+}
+
+/// Whether a line is an elevation axis's unit, as a cross section prints it at each end of its strip.
+fn axis_unit(text: &str) -> bool {
+    matches!(letters_only(text).as_str(), "METERS" | "METRES" | "FEET" | "FT")
+}
+
+/// Cross sections printed without a caption: a pair of elevation-axis units ("METERS") on one
+/// row, at least ten type heights apart, with ink between them; the strip is the rows around that
+/// row that hold ink between the pair, up to one and a half type heights of paper. Its letters are
+/// a line such as "B'" within four type heights of either end.
+fn uncaptioned_sections(lines: &[Line], image: &Rgb, taken: &[PixelBox], found: &[SheetPart]) -> Vec<SheetPart> {
+    let units: Vec<&Line> = lines.iter().filter(|line| axis_unit(&line.text) && horizontal(&line.bbox)).collect();
+    let inside_taken = |b: &PixelBox| taken.iter().any(|t| overlaps(t, b));
+    let mut sections: Vec<SheetPart> = Vec::new();
+    for (i, left) in units.iter().enumerate() {
+        let h = height(&left.bbox).max(4.0);
+        // The nearest unit to its right on the same row.
+        let right = units[i + 1..]
+            .iter()
+            .chain(&units[..i])
+            .filter(|other| (other.bbox.y0 - left.bbox.y0).abs() < 0.7 * h && other.bbox.x0 - left.bbox.x1 >= 10.0 * h)
+            .min_by(|a, b| a.bbox.x0.total_cmp(&b.bbox.x0));
+        let Some(right) = right else { continue };
+        let row = PixelBox { x0: left.bbox.x0, y0: left.bbox.y0.min(right.bbox.y0), x1: right.bbox.x1, y1: left.bbox.y1.max(right.bbox.y1) };
+        if inside_taken(&row) || found.iter().chain(&sections).any(|part| overlaps(&part.bbox, &row)) {
+            continue;
+        }
+        let (x0, x1) = (left.bbox.x1.ceil() as u32, (right.bbox.x0.floor() as u32).min(image.width));
+        let has_ink = |y: u32| (x0..x1).any(|x| inked(image, x, y));
+        let gap = (1.5 * h) as u32;
+        let reach = (40.0 * h) as u32;
+        let walk = |down: bool| {
+            let start = if down { row.y1 as u32 } else { row.y0 as u32 };
+            let (mut edge, mut paper) = (start, 0);
+            for step in 0..reach {
+                let y = if down { start + step } else { start.saturating_sub(step) };
+                if y >= image.height || (!down && y == 0) {
+                    break;
+                }
+                if has_ink(y) {
+                    edge = y;
+                    paper = 0;
+                } else {
+                    paper += 1;
+                    if paper > gap {
+                        break;
+                    }
+                }
+            }
+            edge
+        };
+        let (top, bottom) = (walk(false), walk(true) + 1);
+        let bbox = PixelBox { x0: row.x0, y0: f64::from(top).min(row.y0), x1: row.x1, y1: f64::from(bottom).max(row.y1) };
+        if inside_taken(&bbox) {
+            continue;
+        }
+        let near_ends =
+            |line: &&Line| (centre_x(&line.bbox) - bbox.x0).abs().min((centre_x(&line.bbox) - bbox.x1).abs()) <= 4.0 * h && overlaps(&bbox, &line.bbox);
+        let letters = lines.iter().filter(near_ends).find_map(|line| {
+            let text: String = line.text.chars().filter(|c| !c.is_whitespace()).collect();
+            let mut chars = text.chars();
+            match (chars.next(), chars.next(), chars.next()) {
+                (Some(letter), Some('\'' | '′' | '’'), None) if letter.is_ascii_uppercase() => Some((letter.to_string(), format!("{letter}′"))),
+                _ => None,
+            }
+        });
+        let evidence = vec![
+            format!("elevation axes \"{}\" and \"{}\" at both ends of one row", left.text, right.text),
+            format!("a strip of ink {:.0}×{:.0} px between them", bbox.x1 - bbox.x0, bbox.y1 - bbox.y0),
+        ];
+        sections.push(SheetPart { class: "cross_section", bbox, caption: String::new(), evidence, letters, ratio: None });
+    }
+    sections
 }
 
 /// The block of ink and colour below (or above) `caption`: the rows that hold anything but paper
@@ -220,5 +296,17 @@ mod tests {
         assert_eq!((part.class, part.letters.clone()), ("cross_section", Some(("A".into(), "A′".into()))));
         let (bx, strip) = (part.bbox, b(100.0, 380.0, 900.0, 560.0));
         assert!((bx.x0 - strip.x0).abs() <= 4.0 && (bx.x1 - strip.x1).abs() <= 4.0 && (bx.y1 - strip.y1).abs() <= 4.0 && bx.y0 <= 380.0, "{bx:?}");
+    }
+
+    #[test]
+    fn a_section_without_a_caption_is_found_by_its_elevation_axes() {
+        let picture = image(1200, 600, &[(b(160.0, 300.0, 1000.0, 420.0), (200, 160, 120))]);
+        let lines = [line("METERS", 100.0, 340.0, 150.0, 352.0), line("METERS", 1010.0, 340.0, 1060.0, 352.0), line("B'", 1010.0, 290.0, 1024.0, 302.0)];
+        let found = parts(&lines, &picture, &[]);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!((found[0].class, found[0].letters.clone()), ("cross_section", Some(("B".into(), "B′".into()))));
+        let bbox = found[0].bbox;
+        assert!(bbox.x0 <= 100.0 && bbox.x1 >= 1060.0 && bbox.y0 <= 301.0 && bbox.y1 >= 419.0, "{bbox:?}");
+        assert!(parts(&lines[..1], &picture, &[]).is_empty(), "one axis alone is no section");
     }
 }
