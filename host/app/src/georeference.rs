@@ -25,6 +25,7 @@ use geomap_vision::graticule::ticks::Anchor;
 use geomap_vision::graticule::{GraticuleError, Known, LabelPoint, LabelReport, LabelTimings, Sheet};
 
 use crate::registered::RegisteredMap;
+use crate::stored::StoredWords;
 use crate::uris::revision_dir;
 use crate::{App, AppError, ArgumentError, Progress};
 
@@ -208,11 +209,14 @@ impl App {
         let source = (explicit.is_none()).then_some(PlacementSource::MapLabels);
         // What the server has read of the sheet: the label reader searches it for the datum and places,
         // and every revision is checked against the places it names.
-        let mut words: Vec<String> = self.sheet_lines(map.id())?.into_iter().map(|line| line.text).collect();
+        let stored = self.newest_layout_words(map.id())?;
+        let layout_lines = stored.iter().flat_map(|words| &words.lines);
+        let mut words: Vec<String> =
+            layout_lines.map(|line| line.text.clone()).chain(self.reading_lines(map.id())?.into_iter().map(|line| line.text)).collect();
         let (placement, labels) = match explicit {
             Some((crs, placement)) => (geomap_georef::Request { crs, placement }, None),
             None => {
-                let (placement, labels) = self.placement_from_labels(&map, request, &words, &progress.stage(0.0, 0.5))?;
+                let (placement, labels) = self.placement_from_labels(&map, request, (stored.as_ref(), &words), &progress.stage(0.0, 0.5))?;
                 words.extend(labels.labels.iter().map(|label| label.text.clone()));
                 (placement, Some(labels))
             }
@@ -252,7 +256,7 @@ impl App {
         &self,
         map: &RegisteredMap,
         request: &GeoreferenceRequest,
-        words: &[String],
+        (stored, words): (Option<&StoredWords>, &[String]),
         progress: &Progress,
     ) -> Result<(geomap_georef::Request, LabelsReport), AppError> {
         let reader = self.text_reader()?;
@@ -265,13 +269,8 @@ impl App {
         let sheet = Sheet { width: map.record.width as u32, height: map.record.height as u32, read: &mut window };
         // The newest layout's words spare reading the ring again where they cover it; every word read
         // of the sheet (the layout's, the readings') may name the datum or places the ring lacks.
-        let stored = self.newest_layout_words(map.id())?;
-        let known = Known {
-            main_map,
-            lines: stored.as_ref().map_or(&[], |words| words.lines.as_slice()),
-            regions: stored.as_ref().map_or(&[], |words| words.regions.as_slice()),
-            words,
-        };
+        let known =
+            Known { main_map, lines: stored.map_or(&[], |words| words.lines.as_slice()), regions: stored.map_or(&[], |words| words.regions.as_slice()), words };
         let found = geomap_vision::graticule::read(&reader, sheet, &known, metric, progress)?;
         let crs = match (&request.crs, &found.crs) {
             (Some(crs), _) => crs.clone(),

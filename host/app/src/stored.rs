@@ -248,10 +248,10 @@ impl App {
         }
     }
 
-    /// What the server has read of map `map_id`'s sheet: the words of its newest layout (when it
-    /// stored them) and of its newest readings, newest first (none before any).
-    pub fn sheet_lines(&self, map_id: &str) -> Result<Vec<Line>, AppError> {
-        let mut lines = self.newest_layout_words(map_id)?.map(|words| words.lines).unwrap_or_default();
+    /// The lines of map `map_id`'s newest readings, newest first (none before any); with the newest
+    /// layout's words ([`App::newest_layout_words`]) they are what the server has read of its sheet.
+    pub fn reading_lines(&self, map_id: &str) -> Result<Vec<Line>, AppError> {
+        let mut lines = Vec::new();
         for (_, document) in self.registry.newest_documents(Document::Reading, map_id, READINGS_KEPT)? {
             lines.extend(parse::<StoredReading>(map_id, &document)?.lines);
         }
