@@ -174,3 +174,52 @@ async def test_a_panic_in_a_recognition_thread_is_internal_error_with_that_threa
     assert envelope["trace_id"] in log[panic_start]
     above = "\n".join(log[panic_start:line_index])
     assert "a recognition thread panics on purpose" in above and "stack backtrace:" in above, above
+
+
+FORMATIONS = ("Kaibab", "Toroweap", "Coconino", "Hermit", "Esplanade", "Redwall", "Muav", "Tapeats")
+
+
+def draw_large_sheet(path: Path, small_type: bool) -> list[str]:
+    """A 7200×5600 sheet (56 tiles) with a block of 60-pixel lines; with `small_type`, also a block of
+    11-pixel lines, which the text detector boxes too loosely at half size. Returns every line drawn."""
+    image = Image.new("RGB", (7200, 5600), (252, 250, 244))
+    draw = ImageDraw.Draw(image)
+    large, small = ImageFont.truetype(str(FONT), 60), ImageFont.truetype(str(FONT), 11)
+    drawn = []
+    names = [f"{first} {second}" for first in FORMATIONS for second in ("Sandstone", "Limestone", "Shale", "Formation", "Member", "Group")]
+    for index, text in enumerate(names):
+        row, column = divmod(index, 3)
+        draw.text((150 + 950 * column, 200 + row * 90), text, fill=(20, 20, 20), font=large)
+        drawn.append(text)
+    if small_type:
+        for row in range(12):
+            text = f"Small {10 + row} code"
+            draw.text((4200, 3000 + row * 30), text, fill=(20, 20, 20), font=small)
+            drawn.append(text)
+    image.save(path)
+    return drawn
+
+
+async def test_a_large_scan_is_searched_at_half_size_only_when_its_type_allows(tmp_path, mirror, runtime_wheel, ocr_wheel):  # noqa: F811
+    """A scan of 40 tiles or more is searched at half size first, and that pass stands only when it finds what full
+    resolution finds in its densest tiles: 60-pixel type is found at half size; a block of 11-pixel type is not, so
+    the whole sheet is searched as scanned and the small lines are read too."""
+    mirror.files[WHEEL] = runtime_wheel
+    mirror.files[OCR_WHEEL] = ocr_wheel
+    server = Server(tmp_path, {"GEOMAP_ASSET_MIRROR": mirror.url})
+    drawn = {name: draw_large_sheet(server.map_root / f"{name}.png", name == "small") for name in ("large", "small")}
+    readings = {}
+    async with server.connect() as client:
+        assert (await client.call_tool("geomap_prepare_detectors", {"assets": ["peace-yolov10-runtime", "ppocr-v4"]})).is_error is False
+        for name in drawn:
+            map_id = (await client.call_tool("geomap_register_map", {"path": f"{name}.png"})).structured_content["map_id"]
+            result = await client.call_tool("geomap_read_text", {"map_id": map_id})
+            assert result.is_error is False, result
+            readings[name] = result.structured_content
+    large, small = readings["large"], readings["small"]
+    assert (large["detect_scale"], large["tiles"]) == (2, 12 + 4), "12 tiles at half size, then the 4 densest as scanned"
+    assert (small["detect_scale"], small["tiles"]) == (1, 12 + 56), "the half-size pass missed the small type: every tile as scanned"
+    for name, reading in readings.items():
+        read = {normalised(line["text"]) for line in reading["lines"]}
+        missing = [text for text in drawn[name] if normalised(text) not in read]
+        assert not missing, (name, missing, [line["text"] for line in reading["lines"]])

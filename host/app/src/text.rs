@@ -89,6 +89,9 @@ pub struct TextReading {
     pub region: PixelBox,
     /// Tiles read (1024 pixels a side, overlapping by 128).
     pub tiles: usize,
+    /// How many times smaller the text detector saw the region: 1 (as scanned), or 2 when the
+    /// region is 40 tiles or more and its type large enough to be found at half size.
+    pub detect_scale: u32,
     /// The lines, top to bottom.
     pub lines: Vec<Line>,
     /// Time per stage.
@@ -146,6 +149,7 @@ impl App {
             created_at: crate::now(),
             region,
             tiles: reading.tiles,
+            detect_scale: reading.detect_scale,
             lines: reading.lines,
             timings: TextTimings { load_ms, decode_ms, detect_ms: reading.detect_ms, recognise_ms: reading.recognise_ms },
             files: vec!["text.json".to_owned()],

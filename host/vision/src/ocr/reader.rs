@@ -1,8 +1,8 @@
-//! The reader: PP-OCRv4 text detection over a region in full-resolution
-//! overlapping tiles, boxes merged across tile borders, then recognition
-//! batched by width.
+//! The reader: PP-OCRv4 text detection over a region in overlapping tiles
+//! (at full resolution, or a whole number of times smaller as its caller
+//! chooses), boxes merged across tile borders, then recognition batched by width.
 //!
-//! Invariants: tiles are never downscaled (small type survives); the models
+//! Invariants: the models
 //! see BGR planes normalised to −1…1, as PaddleOCR trained them; a line is
 //! recognised from the scan itself, so a line cut by a tile border is read
 //! whole once its two halves are merged.
@@ -70,7 +70,7 @@ impl Reader {
     /// Loads the detector, the orientation classifier and the recogniser from the asset's folder;
     /// the alphabet comes from the recogniser's `character` metadata.
     pub fn load(environment: &'static ort::environment::Environment, folder: &Path) -> Result<Reader, OnnxError> {
-        let detector = SessionPool::load(environment, &folder.join(DETECTOR_FILE), cores())?;
+        let detector = SessionPool::load(environment, &folder.join(DETECTOR_FILE), 1)?;
         let classifier = SessionPool::load(environment, &folder.join(CLASSIFIER_FILE), 1)?;
         let recogniser = SessionPool::load(environment, &folder.join(RECOGNISER_FILE), 1)?;
         let character = recogniser.with(|session| {
@@ -87,27 +87,23 @@ impl Reader {
     /// as few along each side as [`TILE`] allows, all the same size and spread evenly, so
     /// neighbours share at least [`OVERLAP`] pixels and no tile reads more than it must.
     pub fn tiles(region: (u32, u32, u32, u32)) -> Vec<(u32, u32, u32, u32)> {
-        let (x0, y0, x1, y1) = region;
-        let columns = spread(x0, x1);
-        spread(y0, y1).into_iter().flat_map(|(top, bottom)| columns.iter().map(move |&(left, right)| (left, top, right, bottom))).collect()
+        Reader::tiles_at(region, 1)
     }
 
-    /// Finds the text boxes of one tile, in the scan's pixels.
-    pub fn detect(&self, image: &Rgb, tile: (u32, u32, u32, u32)) -> Result<Vec<PixelBox>, OnnxError> {
+    /// The tiles of `region` for a detector that sees the scan `scale` times smaller: as
+    /// [`Reader::tiles`], each `scale` times larger in the scan.
+    pub fn tiles_at(region: (u32, u32, u32, u32), scale: u32) -> Vec<(u32, u32, u32, u32)> {
+        let (x0, y0, x1, y1) = region;
+        let columns = spread(x0, x1, scale);
+        spread(y0, y1, scale).into_iter().flat_map(|(top, bottom)| columns.iter().map(move |&(left, right)| (left, top, right, bottom))).collect()
+    }
+
+    /// Finds the text boxes of one tile, in the scan's pixels, the detector seeing the tile
+    /// `scale` times smaller (each input pixel the mean of a `scale × scale` block; 1: as scanned).
+    pub fn detect(&self, image: &Rgb, tile: (u32, u32, u32, u32), scale: u32) -> Result<Vec<PixelBox>, OnnxError> {
         let (x0, y0, x1, y1) = tile;
-        let (width, height) = (x1 - x0, y1 - y0);
-        let (padded_w, padded_h) = (width.div_ceil(32) * 32, height.div_ceil(32) * 32);
+        let DetectorInput { planes: input, width, height, padded_w, padded_h } = DetectorInput::of(image, tile, scale);
         let plane = (padded_w * padded_h) as usize;
-        let mut input = vec![1.0_f32; plane * 3]; // white beyond the tile
-        for y in 0..height {
-            let row = &image.pixels[(((y0 + y) * image.width + x0) * 3) as usize..(((y0 + y) * image.width + x1) * 3) as usize];
-            for (x, pixel) in row.chunks_exact(3).enumerate() {
-                let at = (y * padded_w) as usize + x;
-                for (channel, value) in [pixel[2], pixel[1], pixel[0]].into_iter().enumerate() {
-                    input[channel * plane + at] = value as f32 / 127.5 - 1.0;
-                }
-            }
-        }
         let tensor = Tensor::from_array(([1_usize, 3, padded_h as usize, padded_w as usize], input)).map_err(|error| OnnxError::Run(error.to_string()))?;
         let probability = self.detector.with(|session| {
             let outputs = session.run(ort::inputs![tensor]).map_err(|error| OnnxError::Run(error.to_string()))?;
@@ -117,13 +113,14 @@ impl Reader {
         if probability.len() != plane {
             return Err(OnnxError::Model(format!("the text detector gave {} values for a {padded_w}×{padded_h} input", probability.len())));
         }
+        let to_scan = |value: f32, size: u32, start: u32, end: u32| f64::from((value.min(size as f32) * scale as f32 + start as f32).min(end as f32));
         Ok(text_boxes(&probability, padded_w as usize, padded_h as usize, &DbSettings::default())
             .into_iter()
             .map(|b| PixelBox {
-                x0: (b.x0.min(width as f32) + x0 as f32) as f64,
-                y0: (b.y0.min(height as f32) + y0 as f32) as f64,
-                x1: (b.x1.min(width as f32) + x0 as f32) as f64,
-                y1: (b.y1.min(height as f32) + y0 as f32) as f64,
+                x0: to_scan(b.x0, width, x0, x1),
+                y0: to_scan(b.y0, height, y0, y1),
+                x1: to_scan(b.x1, width, x0, x1),
+                y1: to_scan(b.y1, height, y0, y1),
             })
             .filter(|b| b.x1 > b.x0 && b.y1 > b.y0)
             .collect())
@@ -169,37 +166,24 @@ impl Reader {
     /// run. A line the orientation classifier thinks upside down is read both ways and keeps the
     /// reading the recogniser is surer of: the classifier alone turned "Permian)" over on the USGS
     /// scan when its box was two pixels tighter than RapidOCR's.
-    /// Batches run on every core at once, each on a single-threaded session (small inputs use
-    /// one thread far better than one run spread over several).
+    /// Batches run [`on_every_core`], each on a single-threaded session (small inputs use one
+    /// thread far better than one run spread over several).
     pub fn recognise(&self, image: &Rgb, boxes: Vec<PixelBox>, min_score: f64) -> Result<Vec<Line>, OnnxError> {
         let mut boxes = merge_lines(boxes);
         boxes.sort_by(|a, b| upright_ratio(a).total_cmp(&upright_ratio(b)));
         let batches: Vec<&[PixelBox]> = boxes.chunks(BATCH).collect();
-        let next = std::sync::atomic::AtomicUsize::new(0);
-        let workers = cores().min(batches.len()).max(1);
-        let outcomes: Vec<Result<Vec<Line>, OnnxError>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = (0..workers)
-                .map(|_| {
-                    scope.spawn(geomap_model::trace::within_call(|| {
-                        #[cfg(feature = "fault-injection")]
-                        if std::env::var_os("GEOMAP_FAULT_PANIC_READER").is_some() {
-                            panic!("fault injection: a recognition thread panics on purpose");
-                        }
-                        let mut lines = Vec::new();
-                        loop {
-                            let index = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                            let Some(batch) = batches.get(index) else { return Ok(lines) };
-                            lines.extend(self.recognise_batch(image, batch, min_score)?);
-                        }
-                    }))
-                })
-                .collect();
-            handles.into_iter().map(|handle| geomap_model::trace::rejoin(handle.join())).collect()
-        });
+        let recognise_batch = |batch: &&[PixelBox]| {
+            #[cfg(feature = "fault-injection")]
+            if std::env::var_os("GEOMAP_FAULT_PANIC_READER").is_some() {
+                panic!("fault injection: a recognition thread panics on purpose");
+            }
+            self.recognise_batch(image, batch, min_score)
+        };
         let mut lines = Vec::new();
-        for outcome in outcomes {
-            lines.extend(outcome?);
-        }
+        on_every_core(&batches, recognise_batch, |_, read| {
+            lines.extend(read);
+            Ok(())
+        })?;
         lines.sort_by(|a, b| a.bbox.y0.total_cmp(&b.bbox.y0).then(a.bbox.x0.total_cmp(&b.bbox.x0)));
         Ok(lines)
     }
@@ -288,15 +272,103 @@ impl Reader {
     }
 }
 
+/// One tile as the text detector takes it: BGR planes normalised to −1…1, each pixel the mean of a
+/// `scale × scale` block of the scan (fewer at the tile's right and bottom edges), padded white to
+/// a multiple of 32 each way.
+struct DetectorInput {
+    planes: Vec<f32>,
+    width: u32,
+    height: u32,
+    padded_w: u32,
+    padded_h: u32,
+}
+
+impl DetectorInput {
+    fn of(image: &Rgb, (x0, y0, x1, y1): (u32, u32, u32, u32), scale: u32) -> DetectorInput {
+        let (width, height) = ((x1 - x0).div_ceil(scale), (y1 - y0).div_ceil(scale));
+        let (padded_w, padded_h) = (width.div_ceil(32) * 32, height.div_ceil(32) * 32);
+        let plane = (padded_w * padded_h) as usize;
+        let mut planes = vec![1.0_f32; plane * 3]; // white beyond the tile
+        let mut sums = vec![0_u32; width as usize * 3];
+        for y in 0..height {
+            sums.fill(0);
+            let rows = (y0 + y * scale)..(y0 + (y + 1) * scale).min(y1);
+            let count_y = rows.len() as u32;
+            for row_y in rows {
+                let row = &image.pixels[((row_y * image.width + x0) * 3) as usize..((row_y * image.width + x1) * 3) as usize];
+                for (x, pixel) in row.chunks_exact(3).enumerate() {
+                    let at = (x / scale as usize) * 3;
+                    for channel in 0..3 {
+                        sums[at + channel] += u32::from(pixel[channel]);
+                    }
+                }
+            }
+            for x in 0..width {
+                let count = (count_y * (((x + 1) * scale).min(x1 - x0) - x * scale)) as f32;
+                let at = (y * padded_w + x) as usize;
+                let sum = &sums[(x * 3) as usize..(x * 3 + 3) as usize];
+                for (channel, value) in [sum[2], sum[1], sum[0]].into_iter().enumerate() {
+                    planes[channel * plane + at] = value as f32 / count / 127.5 - 1.0;
+                }
+            }
+        }
+        DetectorInput { planes, width, height, padded_w, padded_h }
+    }
+}
+
+/// Runs `work` on each of `jobs` on every core at once, on threads of the calling tool call (a
+/// panic in one is the call's, with that thread's backtrace); `done(index, result)` runs on this
+/// thread as each job finishes, in the order they finish. An error from either stops the jobs not
+/// yet started and is returned once the running ones end.
+pub fn on_every_core<J: Sync, T: Send, E: Send>(
+    jobs: &[J],
+    work: impl Fn(&J) -> Result<T, E> + Sync,
+    mut done: impl FnMut(usize, T) -> Result<(), E>,
+) -> Result<(), E> {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let (next, stop, work) = (&AtomicUsize::new(0), &AtomicBool::new(false), &work);
+    let (sender, finished) = std::sync::mpsc::channel();
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..cores().min(jobs.len()).max(1))
+            .map(|_| {
+                let sender = sender.clone();
+                scope.spawn(geomap_model::trace::within_call(move || {
+                    while !stop.load(Ordering::Relaxed) {
+                        let index = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(job) = jobs.get(index) else { return };
+                        if sender.send((index, work(job))).is_err() {
+                            return;
+                        }
+                    }
+                }))
+            })
+            .collect();
+        drop(sender);
+        let mut failed = None;
+        for (index, outcome) in finished {
+            if failed.is_none()
+                && let Err(error) = outcome.and_then(|result| done(index, result))
+            {
+                stop.store(true, Ordering::Relaxed);
+                failed = Some(error);
+            }
+        }
+        workers.into_iter().for_each(|worker| geomap_model::trace::rejoin(worker.join()));
+        failed.map_or(Ok(()), Err)
+    })
+}
+
 /// Spans of equal size covering `from..to`: one when it fits in a [`TILE`], else the fewest that
-/// overlap by at least [`OVERLAP`], each a multiple of 32 pixels (what the detector pads to anyway).
-fn spread(from: u32, to: u32) -> Vec<(u32, u32)> {
+/// overlap by at least [`OVERLAP`], each a multiple of 32 pixels (what the detector pads to anyway);
+/// all three `scale` times larger for a detector that sees the scan `scale` times smaller.
+fn spread(from: u32, to: u32, scale: u32) -> Vec<(u32, u32)> {
+    let (tile, overlap) = (TILE * scale, OVERLAP * scale);
     let length = to - from;
-    if length <= TILE {
+    if length <= tile {
         return vec![(from, to)];
     }
-    let count = (length - OVERLAP).div_ceil(TILE - OVERLAP);
-    let size = (length + (count - 1) * (OVERLAP + 1)).div_ceil(count).next_multiple_of(32).min(TILE);
+    let count = (length - overlap).div_ceil(tile - overlap);
+    let size = (length + (count - 1) * (overlap + 1)).div_ceil(count).next_multiple_of(32 * scale).min(tile);
     (0..count).map(|index| from + index * (length - size) / (count - 1)).map(|start| (start, start + size)).collect()
 }
 
@@ -355,7 +427,7 @@ mod tests {
         // 2000 wide: three tiles of 768 (ceil((2000 + 2 × 129) / 3) = 753, then a multiple of 32), evenly spread.
         assert_eq!(Reader::tiles((100, 0, 2100, 1000)), [(100, 0, 868, 1000), (716, 0, 1484, 1000), (1332, 0, 2100, 1000)]);
         for (from, to) in [(0, 1025), (0, 3869), (7, 2393), (0, 10_000), (0, 2 * TILE - OVERLAP), (0, 2 * TILE - OVERLAP + 1)] {
-            let spans = spread(from, to);
+            let spans = spread(from, to, 1);
             assert_eq!((spans[0].0, spans.last().expect("one at least").1), (from, to), "{from}..{to}: {spans:?}");
             assert!(spans.iter().all(|(start, end)| end - start <= TILE && (end - start) % 32 == 0), "{spans:?}");
             assert!(spans.windows(2).all(|pair| pair[0].1 >= pair[1].0 + OVERLAP), "{spans:?}");
@@ -365,6 +437,60 @@ mod tests {
         // The USGS scan: 5 × 3 tiles of 896 (was 1024), 12.0 M pixels read instead of 15.7 M.
         assert_eq!(Reader::tiles((0, 0, 3869, 2393)).len(), 15);
         assert!(Reader::tiles((0, 0, 3869, 2393)).iter().all(|(x0, y0, x1, y1)| (x1 - x0, y1 - y0) == (896, 896)));
+    }
+
+    #[test]
+    fn a_coarse_tile_is_the_mean_of_each_block_padded_white() {
+        // 5 × 3 pixels: column x has grey 40 × x; the tile is the whole image, seen twice smaller.
+        let pixels = (0..3).flat_map(|_| (0..5).flat_map(|x| [(40 * x) as u8; 3])).collect();
+        let image = Rgb { width: 5, height: 3, pixels };
+        let input = DetectorInput::of(&image, (0, 0, 5, 3), 2);
+        assert_eq!((input.width, input.height, input.padded_w, input.padded_h), (3, 2, 32, 32));
+        let value = |x: u32, y: u32| (input.planes[(y * 32 + x) as usize] + 1.0) * 127.5;
+        // Blocks of columns 0–1, 2–3 and the last column alone; rows 0–1 and the last row alone.
+        for (x, grey) in [(0, 20.0), (1, 100.0), (2, 160.0)] {
+            assert!((value(x, 0) - grey).abs() < 1e-3 && (value(x, 1) - grey).abs() < 1e-3, "column {x}: {}", value(x, 0));
+        }
+        assert_eq!(value(3, 0), 255.0, "white beyond the tile");
+        let full = DetectorInput::of(&image, (1, 1, 4, 3), 1);
+        assert_eq!((full.width, full.height), (3, 2));
+        assert!((((full.planes[0] + 1.0) * 127.5) - 40.0).abs() < 1e-3, "as scanned, from the tile's corner");
+    }
+
+    #[test]
+    fn coarse_tiles_are_twice_the_size_with_twice_the_overlap() {
+        let tiles = Reader::tiles_at((0, 0, 10_000, 6185), 2);
+        assert_eq!(tiles.len(), 6 * 4, "a quarter of the 12 × 7 tiles as scanned, or about");
+        assert!(tiles.iter().all(|(x0, y0, x1, y1)| x1 - x0 <= 2 * TILE && y1 - y0 <= 2 * TILE && (x1 - x0) % 64 == 0), "{tiles:?}");
+        assert_eq!(Reader::tiles((0, 0, 10_000, 6185)).len(), 12 * 7);
+    }
+
+    #[test]
+    fn every_job_is_done_once_and_an_error_stops_the_rest() {
+        let jobs: Vec<u32> = (0..50).collect();
+        let mut seen = vec![0; 50];
+        on_every_core(
+            &jobs,
+            |job| Ok::<u32, String>(job * 2),
+            |index, doubled| {
+                seen[index] += 1;
+                assert_eq!(doubled, jobs[index] * 2);
+                Ok(())
+            },
+        )
+        .expect("no job fails");
+        assert!(seen.iter().all(|&count| count == 1), "{seen:?}");
+        let mut done = 0;
+        let slow = |job: &u32| {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+            if *job == 3 { Err(format!("job {job}")) } else { Ok(*job) }
+        };
+        let stopped = on_every_core(&jobs, slow, |_, _| {
+            done += 1;
+            Ok(())
+        });
+        assert_eq!(stopped, Err("job 3".to_owned()));
+        assert!(done < 20, "the jobs after the failure are not started ({done} done)");
     }
 
     #[test]

@@ -27,7 +27,7 @@ impl Tool for ReadText {
     type Output = TextReading;
 
     fn description(_: &Catalog) -> String {
-        "Read the text of a registered scan with PP-OCRv4 on the CPU: the whole scan, a pixel `region`, or a component of a stored layout (`layout_id` and `component`). Reads at full resolution in overlapping 1024-pixel tiles (progress per tile), so small legend type survives; returns lines with text, box in the scan's pixels and score, stored as a geomap-text/v1 resource. Not idempotent: every call writes a new reading. On a fresh install it fails with missing_extra: geomap_prepare_detectors installs the runtime and the OCR models after the user agrees.".to_owned()
+        "Read the text of a registered scan with PP-OCRv4 on the CPU: the whole scan, a pixel `region`, or a component of a stored layout (`layout_id` and `component`). Finds text in overlapping 1024-pixel tiles at full resolution (progress per tile), so small legend type survives; a scan of 40 tiles or more is searched at half size when that finds what full resolution finds in its densest tiles; returns lines with text, box in the scan's pixels and score, stored as a geomap-text/v1 resource. Not idempotent: every call writes a new reading. On a fresh install it fails with missing_extra: geomap_prepare_detectors installs the runtime and the OCR models after the user agrees.".to_owned()
     }
 
     fn readiness(status: &Status) -> Option<Unready> {
