@@ -249,6 +249,10 @@ async def test_a_provider_that_is_not_ready_is_a_warning(tmp_path, mirror, runti
     assert layout["legend_entries"][2]["age_terms"][0]["ics"]["label"] == "Permian" or "Cisuralian" in layout["legend_entries"][2]["age_terms"][0]["ics"]["label"]
 
 
+SAMPLE_CODES = """Qs Qf Qd Qr Qay Qv Qt Ql Qao QTg Tg Qb Tsi Tsb T227i Tbmi Tbmb Tv Ti Tb Tc Tp Tgc Ts1 Ts2 TRm Pk Pt Pc Ph Pe Pep IPMs
+Ms Mr Dtb Cm Cba Ct Yd Yg Xgr Xgd Xdg Xs Xv Xm Xo Xc Xu"""
+
+
 async def test_the_usgs_scan_gives_its_title_and_legend(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache):  # noqa: F811
     scan = shared_asset("sample_usgs.jpg") / "sample_usgs.jpg"
     server = reading_server(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache)
@@ -269,6 +273,10 @@ async def test_the_usgs_scan_gives_its_title_and_legend(tmp_path, mirror, runtim
     [dikes] = [entry for entry in entries if entry["description"].startswith("Dikes, plugs")]
     assert dikes["colour_hex"] and dikes["group"].startswith("Volcanic rocks of the Hualapai Plateau"), dikes
     assert "M207" not in codes, "a river mile in the symbols list below the units is no unit"
+    # The 50 codes as printed (the Triassic's and Pennsylvanian's ligatures written TR and IP), in the list's order.
+    right = [code for code, printed in zip(codes, SAMPLE_CODES.split()) if code == printed]
+    assert len(right) >= 46, [(code, printed) for code, printed in zip(codes, SAMPLE_CODES.split()) if code != printed]
+    assert {"TRm", "IPMs"} <= set(right), "the ligatures restored from the units' youngest ages"
     by_code = {entry["code"]: entry for entry in coded}
     assert by_code["Pe"]["description"] == "Esplanade Sandstone (Lower Permian)", "an indented unit's code is read"
     assert by_code["Xm"]["description"] == "Mafic metavoleanic rocks", "the recogniser's misspelling, with its space back"

@@ -23,7 +23,7 @@ use serde_json::Map;
 use geomap_model::layout::PixelBox;
 use geomap_providers::{CallError, Kind, LookupRequest, ProviderError, ProviderFailure};
 use geomap_vision::detect::LegendEntry;
-use geomap_vision::layout::terms::{age_terms, lithology_terms};
+use geomap_vision::layout::terms::{age_terms, lithology_terms, with_age_symbol};
 use geomap_vision::layout::unit_code;
 use geomap_vision::ocr::reader::Line;
 
@@ -128,6 +128,7 @@ pub fn unit_words(code: Option<String>, description: Option<String>, group: Opti
     if ages.is_empty() {
         ages = age_terms(group.as_deref().unwrap_or_default());
     }
+    let code = code.map(|code| with_age_symbol(&code, &ages));
     UnitWords {
         age_terms: ages.into_iter().map(|t| AgeTermInfo { term: t.term, uncertain: t.uncertain, ics: None }).collect(),
         lithology_terms: lithology_terms(text).into_iter().map(|term| LithologyInfo { term, cgi: None }).collect(),

@@ -204,6 +204,21 @@ pub fn age_terms(description: &str) -> Vec<AgeTerm> {
     terms
 }
 
+/// `code` with the age symbol the recogniser cannot read: USGS maps print the Triassic's symbol as
+/// a ligature of T and R and the Pennsylvanian's as one of I and P (the FGDC Digital Cartographic
+/// Standard for Geologic Map Symbolization, FGDC-STD-013-2006, writes them TR and IP in plain
+/// text); the recogniser reads each as its one larger letter. A code begins with the symbol of its
+/// unit's youngest age, the first of `ages` (a description names its ages youngest first), so a
+/// Triassic unit's "Tm" is "TRm" and a Pennsylvanian one's "PMs" is "IPMs". Any other code is kept.
+pub fn with_age_symbol(code: &str, ages: &[AgeTerm]) -> String {
+    let youngest = ages.first().and_then(|age| age.term.split_whitespace().last().and_then(age_name));
+    match youngest {
+        Some("Triassic") if code.starts_with('T') && !code.starts_with("TR") => format!("TR{}", &code[1..]),
+        Some("Pennsylvanian") if code.starts_with('P') => format!("I{code}"),
+        _ => code.to_owned(),
+    }
+}
+
 /// The rock names in `description`, in the order they first appear (plurals read as singular;
 /// a two-word name is not also read as its second word).
 pub fn lithology_terms(description: &str) -> Vec<String> {
@@ -238,6 +253,19 @@ pub fn lithology_terms(description: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_triassic_and_pennsylvanian_symbols_are_restored_from_the_units_youngest_age() {
+        let ages = |description: &str| age_terms(description);
+        assert_eq!(with_age_symbol("Tm", &ages("Moenkopi Formation (Lower Triassic)")), "TRm");
+        assert_eq!(with_age_symbol("TRm", &ages("Moenkopi Formation (Lower Triassic)")), "TRm", "read right: kept");
+        let supai = "Wescogame Formation (Upper Pennsylvanian), Manakacha Formation (Middle Pennsylvanian), and Watahomigi Formation (Lower Pennsylvanian and Upper Mississippian)";
+        assert_eq!(with_age_symbol("PMs", &ages(supai)), "IPMs");
+        assert_eq!(with_age_symbol("Pk", &ages("Kaibab Formation (Lower Permian)")), "Pk", "the Permian's P is a plain letter");
+        assert_eq!(with_age_symbol("Tg", &ages("Young gravel deposits (Pliocene to upper Miocene)")), "Tg");
+        assert_eq!(with_age_symbol("Mr", &ages("Redwall Limestone (Mississippian)")), "Mr");
+        assert_eq!(with_age_symbol("Xg", &[]), "Xg", "no age: kept");
+    }
 
     fn terms(description: &str) -> Vec<(String, bool)> {
         age_terms(description).into_iter().map(|t| (t.term, t.uncertain)).collect()
