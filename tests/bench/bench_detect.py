@@ -28,6 +28,8 @@ from conftest import Mirror, Server, child_servers  # noqa: E402
 from detector_models import Letterbox, costly_detector  # noqa: E402
 from test_detect import CACHE, WHEEL  # noqa: E402
 
+from harness import status_mib  # noqa: E402
+
 WIDTH, HEIGHT = 10_000, 8_000
 MAIN_MAP, LEGEND = (0, 0, 7000, 8000), (7500, 1000, 9500, 6000)
 SWATCHES = [(40, 100 + 400 * i, 240, 300 + 400 * i) for i in range(10)]
@@ -145,13 +147,6 @@ def python_pipeline(path: Path, components, legend, out: Path) -> float:
     preview.save(out / "preview.png")
     (out / "layout.json").write_text(json.dumps({"components": found, "legend": entries}))
     return time.perf_counter() - started
-
-
-def status_mib(pid: int, field: str) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith(field + ":"):
-            return int(line.split()[1]) / 1024
-    return 0.0
 
 
 def peak_rss_mib(pid: int) -> float:

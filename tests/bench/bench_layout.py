@@ -8,11 +8,9 @@ how many of the list of map units' 50 codes are exactly right (goal: at least 48
 faster reading is never bought with worse codes. A benchmark, not a test: run with ./dev bench.
 """
 
-import asyncio
 import shutil
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -23,16 +21,11 @@ from conftest import SHARED_ASSETS, Mirror, Server, child_servers  # noqa: E402
 from test_detect import CACHE, OCR_WHEEL, WHEEL  # noqa: E402
 from test_layout_words import SAMPLE_CODES  # noqa: E402
 
+from harness import run, status_mib  # noqa: E402
+
 SCAN = SHARED_ASSETS / "sample_usgs.jpg"
 ENLARGED = (10_000, 6185)
 ROUNDS = 3
-
-
-def peak_mib(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
 
 
 async def measure(base: Path) -> None:
@@ -51,7 +44,7 @@ async def measure(base: Path) -> None:
                 map_id = (await client.call_tool("geomap_register_map", {"path": name})).structured_content["map_id"]
                 seconds, timings, codes = [], [], []
                 [pid] = child_servers()
-                before = peak_mib(pid)
+                before = status_mib(pid, "VmHWM")
                 for _ in range(ROUNDS):
                     started = time.perf_counter()
                     result = await client.call_tool("geomap_process_image", {"map_id": map_id})
@@ -64,23 +57,12 @@ async def measure(base: Path) -> None:
                 middle = timings[seconds.index(median)]
                 print(
                     f"{name}: geomap_process_image median {median:.1f} s of {ROUNDS} (decode {middle['decode_ms'] / 1e3:.1f}, words {middle['words_ms'] / 1e3:.1f}, "
-                    f"write {middle['write_ms'] / 1e3:.1f}); peak memory {peak_mib(pid):.0f} MiB (before its first call {before:.0f} MiB); "
+                    f"write {middle['write_ms'] / 1e3:.1f}); peak memory {status_mib(pid, 'VmHWM'):.0f} MiB (before its first call {before:.0f} MiB); "
                     f"{len(codes)} legend entries, codes exactly right: {right if right is not None else 'not comparable (entries missing)'} of {len(printed)}"
                 )
     finally:
         mirror.close()
 
 
-def main() -> None:
-    for needed in (SCAN, CACHE / WHEEL, CACHE / OCR_WHEEL):
-        if not needed.exists():
-            sys.exit(f"{needed} is missing (the wheels: run tests/test_read_text.py once; the scan: ../shared/assets)")
-    base = Path(tempfile.mkdtemp(prefix="bench-layout-"))
-    try:
-        asyncio.run(measure(base))
-    finally:
-        shutil.rmtree(base, ignore_errors=True)
-
-
 if __name__ == "__main__":
-    main()
+    run(measure, "bench-layout-", [SCAN, CACHE / WHEEL, CACHE / OCR_WHEEL], "the wheels: run tests/test_read_text.py once; the scan: ../shared/assets")

@@ -32,17 +32,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from conftest import SHARED_ASSETS, Mirror, Server, child_servers  # noqa: E402
 from test_detect import CACHE, OCR_WHEEL, WHEEL  # noqa: E402
 
+from harness import status_mib  # noqa: E402
+
 SCAN = SHARED_ASSETS / "sample_usgs.jpg"
 LEGEND_COLUMN = (3400, 0, 3869, 2393)  # x0, y0, x1, y1: the list of map units and the symbols below it
 ROUNDS = 3
 BIG = (10_000, 8_000)
-
-
-def status_mib(pid: int, field: str) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith(field + ":"):
-            return int(line.split()[1]) / 1024
-    return 0.0
 
 
 def levenshtein(a: str, b: str) -> int:

@@ -8,12 +8,9 @@ tests/test_layout_words.py pasted into a 10000×8000 sheet), with the runtime an
 cache. A benchmark, not a test: run with ./dev bench.
 """
 
-import asyncio
 import random
-import shutil
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -24,16 +21,11 @@ from conftest import Mirror, Server, child_servers  # noqa: E402
 from test_detect import CACHE, OCR_WHEEL, WHEEL  # noqa: E402
 from test_layout_words import PAPER, draw_map  # noqa: E402
 
+from harness import run, status_mib  # noqa: E402
+
 BIG = (10_000, 8_000)
 CALLS = 200
 TEXT_CALLS = 20
-
-
-def rss_mib(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
 
 
 def percentile(values: list[float], share: float) -> float:
@@ -63,7 +55,7 @@ async def measure(base: Path) -> None:
             first_ms = (time.perf_counter() - started) * 1e3
             assert first.is_error is False and first.structured_content["unit"]["code"] == "Tb", first
             [pid] = child_servers()
-            before = rss_mib(pid)
+            before = status_mib(pid, "VmRSS")
             points = random.Random(7)
             unit_at, pings = [], []
             for _ in range(CALLS):
@@ -75,7 +67,7 @@ async def measure(base: Path) -> None:
                 started = time.perf_counter()
                 await client.send_ping()
                 pings.append((time.perf_counter() - started) * 1e3)
-            after = rss_mib(pid)
+            after = status_mib(pid, "VmRSS")
             region = {"x0": 0, "y0": 0, "x1": 500, "y1": 500}
             sheet.putpixel((BIG[0] - 1, BIG[1] - 1), (0, 0, 0))  # other bytes, so another scan to the pixel store
             sheet.save(server.map_root / "copy.png")
@@ -108,16 +100,5 @@ async def measure(base: Path) -> None:
         mirror.close()
 
 
-def main() -> None:
-    for needed in (CACHE / WHEEL, CACHE / OCR_WHEEL):
-        if not needed.exists():
-            sys.exit(f"{needed} is missing: run tests/test_read_text.py once (it caches the wheels)")
-    base = Path(tempfile.mkdtemp(prefix="bench-unit-at-"))
-    try:
-        asyncio.run(measure(base))
-    finally:
-        shutil.rmtree(base, ignore_errors=True)
-
-
 if __name__ == "__main__":
-    main()
+    run(measure, "bench-unit-at-", [CACHE / WHEEL, CACHE / OCR_WHEEL], "run tests/test_read_text.py once: it caches the wheels")
