@@ -110,7 +110,7 @@ pub fn read(
     let checked = checked_tiles(&fine, &coarse_boxes, CHECKED_TILES);
     let checked_tiles: Vec<_> = checked.iter().map(|&index| fine[index]).collect();
     let mut fine_boxes = detect(&checked_tiles, 1)?.concat();
-    let (boxes, detect_scale) = if !checked.is_empty() && covered(&coarse_boxes, &fine_boxes) {
+    let (boxes, detect_scale) = if covered(&coarse_boxes, &fine_boxes) {
         (coarse_boxes, COARSE)
     } else {
         let rest: Vec<_> = fine.iter().enumerate().filter(|(index, _)| !checked.contains(index)).map(|(_, tile)| *tile).collect();

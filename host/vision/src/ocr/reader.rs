@@ -326,10 +326,13 @@ pub fn on_every_core<J: Sync, T: Send, E: Send>(
     mut done: impl FnMut(usize, T) -> Result<(), E>,
 ) -> Result<(), E> {
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    if jobs.is_empty() {
+        return Ok(());
+    }
     let (next, stop, work) = (&AtomicUsize::new(0), &AtomicBool::new(false), &work);
     let (sender, finished) = std::sync::mpsc::channel();
     std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..cores().min(jobs.len()).max(1))
+        let workers: Vec<_> = (0..cores().min(jobs.len()))
             .map(|_| {
                 let sender = sender.clone();
                 scope.spawn(geomap_model::trace::within_call(move || {
