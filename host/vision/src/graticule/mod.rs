@@ -388,6 +388,7 @@ fn solve_labels(
     let [tl, tr, br, bl] = neatline.corners;
     let across = (((tr[0] - tl[0]) + (br[0] - bl[0])) / 2.0, ((bl[1] - tl[1]) + (br[1] - tr[1])) / 2.0);
     let mut fits = std::collections::HashMap::new();
+    let mut inputs = std::collections::HashMap::new();
     for axis in [Axis::Longitude, Axis::Latitude, Axis::Easting, Axis::Northing] {
         let on_axis: Vec<&Candidate> = candidates.iter().filter(|c| c.axis == axis).collect();
         if on_axis.is_empty() {
@@ -408,15 +409,11 @@ fn solve_labels(
         let tolerance = (10.0_f64.max(0.01 * length)) / length.max(1.0);
         // From 3 minutes (or 1 km) to 10 degrees (or 500 km) across the neatline.
         let span = if matches!(axis, Axis::Easting | Axis::Northing) { 1_000.0..=500_000.0 } else { 0.05..=10.0 };
+        let indices: Vec<usize> = on_axis.iter().map(|c| c.index).collect();
         match solve::fit_axis(&placed, tolerance, span) {
             Ok(fit) => {
-                for (c, verdict) in on_axis.iter().zip(&fit.verdicts) {
-                    match verdict {
-                        Ok(value) => reports[c.index].value = Some(*value),
-                        Err(reason) => reports[c.index].reason = Some(reason.clone()),
-                    }
-                }
-                fits.insert(axis, (fit, on_axis.iter().map(|c| c.index).collect::<Vec<_>>()));
+                record(&mut reports, &indices, &fit);
+                fits.insert(axis, (fit, indices));
             }
             Err(solve::AxisProblem::TooFew) => {
                 for c in &on_axis {
@@ -424,6 +421,10 @@ fn solve_labels(
                 }
             }
         }
+        inputs.insert(axis, (placed, tolerance));
+    }
+    for (x_axis, y_axis) in [(Axis::Longitude, Axis::Latitude), (Axis::Easting, Axis::Northing)] {
+        square_pixels((x_axis, y_axis), across, &inputs, &mut fits, &mut reports);
     }
     let geographic = fits.contains_key(&Axis::Longitude) && fits.contains_key(&Axis::Latitude);
     let utm = fits.contains_key(&Axis::Easting) && fits.contains_key(&Axis::Northing);
@@ -542,6 +543,76 @@ fn solve_labels(
         scale,
         timings: LabelTimings::default(),
     })
+}
+
+/// Each label's verdict from `fit` (`indices` are the labels' lines, in the fit's order): its value, or why not.
+fn record(reports: &mut [LabelReport], indices: &[usize], fit: &solve::AxisFit) {
+    for (index, verdict) in indices.iter().zip(&fit.verdicts) {
+        let report = &mut reports[*index];
+        (report.value, report.reason) = match verdict {
+            Ok(value) => (Some(*value), None),
+            Err(reason) => (None, Some(reason.clone())),
+        };
+    }
+}
+
+/// How far apart the ground one pixel spans along the two axes may be: a scan's pixels are square,
+/// and a sheet's projection or a scanner's stretch changes that by a few percent at most.
+const SQUARE: f64 = 1.25;
+
+/// Metres on the ground per unit of `axis`'s value (a degree of latitude, of longitude at `latitude`, a metre).
+fn metres_per_unit(axis: Axis, latitude: f64) -> f64 {
+    match axis {
+        Axis::Latitude => 110_574.0,
+        Axis::Longitude => 111_320.0 * latitude.to_radians().cos(),
+        Axis::Easting | Axis::Northing => 1.0,
+    }
+}
+
+/// Holds the two fitted `axes` (x along the top and bottom, y along the sides; `across` is the
+/// neatline's width and height in pixels) to square pixels: when one pixel spans more than
+/// [`SQUARE`] times the ground along one axis as along the other, the axis fewer labels placed is
+/// fitted again with its scale within that of the other's, and is not fitted at all (its labels
+/// say why) when no two of its labels then agree. One misread label cannot stretch a sheet so:
+/// PP-OCRv5 read the USGS sample's 36°00′ as "3800", which with one other latitude made its 30′
+/// of latitude 4.5°.
+fn square_pixels(
+    (x_axis, y_axis): (Axis, Axis),
+    across: (f64, f64),
+    inputs: &std::collections::HashMap<Axis, (Vec<solve::Placed>, f64)>,
+    fits: &mut std::collections::HashMap<Axis, (solve::AxisFit, Vec<usize>)>,
+    reports: &mut [LabelReport],
+) {
+    let (Some((x_fit, _)), Some((y_fit, _))) = (fits.get(&x_axis), fits.get(&y_axis)) else { return };
+    let latitude = if y_axis == Axis::Latitude { y_fit.at(0.5) } else { 0.0 };
+    let ground = |axis: Axis, fit: &solve::AxisFit, pixels: f64| fit.slope.abs() * metres_per_unit(axis, latitude) / pixels.max(1.0);
+    let (x_ground, y_ground) = (ground(x_axis, x_fit, across.0), ground(y_axis, y_fit, across.1));
+    let stretch = (x_ground / y_ground).max(y_ground / x_ground);
+    if stretch <= SQUARE {
+        return;
+    }
+    let used = |fit: &solve::AxisFit| fit.verdicts.iter().filter(|verdict| verdict.is_ok()).count();
+    let (weak, strong, strong_ground, pixels) =
+        if used(y_fit) <= used(x_fit) { (y_axis, x_axis, x_ground, across.1) } else { (x_axis, y_axis, y_ground, across.0) };
+    let (placed, tolerance) = &inputs[&weak];
+    let expected = strong_ground * pixels / metres_per_unit(weak, latitude);
+    let indices = fits.remove(&weak).map(|(_, indices)| indices).unwrap_or_default();
+    match solve::fit_axis(placed, *tolerance, expected / SQUARE..=expected * SQUARE) {
+        Ok(fit) => {
+            record(reports, &indices, &fit);
+            fits.insert(weak, (fit, indices));
+        }
+        Err(solve::AxisProblem::TooFew) => {
+            for index in indices {
+                reports[index].value = None;
+                reports[index].reason = Some(format!(
+                    "its axis's labels make a pixel span {stretch:.1} times the ground along the {} axis as along the {} axis, and no two of them agree with square pixels",
+                    axis_name(weak),
+                    axis_name(strong)
+                ));
+            }
+        }
+    }
 }
 
 /// Where a sheet prints its labels beside their lines (centred on them, or standing on them, as
@@ -690,15 +761,44 @@ mod tests {
         lines
     }
 
-    fn solved(misread: &[(&str, &str)], words: &[&str]) -> LabelGeoreference {
+    /// `lines` solved around the frame `(200, 150)–(1200, 850)` of a 1400×1000 scan.
+    fn solve_lines(lines: Vec<Line>, words: &[&str]) -> Result<LabelGeoreference, GraticuleError> {
         let image = frame_only(1400, 1000, (200, 150, 1200, 850));
         let mut read = |window: (u32, u32, u32, u32)| Ok(image.crop(window));
         let neatline = neatline::find(1400, 1000, &mut read, None).unwrap().expect("the frame");
         let words: Vec<String> = words.iter().map(|w| (*w).to_owned()).collect();
-        match solve_labels(&neatline, quadrangle_labels(misread), (1400, 1000), &mut read, &words, None) {
-            Ok(solved) => solved,
-            Err(error) => panic!("{error}"),
+        solve_labels(&neatline, lines, (1400, 1000), &mut read, &words, None)
+    }
+
+    fn solved(misread: &[(&str, &str)], words: &[&str]) -> LabelGeoreference {
+        solve_lines(quadrangle_labels(misread), words).unwrap_or_else(|error| panic!("{error}"))
+    }
+
+    /// The quadrangle's longitude labels, and `latitudes` (text, row) along its left side only.
+    fn few_latitudes(latitudes: &[(&str, f64)]) -> Vec<Line> {
+        let all = quadrangle_labels(&[]);
+        let mut lines: Vec<Line> = all.into_iter().filter(|line| line.bbox.y1 < 150.0 || line.bbox.y0 > 850.0).collect();
+        for (text, y) in latitudes {
+            let half = 4.5 * text.chars().count() as f64;
+            lines.push(Line { text: (*text).to_owned(), bbox: PixelBox { x0: 150.0 - half, y0: y - 10.0, x1: 150.0 + half, y1: y + 10.0 }, score: 0.95 });
         }
+        lines
+    }
+
+    #[test]
+    fn a_misread_latitude_cannot_stretch_the_sheet_out_of_square_pixels() {
+        // 37°00' read as 39°00': with the middle label alone it would make 15' of latitude 4.25°.
+        let with_corner = [("39°00'", 150.0), ("36°52'30\"", 500.0), ("36°45'", 850.0)];
+        let found = solve_lines(few_latitudes(&with_corner), &["Arizona"]).expect("two latitudes agree with square pixels");
+        assert!(found.control_points.iter().all(|p| p.y > 36.7 && p.y < 37.05), "{:?}", found.control_points);
+        let misread = found.labels.iter().find(|l| l.text == "39°00'").expect("the misread label");
+        assert!(!misread.used && misread.reason.as_deref().unwrap_or_default().starts_with("inconsistent"), "{misread:?}");
+        // Without the bottom label, no two latitudes agree with square pixels: no georeference, and the labels say why.
+        let Err(GraticuleError::TooFewLabels { labels, .. }) = solve_lines(few_latitudes(&with_corner[..2]), &[]) else {
+            panic!("one latitude cannot place the sheet")
+        };
+        let reason = labels.iter().find(|l| l.text == "39°00'").and_then(|l| l.reason.clone()).unwrap_or_default();
+        assert!(reason.contains("times the ground along the latitude axis as along the longitude axis"), "{reason}");
     }
 
     #[test]
