@@ -14,7 +14,7 @@ import pytest
 
 from conftest import ASSETS_BINARY, SHARED_ASSETS, Mirror, Server
 
-DETECTOR_ASSETS = ["peace-yolov10-runtime", "ppocr-v4", "peace-component-weights", "peace-legend-weights"]
+DETECTOR_ASSETS = ["peace-yolov10-runtime", "ppocr-v4", "ppocr-v5", "peace-component-weights", "peace-legend-weights"]
 KNOWLEDGE = {
     "ics-chart": ["chart.ttl"],
     "cgi-simple-lithology": ["simplelithology.ttl"],

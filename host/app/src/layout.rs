@@ -35,7 +35,6 @@ use geomap_vision::layout::render;
 use geomap_vision::layout::symbols::SymbolEntry;
 use geomap_vision::layout::{TitleText, WordsLayout, read_layout};
 use geomap_vision::models::{Missing, ModelInfo};
-use geomap_vision::ocr::OCR_ASSET;
 use geomap_vision::ocr::reader::{Line, Reader};
 use geomap_vision::{VisionError, millis};
 
@@ -332,7 +331,7 @@ impl App {
                 Ok(Readers { detectors: None, reader: Some(reader), warnings: vec![Warning { message, ..warning }] })
             }
             (Ok(detectors), Err(missing)) => {
-                let warning = self.warning(&missing.into(), OCR_ASSET, TOOL);
+                let warning = self.warning(&missing.into(), self.settings.ocr_models.asset(), TOOL);
                 let message = format!("The layout's words were not read (no title, codes or descriptions). {}", warning.message);
                 Ok(Readers { detectors: Some(detectors), reader: None, warnings: vec![Warning { message, ..warning }] })
             }

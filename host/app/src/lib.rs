@@ -121,6 +121,7 @@ impl App {
         // Model threads share the operator's budget across calls (a second application in one process keeps the first's).
         geomap_vision::models::onnx::set_worker_threads(settings.worker_threads);
         let registry = Registry::open(&settings.data_root, settings.registry_url.as_deref())?;
+        let ocr_models = settings.ocr_models;
         let removed = geomap_store::sweep::sweep(&settings.data_root, &settings.artifact_root);
         if !removed.is_empty() {
             let paths: Vec<String> = removed.iter().map(|path| path.display().to_string()).collect();
@@ -140,7 +141,7 @@ impl App {
             heavy: slots::HeavySlots::new(settings.max_heavy_calls),
             providers: tokio::sync::OnceCell::new(),
             detectors: ModelCache::new(&geomap_vision::detect::REQUIREMENTS, Detectors::load),
-            reader: ModelCache::new(&geomap_vision::ocr::REQUIREMENTS, geomap_vision::ocr::load),
+            reader: ModelCache::new(geomap_vision::ocr::requirements(ocr_models), move |catalog, root| geomap_vision::ocr::load(catalog, root, ocr_models)),
             describe,
             settings,
         })
@@ -176,14 +177,20 @@ struct ModelCache<T> {
     /// What the models need (asset id, what it is), the runtime first.
     requirements: &'static [(&'static str, &'static str)],
     /// How they load from the installed assets.
-    load: fn(&Catalog, &std::path::Path) -> Result<T, VisionError>,
+    load: Box<ModelLoader<T>>,
     /// The models, with the files they were loaded from.
     loaded: Mutex<Option<(ModelFiles, Arc<T>)>>,
 }
 
+/// How a [`ModelCache`]'s models load from the installed assets.
+type ModelLoader<T> = dyn Fn(&Catalog, &std::path::Path) -> Result<T, VisionError> + Send + Sync;
+
 impl<T> ModelCache<T> {
-    fn new(requirements: &'static [(&'static str, &'static str)], load: fn(&Catalog, &std::path::Path) -> Result<T, VisionError>) -> ModelCache<T> {
-        ModelCache { requirements, load, loaded: Mutex::new(None) }
+    fn new(
+        requirements: &'static [(&'static str, &'static str)],
+        load: impl Fn(&Catalog, &std::path::Path) -> Result<T, VisionError> + Send + Sync + 'static,
+    ) -> ModelCache<T> {
+        ModelCache { requirements, load: Box::new(load), loaded: Mutex::new(None) }
     }
 
     /// The models, loaded now when their files changed since (or were never loaded).

@@ -269,7 +269,7 @@ impl App {
     pub fn outstanding(&self) -> (Vec<String>, bool) {
         let (catalog, root) = (&self.catalog, &self.settings.data_root);
         let (mut missing, _) = models::outstanding(catalog, root, &detect::REQUIREMENTS);
-        let (reader_missing, _) = models::outstanding(catalog, root, &ocr::REQUIREMENTS);
+        let (reader_missing, _) = models::outstanding(catalog, root, ocr::requirements(self.settings.ocr_models));
         let ready = missing.is_empty() || reader_missing.is_empty();
         for item in reader_missing {
             if !missing.contains(&item) {
@@ -294,10 +294,14 @@ impl App {
             .collect()
     }
 
-    /// The assets of `kinds` that `requested` names (all of them when `None`).
+    /// The assets of `kinds` that `requested` names; when `None`, all of them but the OCR models
+    /// the operator did not choose (`GEOMAP_OCR_MODELS`), installed only when named.
     fn chosen(&self, kinds: &[AssetKind], requested: Option<&[String]>) -> Result<Vec<&CatalogAsset>, AssetError> {
         let offered: Vec<&CatalogAsset> = self.catalog.assets().iter().filter(|asset| kinds.contains(&asset.kind)).collect();
-        let Some(requested) = requested else { return Ok(offered) };
+        let Some(requested) = requested else {
+            let chosen_ocr = self.settings.ocr_models.asset();
+            return Ok(offered.into_iter().filter(|asset| asset.kind != AssetKind::OcrModels || asset.id == chosen_ocr).collect());
+        };
         requested
             .iter()
             .map(|id| {

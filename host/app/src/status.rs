@@ -234,7 +234,7 @@ impl App {
         let (catalog, settings) = (&self.catalog, &self.settings);
         let (missing, _) = models::outstanding(catalog, &settings.data_root, &detect::REQUIREMENTS);
         let detectors = DetectorInfo { ready: missing.is_empty(), missing_requirements: missing.iter().map(Missing::describe).collect() };
-        let reading = models::outstanding(catalog, &settings.data_root, &ocr::REQUIREMENTS).0.is_empty();
+        let reading = models::outstanding(catalog, &settings.data_root, ocr::requirements(settings.ocr_models)).0.is_empty();
         let (data_state, counts) = match self.registry.counts() {
             Ok(counts) => match self.registry.check_writable() {
                 Ok(()) => (DataRootState::Ready, Some(counts)),

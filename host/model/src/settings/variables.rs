@@ -93,6 +93,11 @@ pub const VARIABLES: &[Variable] = &[
         meaning: "the most the pixel store (each registered scan decoded once into tiles, under `$GEOMAP_ARTIFACT_ROOT/cache/pixels`) may take on disk; the scans used longest ago go first (byte suffixes allowed)",
         default: "4 GiB",
     },
+    Variable {
+        name: "GEOMAP_OCR_MODELS",
+        meaning: "the PP-OCR models that read the maps' words: `ppocr-v4` or `ppocr-v5` (each the approved asset of that name, installed by `geomap_prepare_detectors`; see Assets for how they compare)",
+        default: "`ppocr-v4`",
+    },
 ];
 
 /// README's settings table, in Markdown.

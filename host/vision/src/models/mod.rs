@@ -94,7 +94,7 @@ pub(crate) fn runtime(library: Option<&PathBuf>, missing: &mut Vec<Missing>) -> 
 }
 
 /// What `requirements` (the runtime first: the detectors' [`crate::detect::REQUIREMENTS`] or the
-/// reader's [`crate::ocr::REQUIREMENTS`]) lack now, without loading models (for capabilities):
+/// reader's [`crate::ocr::requirements`]) lack now, without loading models (for capabilities):
 /// assets, and system libraries when the runtime is installed (loading the library once tells).
 pub fn outstanding(catalog: &Catalog, data_root: &Path, requirements: &[(&str, &'static str)]) -> (Vec<Missing>, Option<String>) {
     let (found, mut missing) = locate(catalog, data_root, requirements);

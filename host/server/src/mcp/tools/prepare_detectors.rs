@@ -27,10 +27,11 @@ impl Tool for PrepareDetectors {
 
     fn description(catalog: &Catalog) -> String {
         let megabytes = |kind| catalog.of_kind(kind).map(|asset| asset.download_size()).sum::<u64>() as f64 / 1e6;
+        let ocr: Vec<String> = catalog.of_kind(AssetKind::OcrModels).map(|asset| format!("{} {:.1} MB", asset.id, asset.download_size() as f64 / 1e6)).collect();
         format!(
-            "Downloads and installs what geomap_process_image needs: the ONNX Runtime library ({:.1} MB), the PP-OCRv4 text models ({:.1} MB) and the detector weights where a source is configured (PEACE publishes none: otherwise the operator imports them). It downloads and writes to the server's disk, so ask the user first and tell them the size; when the client supports elicitation the server asks the user itself. Reports what was installed, what is still outstanding, and whether detection is ready.",
+            "Downloads and installs what geomap_process_image needs: the ONNX Runtime library ({:.1} MB), the PP-OCR text models the operator chose ({}; the other only when named in `assets`) and the detector weights where a source is configured (PEACE publishes none: otherwise the operator imports them). It downloads and writes to the server's disk, so ask the user first and tell them the size; when the client supports elicitation the server asks the user itself. Reports what was installed, what is still outstanding, and whether detection is ready.",
             megabytes(AssetKind::Runtime),
-            megabytes(AssetKind::OcrModels)
+            ocr.join(" or ")
         )
     }
 

@@ -27,13 +27,13 @@ impl Tool for ReadText {
     type Output = TextReading;
 
     fn description(_: &Catalog) -> String {
-        "Read the text of a registered scan with PP-OCRv4 on the CPU: the whole scan, a pixel `region`, or a component of a stored layout (`layout_id` and `component`). Finds text in overlapping 1024-pixel tiles at full resolution (progress per tile), so small legend type survives; a scan of 40 tiles or more is searched at half size when that finds what full resolution finds in its densest tiles; returns lines with text, box in the scan's pixels and score, stored as a geomap-text/v1 resource. Not idempotent: every call writes a new reading. On a fresh install it fails with missing_extra: geomap_prepare_detectors installs the runtime and the OCR models after the user agrees.".to_owned()
+        "Read the text of a registered scan with PP-OCR (v4, or v5 as the operator chooses) on the CPU: the whole scan, a pixel `region`, or a component of a stored layout (`layout_id` and `component`). Finds text in overlapping 1024-pixel tiles at full resolution (progress per tile), so small legend type survives; a scan of 40 tiles or more is searched at half size when that finds what full resolution finds in its densest tiles; returns lines with text, box in the scan's pixels and score, stored as a geomap-text/v1 resource. Not idempotent: every call writes a new reading. On a fresh install it fails with missing_extra: geomap_prepare_detectors installs the runtime and the OCR models after the user agrees.".to_owned()
     }
 
     fn readiness(status: &Status) -> Option<Unready> {
         match status.reading {
             true => blocked(status, true),
-            false => Some((ErrorCode::MissingExtra, "the ONNX Runtime or the OCR models (asset ppocr-v4) are not installed")),
+            false => Some((ErrorCode::MissingExtra, "the ONNX Runtime or the OCR models (asset ppocr-v4, or ppocr-v5 as GEOMAP_OCR_MODELS chooses) are not installed")),
         }
     }
 
