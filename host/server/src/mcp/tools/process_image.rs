@@ -34,7 +34,7 @@ impl Tool for ProcessImage {
     fn readiness(status: &Status) -> Option<Unready> {
         match status.detectors.ready || status.reading {
             true => blocked(status, true),
-            false => Some((ErrorCode::MissingExtra, "neither the OCR models (the ONNX Runtime and asset ppocr-v4) nor PEACE's detectors are installed")),
+            false => Some((ErrorCode::MissingExtra, "neither the OCR models (the ONNX Runtime and asset ppocr-v4, or ppocr-v5 as GEOMAP_OCR_MODELS chooses) nor PEACE's detectors are installed")),
         }
     }
 
