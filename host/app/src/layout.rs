@@ -1,6 +1,6 @@
 //! Finding a map's layout — its components, and each legend's units with their
 //! swatch, colour, code, description and ages — from PEACE's two detectors,
-//! from the map's words and colours (PP-OCRv4), or both, stored as a
+//! from the map's words and colours (PP-OCR), or both, stored as a
 //! `geomap-layout/v1` document with a crop of every component and an annotated
 //! preview. A map bundle's layout is returned as written, with no model, crop or
 //! preview.

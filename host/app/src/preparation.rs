@@ -239,8 +239,9 @@ impl App {
         Ok(Prepared::Done(PrepareKnowledgeResult { report, ready_providers, summary }))
     }
 
-    /// `geomap_prepare_detectors`: the runtime, OCR model and weight assets asked for (all when
-    /// `None`), after the user agreed; says what is still outstanding.
+    /// `geomap_prepare_detectors`: the runtime, OCR model and weight assets asked for (when
+    /// `None`, all but the OCR models the operator did not choose), after the user agreed; says
+    /// what is still outstanding.
     pub async fn prepare_detectors(
         self: &Arc<Self>,
         request: PrepareDetectorsRequest,

@@ -1,5 +1,5 @@
 //! Reading the words of a region of a scan (or of a component of a stored
-//! layout) with PP-OCRv4 in full-resolution tiles, stored as a
+//! layout) with PP-OCR (`GEOMAP_OCR_MODELS`) in tiles, stored as a
 //! `geomap-text/v1` document.
 //!
 //! Invariants: the region's pixels come from the pixel store (the scan's first

@@ -1,6 +1,6 @@
 //! From a scan's pixels to findings: the image (decoding, windows, the tiled
 //! pixel store), colour science, loading models on ONNX Runtime, layout
-//! detection with PEACE's two YOLOv10 detectors, OCR with PP-OCRv4, the layout
+//! detection with PEACE's two YOLOv10 detectors, OCR with PP-OCR, the layout
 //! read from words and colour, the units' class raster, and the georeference a
 //! sheet prints (neatline, coordinate labels, ticks).
 //!

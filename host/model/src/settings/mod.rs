@@ -109,11 +109,8 @@ impl OcrModels {
 
     /// The generation named `name` (any case).
     pub fn parse(name: &str) -> Option<OcrModels> {
-        match name.trim().to_ascii_lowercase().as_str() {
-            "ppocr-v4" => Some(OcrModels::PpOcrV4),
-            "ppocr-v5" => Some(OcrModels::PpOcrV5),
-            _ => None,
-        }
+        let name = name.trim().to_ascii_lowercase();
+        [OcrModels::PpOcrV4, OcrModels::PpOcrV5].into_iter().find(|models| models.asset() == name)
     }
 
     /// The id of the asset holding its models.

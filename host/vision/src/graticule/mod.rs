@@ -410,7 +410,7 @@ fn solve_labels(
         // From 3 minutes (or 1 km) to 10 degrees (or 500 km) across the neatline.
         let span = if matches!(axis, Axis::Easting | Axis::Northing) { 1_000.0..=500_000.0 } else { 0.05..=10.0 };
         let indices: Vec<usize> = on_axis.iter().map(|c| c.index).collect();
-        match solve::fit_axis(&placed, tolerance, span) {
+        match solve::fit_axis(&placed, tolerance, span.clone()) {
             Ok(fit) => {
                 record(&mut reports, &indices, &fit);
                 fits.insert(axis, (fit, indices));
@@ -421,7 +421,7 @@ fn solve_labels(
                 }
             }
         }
-        inputs.insert(axis, (placed, tolerance));
+        inputs.insert(axis, AxisInput { placed, tolerance, span });
     }
     for (x_axis, y_axis) in [(Axis::Longitude, Axis::Latitude), (Axis::Easting, Axis::Northing)] {
         square_pixels((x_axis, y_axis), across, &inputs, &mut fits, &mut reports);
@@ -579,40 +579,54 @@ fn metres_per_unit(axis: Axis, latitude: f64) -> f64 {
 fn square_pixels(
     (x_axis, y_axis): (Axis, Axis),
     across: (f64, f64),
-    inputs: &std::collections::HashMap<Axis, (Vec<solve::Placed>, f64)>,
+    inputs: &std::collections::HashMap<Axis, AxisInput>,
     fits: &mut std::collections::HashMap<Axis, (solve::AxisFit, Vec<usize>)>,
     reports: &mut [LabelReport],
 ) {
     let (Some((x_fit, _)), Some((y_fit, _))) = (fits.get(&x_axis), fits.get(&y_axis)) else { return };
-    let latitude = if y_axis == Axis::Latitude { y_fit.at(0.5) } else { 0.0 };
+    // The median latitude a label gives (one misread moves it little), within the poles.
+    let mut latitudes: Vec<f64> = y_fit.verdicts.iter().filter_map(|verdict| verdict.as_ref().ok().copied()).collect();
+    latitudes.sort_by(f64::total_cmp);
+    let latitude = if y_axis == Axis::Latitude { latitudes.get(latitudes.len() / 2).map_or(0.0, |l| l.abs().min(89.0)) } else { 0.0 };
     let ground = |axis: Axis, fit: &solve::AxisFit, pixels: f64| fit.slope.abs() * metres_per_unit(axis, latitude) / pixels.max(1.0);
     let (x_ground, y_ground) = (ground(x_axis, x_fit, across.0), ground(y_axis, y_fit, across.1));
-    let stretch = (x_ground / y_ground).max(y_ground / x_ground);
-    if stretch <= SQUARE {
+    if (x_ground / y_ground).max(y_ground / x_ground) <= SQUARE {
         return;
     }
     let used = |fit: &solve::AxisFit| fit.verdicts.iter().filter(|verdict| verdict.is_ok()).count();
-    let (weak, strong, strong_ground, pixels) =
-        if used(y_fit) <= used(x_fit) { (y_axis, x_axis, x_ground, across.1) } else { (x_axis, y_axis, y_ground, across.0) };
-    let (placed, tolerance) = &inputs[&weak];
+    let (weak, strong, weak_ground, strong_ground, pixels) =
+        if used(y_fit) <= used(x_fit) { (y_axis, x_axis, y_ground, x_ground, across.1) } else { (x_axis, y_axis, x_ground, y_ground, across.0) };
+    let input = &inputs[&weak];
     let expected = strong_ground * pixels / metres_per_unit(weak, latitude);
-    let indices = fits.remove(&weak).map(|(_, indices)| indices).unwrap_or_default();
-    match solve::fit_axis(placed, *tolerance, expected / SQUARE..=expected * SQUARE) {
+    let span = (expected / SQUARE).max(*input.span.start())..=(expected * SQUARE).min(*input.span.end());
+    let Some((_, indices)) = fits.remove(&weak) else { return };
+    match solve::fit_axis(&input.placed, input.tolerance, span) {
         Ok(fit) => {
             record(reports, &indices, &fit);
             fits.insert(weak, (fit, indices));
         }
         Err(solve::AxisProblem::TooFew) => {
             for index in indices {
-                reports[index].value = None;
+                if reports[index].value.take().is_none() {
+                    continue; // rejected already, for its own reason
+                }
                 reports[index].reason = Some(format!(
-                    "its axis's labels make a pixel span {stretch:.1} times the ground along the {} axis as along the {} axis, and no two of them agree with square pixels",
+                    "its axis's labels make a pixel span {:.2} times as much ground along the {} axis as along the {} axis, and no two of them agree with square pixels",
+                    weak_ground / strong_ground,
                     axis_name(weak),
                     axis_name(strong)
                 ));
             }
         }
     }
+}
+
+/// What one axis was fitted from, to fit it again: its labels, how far one may sit from the line,
+/// and the bounds of the value's change across the neatline.
+struct AxisInput {
+    placed: Vec<solve::Placed>,
+    tolerance: f64,
+    span: std::ops::RangeInclusive<f64>,
 }
 
 /// Where a sheet prints its labels beside their lines (centred on them, or standing on them, as
@@ -798,7 +812,7 @@ mod tests {
             panic!("one latitude cannot place the sheet")
         };
         let reason = labels.iter().find(|l| l.text == "39°00'").and_then(|l| l.reason.clone()).unwrap_or_default();
-        assert!(reason.contains("times the ground along the latitude axis as along the longitude axis"), "{reason}");
+        assert!(reason.contains("times as much ground along the latitude axis as along the longitude axis"), "{reason}");
     }
 
     #[test]

@@ -68,16 +68,18 @@ impl Alphabet {
     fn spaces(&self, probabilities: &[f32], classes: usize, symbols: &[Symbol], ink: Option<&InkColumns>) -> String {
         let space = self.symbols.len() - 1;
         let text_of = |symbol: &Symbol| self.symbols.get(symbol.class).map_or("", String::as_str);
+        // The space class, or a symbol that reads as one (the ideographic space).
+        let is_space = |symbol: &Symbol| symbol.class == space || text_of(symbol) == " ";
         let mut text = String::new();
         for (index, symbol) in symbols.iter().enumerate() {
-            if symbol.class == space {
+            if is_space(symbol) {
                 if !text.is_empty() && !text.ends_with(' ') {
                     text.push(' ');
                 }
                 continue;
             }
             let here = text_of(symbol);
-            if let Some(before) = index.checked_sub(1).map(|i| &symbols[i]).filter(|before| before.class != space) {
+            if let Some(before) = index.checked_sub(1).map(|i| &symbols[i]).filter(|before| !is_space(before)) {
                 let blank = &probabilities[(before.last + 1) * classes..symbol.first * classes];
                 let thought = blank.chunks_exact(classes).any(|step| step[space] >= WORD_GAP)
                     || ink.is_some_and(|ink| ink.widest_gap(before.last, symbol.first) >= INK_GAP * ink.height);
@@ -122,13 +124,17 @@ pub struct InkColumns {
 impl InkColumns {
     /// The ink of a `width`-column line image of `grey` values (row-major), read by `steps`
     /// recogniser steps over `input_width` columns: pixels darker than halfway between the
-    /// image's 5th and 95th percentiles. `None` when those differ by 40 or less (no ink to tell).
+    /// image's 5th and 95th percentiles. `None` when those differ by 40 or less, or the image is
+    /// empty (no ink to tell).
     pub fn of(grey: &[f32], width: usize, input_width: usize, steps: usize) -> Option<InkColumns> {
+        if grey.is_empty() || width == 0 {
+            return None;
+        }
         let mut sorted = grey.to_vec();
         sorted.sort_by(f32::total_cmp);
         let percentile = |share: f32| sorted[((sorted.len() - 1) as f32 * share) as usize];
         let (light, dark) = (percentile(0.95), percentile(0.05));
-        if width == 0 || light - dark <= 40.0 {
+        if light - dark <= 40.0 {
             return None;
         }
         let middle = (light + dark) / 2.0;
@@ -262,6 +268,21 @@ mod tests {
         let alphabet = Alphabet::from_metadata("（\n）\nＡ\n\u{3000}\n岩");
         let probabilities: Vec<f32> = [1, 3, 4, 5, 2].iter().flat_map(|&class| step(class, 0.9, 7)).collect();
         assert_eq!(alphabet.decode(&probabilities, 7, None).0, "(A 岩)");
+    }
+
+    #[test]
+    fn the_ideographic_space_is_a_space_and_never_doubled() {
+        let alphabet = Alphabet::from_metadata("a\n\u{3000}\nb");
+        let classes = alphabet.classes();
+        // a, the ideographic space with the space weighed in the blanks around it, b.
+        let mut probabilities: Vec<f32> = step(1, 0.9, classes);
+        for class in [0, 2, 0] {
+            let mut weighed = step(class, 0.8, classes);
+            weighed[classes - 1] = 0.1;
+            probabilities.extend(weighed);
+        }
+        probabilities.extend(step(3, 0.9, classes));
+        assert_eq!(alphabet.decode(&probabilities, classes, None).0, "a b");
     }
 
     #[test]

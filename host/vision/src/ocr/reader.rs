@@ -1,9 +1,9 @@
-//! The reader: PP-OCRv4 text detection over a region in overlapping tiles
+//! The reader: PP-OCR text detection over a region in overlapping tiles
 //! (at full resolution, or a whole number of times smaller as its caller
 //! chooses), boxes merged across tile borders, then recognition batched by width.
 //!
-//! Invariants: the models
-//! see BGR planes normalised to −1…1, as PaddleOCR trained them; a line is
+//! Invariants: each model
+//! sees its input normalised as it was trained ([`Planes`]); a line is
 //! recognised from the scan itself, so a line cut by a tile border is read
 //! whole once its two halves are merged.
 
@@ -42,6 +42,8 @@ pub struct Generation {
     pub classifier: &'static str,
     /// The recogniser's dictionary file, aligned to its classes; `None`: the model's `character` metadata.
     pub keys: Option<&'static str>,
+    /// How the detector takes a tile's pixels.
+    detector_planes: Planes,
     /// How the classifier takes a line.
     classifier_input: ClassifierInput,
     /// Whether word gaps are also found in the ink ([`InkColumns`]): the recogniser seldom weighs a space.
@@ -56,6 +58,7 @@ pub const PP_OCR_V4: Generation = Generation {
     recogniser: "ch_PP-OCRv4_rec_infer.onnx",
     classifier: "ch_ppocr_mobile_v2.0_cls_infer.onnx",
     keys: None,
+    detector_planes: Planes::BgrSigned,
     classifier_input: ClassifierInput::Padded,
     ink_word_gaps: false,
     brace_marks: &[],
@@ -67,6 +70,7 @@ pub const PP_OCR_V5: Generation = Generation {
     recogniser: "ppocrv5_rec.onnx",
     classifier: "ppocrv5_cls.onnx",
     keys: Some("ppocr_keys_v5.txt"),
+    detector_planes: Planes::BgrImageNet,
     classifier_input: ClassifierInput::Stretched,
     ink_word_gaps: true,
     brace_marks: &['-', '∫', '{', '}'],
@@ -166,7 +170,7 @@ impl Reader {
     /// `scale` times smaller (each input pixel the mean of a `scale × scale` block; 1: as scanned).
     pub fn detect(&self, image: &Rgb, tile: (u32, u32, u32, u32), scale: u32) -> Result<Vec<PixelBox>, OnnxError> {
         let (x0, y0, x1, y1) = tile;
-        let DetectorInput { planes: input, width, height, padded_w, padded_h } = DetectorInput::of(image, tile, scale);
+        let DetectorInput { planes: input, width, height, padded_w, padded_h } = DetectorInput::of(image, tile, scale, self.generation.detector_planes);
         let plane = (padded_w * padded_h) as usize;
         let tensor = Tensor::from_array(([1_usize, 3, padded_h as usize, padded_w as usize], input)).map_err(|error| OnnxError::Run(error.to_string()))?;
         let probability = self.detector.with(|session| {
@@ -351,9 +355,9 @@ impl Reader {
     }
 }
 
-/// One tile as the text detector takes it: BGR planes normalised to −1…1, each pixel the mean of a
-/// `scale × scale` block of the scan (fewer at the tile's right and bottom edges), padded white to
-/// a multiple of 32 each way.
+/// One tile as the text detector takes it: planes normalised as its generation's detector was
+/// trained, each pixel the mean of a `scale × scale` block of the scan (fewer at the tile's right
+/// and bottom edges), padded white to a multiple of 32 each way.
 struct DetectorInput {
     planes: Vec<f32>,
     width: u32,
@@ -363,11 +367,12 @@ struct DetectorInput {
 }
 
 impl DetectorInput {
-    fn of(image: &Rgb, (x0, y0, x1, y1): (u32, u32, u32, u32), scale: u32) -> DetectorInput {
+    fn of(image: &Rgb, (x0, y0, x1, y1): (u32, u32, u32, u32), scale: u32, normalised: Planes) -> DetectorInput {
         let (width, height) = ((x1 - x0).div_ceil(scale), (y1 - y0).div_ceil(scale));
         let (padded_w, padded_h) = (width.div_ceil(32) * 32, height.div_ceil(32) * 32);
         let plane = (padded_w * padded_h) as usize;
-        let mut planes = vec![1.0_f32; plane * 3]; // white beyond the tile
+        let white = normalised.normalise([255.0; 3]);
+        let mut planes: Vec<f32> = white.iter().flat_map(|&value| std::iter::repeat_n(value, plane)).collect();
         let mut sums = vec![0_u32; width as usize * 3];
         for y in 0..height {
             sums.fill(0);
@@ -386,8 +391,8 @@ impl DetectorInput {
                 let count = (count_y * (((x + 1) * scale).min(x1 - x0) - x * scale)) as f32;
                 let at = (y * padded_w + x) as usize;
                 let sum = &sums[(x * 3) as usize..(x * 3 + 3) as usize];
-                for (channel, value) in [sum[2], sum[1], sum[0]].into_iter().enumerate() {
-                    planes[channel * plane + at] = value as f32 / count / 127.5 - 1.0;
+                for (channel, value) in normalised.normalise([sum[0], sum[1], sum[2]].map(|total| total as f32 / count)).into_iter().enumerate() {
+                    planes[channel * plane + at] = value;
                 }
             }
         }
@@ -466,33 +471,40 @@ fn upright_ratio(bbox: &PixelBox) -> f32 {
 
 /// How an image's pixels become a model's input planes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Planes {
-    /// Blue, green, red, each scaled to −1…1 (PaddleOCR's detectors, recognisers and v2.0 classifier).
+pub enum Planes {
+    /// Blue, green, red, each scaled to −1…1 (RapidOCR's PP-OCRv4 detector and recogniser, and
+    /// the v2.0 classifier).
     BgrSigned,
+    /// Blue, green, red, each less ImageNet's red, green and blue mean over its deviation, in that
+    /// order (PaddleOCR's own detector preprocessing on an image as OpenCV loads it: PP-OCRv5's).
+    BgrImageNet,
     /// Red, green, blue, each less ImageNet's mean over its deviation (PP-LCNet).
     RgbImageNet,
+}
+
+impl Planes {
+    /// An RGB pixel (each channel 0–255, fractions allowed) as the model's three channel values, in its order.
+    fn normalise(self, [red, green, blue]: [f32; 3]) -> [f32; 3] {
+        const MEAN: [f32; 3] = [0.485, 0.456, 0.406];
+        const DEVIATION: [f32; 3] = [0.229, 0.224, 0.225];
+        let imagenet = |values: [f32; 3]| [0, 1, 2].map(|channel| (values[channel] / 255.0 - MEAN[channel]) / DEVIATION[channel]);
+        match self {
+            Planes::BgrSigned => [blue, green, red].map(|value| value / 127.5 - 1.0),
+            Planes::BgrImageNet => imagenet([blue, green, red]),
+            Planes::RgbImageNet => imagenet([red, green, blue]),
+        }
+    }
 }
 
 /// Writes `line` (at most `input_width` wide) into one input of `3 × line.height × input_width`
 /// floats as `planes` says, zero to the right of it (mid grey once normalised), as PaddleOCR pads.
 fn write_planes(line: &Rgb, input: &mut [f32], input_width: u32, planes: Planes) {
-    const MEAN: [f32; 3] = [0.485, 0.456, 0.406];
-    const DEVIATION: [f32; 3] = [0.229, 0.224, 0.225];
     let plane = (line.height * input_width) as usize;
     for (at, pixel) in line.pixels.chunks_exact(3).enumerate() {
         let (y, x) = (at as u32 / line.width, at as u32 % line.width);
         let offset = (y * input_width + x) as usize;
-        match planes {
-            Planes::BgrSigned => {
-                for (channel, value) in [pixel[2], pixel[1], pixel[0]].into_iter().enumerate() {
-                    input[channel * plane + offset] = value as f32 / 127.5 - 1.0;
-                }
-            }
-            Planes::RgbImageNet => {
-                for (channel, &value) in pixel.iter().enumerate() {
-                    input[channel * plane + offset] = (value as f32 / 255.0 - MEAN[channel]) / DEVIATION[channel];
-                }
-            }
+        for (channel, value) in planes.normalise([pixel[0], pixel[1], pixel[2]].map(f32::from)).into_iter().enumerate() {
+            input[channel * plane + offset] = value;
         }
     }
 }
@@ -556,7 +568,7 @@ mod tests {
         // 5 × 3 pixels: column x has grey 40 × x; the tile is the whole image, seen twice smaller.
         let pixels = (0..3).flat_map(|_| (0..5).flat_map(|x| [(40 * x) as u8; 3])).collect();
         let image = Rgb { width: 5, height: 3, pixels };
-        let input = DetectorInput::of(&image, (0, 0, 5, 3), 2);
+        let input = DetectorInput::of(&image, (0, 0, 5, 3), 2, Planes::BgrSigned);
         assert_eq!((input.width, input.height, input.padded_w, input.padded_h), (3, 2, 32, 32));
         let value = |x: u32, y: u32| (input.planes[(y * 32 + x) as usize] + 1.0) * 127.5;
         // Blocks of columns 0–1, 2–3 and the last column alone; rows 0–1 and the last row alone.
@@ -564,7 +576,7 @@ mod tests {
             assert!((value(x, 0) - grey).abs() < 1e-3 && (value(x, 1) - grey).abs() < 1e-3, "column {x}: {}", value(x, 0));
         }
         assert_eq!(value(3, 0), 255.0, "white beyond the tile");
-        let full = DetectorInput::of(&image, (1, 1, 4, 3), 1);
+        let full = DetectorInput::of(&image, (1, 1, 4, 3), 1, Planes::BgrSigned);
         assert_eq!((full.width, full.height), (3, 2));
         assert!((((full.planes[0] + 1.0) * 127.5) - 40.0).abs() < 1e-3, "as scanned, from the tile's corner");
     }
@@ -617,7 +629,7 @@ mod tests {
     }
 
     #[test]
-    fn the_classifiers_inputs_are_normalised_as_each_was_trained() {
+    fn the_models_inputs_are_normalised_as_each_was_trained() {
         let line = Rgb { width: 1, height: 1, pixels: vec![255, 0, 128] };
         let mut signed = [0.0_f32; 6];
         write_planes(&line, &mut signed, 2, Planes::BgrSigned);
@@ -626,6 +638,9 @@ mod tests {
         write_planes(&line, &mut imagenet, 1, Planes::RgbImageNet);
         let expected = [(1.0 - 0.485) / 0.229, (0.0 - 0.456) / 0.224, (128.0 / 255.0 - 0.406) / 0.225];
         assert!(imagenet.iter().zip(expected).all(|(a, b)| (a - b).abs() < 1e-6), "{imagenet:?}");
+        let blue_first = Planes::BgrImageNet.normalise([255.0, 0.0, 128.0]);
+        let expected = [(128.0 / 255.0 - 0.485) / 0.229, (0.0 - 0.456) / 0.224, (1.0 - 0.406) / 0.225];
+        assert!(blue_first.iter().zip(expected).all(|(a, b)| (a - b).abs() < 1e-6), "{blue_first:?}");
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! `geomap_read_text`: the words of a region of the scan, read with PP-OCRv4 and stored as a `geomap-text/v1` document.
+//! `geomap_read_text`: the words of a region of the scan, read with PP-OCR and stored as a `geomap-text/v1` document.
 
 use std::sync::Arc;
 
