@@ -24,6 +24,29 @@ UNITS = [
 SCAN = (1700, 1000)
 MAIN_MAP = (40, 40, 1040, 940)
 SKEW_DEGREES = 0.4
+# The structure map is wider: the explanation of line symbols stands in a column of its own.
+STRUCTURE_SCAN = (2800, 1000)
+SYMBOLS_AT = (1960, 300)  # the heading's top left; samples 120 px wide, words 150 px right of a sample's start
+RED = (200, 30, 30)
+BLACK = (15, 15, 15)
+# The explanation of line symbols: (words, colour, stroke width, dash and gap or None, marks).
+LINE_SYMBOLS = [
+    ("Contact", BLACK, 3, None, None),
+    ("Fault—Dashed where approximately located", RED, 4, (18, 10), None),
+    ("Thrust fault—Teeth on upper plate", BLACK, 6, None, "teeth"),
+    ("Anticline—Showing crestline", BLACK, 5, None, "away"),
+    ("Syncline—Showing troughline", BLACK, 5, None, "towards"),
+]
+# The structure drawn on the main map, in its frame's pixels: (type, [(pattern, points)]), each part
+# beginning where the one before ended; the thrust's teeth and the folds' arrows are on the right
+# of the line as its points run.
+STRUCTURE = [
+    ("fault", [("solid", [(80, 120), (180, 230), (260, 330)]), ("dashed", [(260, 330), (320, 450), (380, 560)])]),
+    ("fault", [("dashed", [(600, 720), (760, 690), (930, 610)])]),
+    ("thrust fault", [("solid", [(520, 110), (700, 250), (960, 290)])]),
+    ("anticline", [("solid", [(110, 640), (230, 720), (340, 840)])]),
+    ("syncline", [("solid", [(640, 430), (800, 455), (960, 500)])]),
+]
 
 
 def polygons(scale: float = 1.0) -> list[tuple[int, list[tuple[float, float]]]]:
@@ -39,9 +62,13 @@ def polygons(scale: float = 1.0) -> list[tuple[int, list[tuple[float, float]]]]:
     return [(unit, [(x0 + x * scale, y0 + y * scale) for x, y in outline]) for unit, outline in shapes]
 
 
-def draw(path: Path, *, scale: float = 1.0, quality: int = 88) -> "Image.Image":
-    """Draws the map at `path` (JPEG) and returns the truth: a palette image, unit index + 1 per pixel, 0 outside the main map."""
-    size = (int(SCAN[0] * scale), int(SCAN[1] * scale))
+def draw(path: Path, *, scale: float = 1.0, quality: int = 88, structure: bool = False, explanation: bool = True) -> "Image.Image":
+    """Draws the map at `path` (JPEG) and returns the truth: a palette image, unit index + 1 per pixel,
+    0 outside the main map. With `structure`, the scan is wider: the faults and folds of `STRUCTURE`
+    are drawn on the main map (in place of the one unexplained fault) and, unless `explanation` is
+    false, the explanation of `LINE_SYMBOLS` beside the legend (`structure_truth` gives the lines as
+    drawn)."""
+    size = (int((STRUCTURE_SCAN if structure else SCAN)[0] * scale), int(SCAN[1] * scale))
     box = tuple(int(v * scale) for v in MAIN_MAP)
     image = Image.new("RGB", size, PAPER)
     truth = Image.new("L", size, 0)
@@ -54,11 +81,21 @@ def draw(path: Path, *, scale: float = 1.0, quality: int = 88) -> "Image.Image":
     line = max(1, round(3 * scale))
     for _, outline in polygons(scale):  # contacts
         draw_image.line(outline + [outline[0]], fill=(25, 25, 25), width=line)
-    draw_image.line([(box[0] + 60 * scale, box[1] + 260 * scale), (box[0] + 860 * scale, box[1] + 760 * scale)], fill=(10, 10, 10), width=max(2, round(5 * scale)))  # a fault
+    if not structure:  # a fault
+        draw_image.line([(box[0] + 60 * scale, box[1] + 260 * scale), (box[0] + 860 * scale, box[1] + 760 * scale)], fill=(10, 10, 10), width=max(2, round(5 * scale)))
     for k in range(1, 10):  # contour lines across every unit
         base = box[1] + k * 90 * scale
         points = [(box[0] + x, base + 25 * scale * math.sin(x / (70 * scale) + k)) for x in range(0, box[2] - box[0], max(1, int(4 * scale)))]
         draw_image.line(points, fill=CONTOUR, width=max(1, round(2 * scale)))
+    if structure:
+        symbols = {words.split("—")[0].casefold(): (colour, width, dash, marks) for words, colour, width, dash, marks in LINE_SYMBOLS}
+        for kind, parts in STRUCTURE:
+            colour, width, dash, marks = symbols[kind]
+            for pattern, points in parts:
+                placed = [(box[0] + x * scale, box[1] + y * scale) for x, y in points]
+                draw_line(draw_image, placed, colour, width * scale, dash if pattern == "dashed" else None, scale)
+            whole = [(box[0] + x * scale, box[1] + y * scale) for _, points in parts for x, y in points]
+            draw_marks(draw_image, whole, colour, width * scale, marks, scale)
     font = ImageFont.truetype(str(FONT), max(10, int(24 * scale)))
     for unit, outline in polygons(scale):  # printed codes
         cx, cy = sum(x for x, _ in outline) / len(outline), sum(y for _, y in outline) / len(outline)
@@ -78,12 +115,113 @@ def draw(path: Path, *, scale: float = 1.0, quality: int = 88) -> "Image.Image":
         width = draw_image.textlength(code, font=font)
         draw_image.text(((1120 + 45) * scale - width / 2, top + 8 * scale), code, fill=(20, 20, 20), font=font)
         draw_image.text((1240 * scale, top + 8 * scale), description, fill=(20, 20, 20), font=font)
+    if structure and explanation:  # the explanation of line symbols, in a column of its own
+        x, y = SYMBOLS_AT
+        draw_image.text((x * scale, y * scale), "EXPLANATION OF MAP SYMBOLS", fill=(20, 20, 20), font=font)
+        for index, (words, colour, width, dash, marks) in enumerate(LINE_SYMBOLS):
+            top = (y + 80 + 70 * index) * scale
+            sample = [(x * scale, top + 18 * scale), ((x + 120) * scale, top + 18 * scale)]
+            draw_line(draw_image, sample, colour, width * scale, dash, scale)
+            draw_marks(draw_image, sample, colour, width * scale, marks, scale)
+            draw_image.text(((x + 150) * scale, top), words, fill=(20, 20, 20), font=font)
     centre = (size[0] / 2, size[1] / 2)
     image = image.rotate(SKEW_DEGREES, resample=Image.BICUBIC, center=centre, fillcolor=PAPER)
     truth = truth.rotate(SKEW_DEGREES, resample=Image.NEAREST, center=centre, fillcolor=0)
     image = image.filter(ImageFilter.GaussianBlur(0.7))
     image.save(path, quality=quality)
     return truth
+
+
+def along(points: list, step: float) -> list:
+    """Points every `step` pixels along a polyline, with the direction there: (x, y, dx, dy)."""
+    out = []
+    for (x0, y0), (x1, y1) in zip(points, points[1:]):
+        length = math.hypot(x1 - x0, y1 - y0)
+        for k in range(max(1, int(length // step))):
+            t = k * step / length
+            out.append((x0 + t * (x1 - x0), y0 + t * (y1 - y0), (x1 - x0) / length, (y1 - y0) / length))
+    return out
+
+
+def draw_line(draw_image: "ImageDraw.ImageDraw", points: list, colour: tuple, width: float, dash: tuple | None, scale: float) -> None:
+    """A stroke along `points`, solid or in dashes of (dash, gap) pixels."""
+    if dash is None:
+        draw_image.line(points, fill=colour, width=round(width), joint="curve")
+        return
+    on, off = dash[0] * scale, dash[1] * scale
+    samples = along(points, 1.0)
+    run = 0.0
+    start = None
+    for x, y, _, _ in samples:
+        inked = run % (on + off) < on
+        if inked and start is None:
+            start = (x, y)
+        if not inked and start is not None:
+            draw_image.line([start, (x, y)], fill=colour, width=round(width))
+            start = None
+        run += 1.0
+    if start is not None:
+        draw_image.line([start, samples[-1][:2]], fill=colour, width=round(width))
+
+
+def draw_marks(draw_image: "ImageDraw.ImageDraw", points: list, colour: tuple, width: float, marks: str | None, scale: float) -> None:
+    """A thrust's teeth (every 28 pixels on the right of the line as its points run, touching it) or
+    a fold's pair of arrows at its middle (pointing `away` from it or `towards` it, clear of it)."""
+    if marks == "teeth":
+        for x, y, dx, dy in along(points, 28 * scale)[1:]:
+            rx, ry = -dy, dx  # the right, rows growing downwards
+            edge = width / 2 - 0.5
+            draw_image.polygon(
+                [(x - 6 * scale * dx + edge * rx, y - 6 * scale * dy + edge * ry), (x + 6 * scale * dx + edge * rx, y + 6 * scale * dy + edge * ry), (x + (edge + 10 * scale) * rx, y + (edge + 10 * scale) * ry)],
+                fill=colour,
+            )
+    elif marks in ("away", "towards"):
+        samples = along(points, 1.0)
+        x, y, dx, dy = samples[len(samples) // 2]
+        for side in (1, -1):
+            rx, ry = -dy * side, dx * side
+            near, far = width / 2 + 3 * scale, width / 2 + 17 * scale
+            base, apex = (near, far) if marks == "away" else (far, near)
+            draw_image.polygon([(x - 6 * scale * dx + base * rx, y - 6 * scale * dy + base * ry), (x + 6 * scale * dx + base * rx, y + 6 * scale * dy + base * ry), (x + apex * rx, y + apex * ry)], fill=colour)
+
+
+def structure_truth(scale: float = 1.0) -> list:
+    """The lines `draw(..., structure=True)` drew, as they are on the scan: (type, pattern, points) per part."""
+    size = (STRUCTURE_SCAN[0] * scale, SCAN[1] * scale)
+    cx, cy = size[0] / 2, size[1] / 2
+    turn = math.radians(SKEW_DEGREES)
+    # PIL turns counter-clockwise as seen, rows growing downwards.
+    def turned(x: float, y: float) -> tuple:
+        return (cx + (x - cx) * math.cos(turn) + (y - cy) * math.sin(turn), cy - (x - cx) * math.sin(turn) + (y - cy) * math.cos(turn))
+    return [
+        (kind, pattern, [turned(MAIN_MAP[0] * scale + x * scale, MAIN_MAP[1] * scale + y * scale) for x, y in points])
+        for kind, parts in STRUCTURE
+        for pattern, points in parts
+    ]
+
+
+def buffer_f1(truth: list, found: list, radius: float) -> float:
+    """The TA1 line score: the share of found length within `radius` pixels of a true line
+    (precision) and of true length within `radius` of a found one (recall), as F1. Both are lists
+    of polylines."""
+
+    def near(x: float, y: float, lines: list) -> bool:
+        for line in lines:
+            for (x0, y0), (x1, y1) in zip(line, line[1:]):
+                dx, dy = x1 - x0, y1 - y0
+                t = max(0.0, min(1.0, ((x - x0) * dx + (y - y0) * dy) / (dx * dx + dy * dy or 1.0)))
+                if math.hypot(x - x0 - t * dx, y - y0 - t * dy) <= radius:
+                    return True
+        return False
+
+    def share(lines: list, others: list) -> float:
+        points = [p for line in lines for p in along(line, 1.0)]
+        return sum(near(x, y, others) for x, y, _, _ in points) / len(points) if points else 0.0
+
+    if not truth or not found:
+        return 0.0
+    precision, recall = share(found, truth), share(truth, found)
+    return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
 
 
 def f1_per_unit(truth: "Image.Image", predicted: "Image.Image", classes: dict[int, str], box: tuple[int, int, int, int]) -> dict[str, float]:

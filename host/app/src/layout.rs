@@ -19,10 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use geomap_model::layout::{COMPONENT_CLASSES, PixelBox};
 use geomap_model::trace;
-use geomap_store::media::{
-    self,
-    bundle::{self, MapBundle},
-};
+use geomap_store::media::{self, bundle::MapBundle};
 use geomap_store::registry::{Document, StoredDocument};
 use geomap_store::sweep::Staged;
 use geomap_vision::colour::{colour_name, hex};
@@ -460,7 +457,7 @@ impl App {
         layout.legend_entries = legend_entries
             .into_iter()
             .map(|entry| {
-                let colour = entry.colour_hex.as_deref().and_then(bundle::parse_hex);
+                let colour = entry.colour_hex.as_deref().and_then(geomap_model::parse_hex);
                 let entry_read = LegendEntry {
                     swatch: entry.swatch,
                     text: entry.text,

@@ -31,6 +31,7 @@ pub mod resources;
 pub mod slots;
 pub mod status;
 pub mod stored;
+pub mod structure;
 pub mod terms;
 #[cfg(test)]
 mod testing;

@@ -21,6 +21,7 @@ use geomap_store::registry::{Document, StoredDocument};
 use geomap_store::sweep::Staged;
 use geomap_vision::VisionError;
 use geomap_vision::colour::hex;
+use geomap_vision::layout::symbols::SymbolEntry;
 use geomap_vision::ocr::reader::Line;
 
 use crate::terms::{AgeSpan, AgeTermInfo, LithologyInfo};
@@ -43,6 +44,9 @@ pub struct StoredLayout {
     /// The legend entries, top to bottom per legend.
     #[serde(default)]
     pub legend_entries: Vec<StoredEntry>,
+    /// The explanation's line and point symbols, each with its sample measured.
+    #[serde(default)]
+    pub symbol_entries: Vec<SymbolEntry>,
 }
 
 impl StoredLayout {
@@ -54,7 +58,7 @@ impl StoredLayout {
             .iter()
             .enumerate()
             .filter_map(|(index, entry)| {
-                let colour = entry.colour_hex.as_deref().and_then(geomap_store::media::bundle::parse_hex)?;
+                let colour = entry.colour_hex.as_deref().and_then(geomap_model::parse_hex)?;
                 Some(Swatch {
                     unit: LegendUnit { legend_entry: index, code: entry.code.clone(), description: entry.description.clone(), colour_hex: hex(colour) },
                     entry,

@@ -25,10 +25,12 @@ use geomap_model::layout::PixelBox;
 use geomap_model::trace;
 use geomap_store::registry::{Document, StoredDocument};
 use geomap_vision::colour::{delta_e, ground_colour, hex, lab};
+use geomap_vision::structure::{LineFinder, LinePrompt};
 use geomap_vision::units::{self as classes, NO_MATCH_DELTA_E, filter, regions};
 use geomap_vision::{VisionError, millis};
 
 use crate::stored::{LegendUnit, StoredEntry, StoredLayout, Swatch};
+use crate::structure::{LineSummary, line_rows, line_summaries, line_warnings};
 use crate::terms::{AgeSpan, AgeTermInfo, LithologyInfo};
 use crate::uris::{layout_dir, layout_uri, map_uri};
 use crate::{App, AppError, ArgumentError, Progress};
@@ -43,6 +45,10 @@ pub const UNITS_SCHEMA: &str = "geomap-units/v1";
 pub const PREVIEW: &str = "preview.png";
 /// Over this share of the main map unclassified, the result warns.
 const UNCLASSIFIED_WARNING: f64 = 0.25;
+/// The paper's colour: a pixel nearer to it than to a line symbol's colour is not on that line.
+const PAPER: (u8, u8, u8) = (255, 255, 255);
+/// A line symbol's sample is measured in a crop this many pixels larger on every side.
+const SAMPLE_MARGIN: f64 = 4.0;
 /// The map's colour at a point is sampled from the square this many pixels either side of it.
 const SAMPLE_RADIUS: f64 = 5.0;
 
@@ -155,6 +161,8 @@ pub struct UnitTimings {
     pub classify_ms: f64,
     /// Filling linework and removing thin strokes.
     pub fill_ms: f64,
+    /// Tracing the explanation's line symbols (faults, folds) on the main map.
+    pub lines_ms: f64,
     /// The sieve to the minimum mapping unit.
     pub sieve_ms: f64,
     /// Polygonizing and writing the GeoPackage, the raster and the preview.
@@ -186,12 +194,16 @@ pub struct UnitExtraction {
     pub min_area_px: u64,
     /// Per legend unit with a swatch colour, in legend order.
     pub units: Vec<UnitSummary>,
+    /// Per line symbol of the explanation (contacts aside: they are the polygons' edges), the
+    /// lines found with it, in the GeoPackage's `line_type` and `line_feature` tables.
+    pub lines: Vec<LineSummary>,
     /// The share of the main map that matches no unit (water, paper, colours the legend lacks).
     pub unclassified_share: f64,
     /// The stored document as an MCP resource.
     pub resource_uri: String,
-    /// The GeoPackage (TA1 schema: `map`, `geologic_unit`, `polygon_type`, `polygon_feature` in
-    /// pixel coordinates, `polygon_feature_georeferenced` in the revision's CRS) as a resource.
+    /// The GeoPackage (TA1 schema: `map`, `geologic_unit`, `polygon_type`, `polygon_feature`,
+    /// `line_type`, `line_feature` in pixel coordinates, `polygon_feature_georeferenced` and
+    /// `line_feature_georeferenced` in the revision's CRS) as a resource.
     pub geopackage_uri: String,
     /// The unit raster (a Cloud Optimized GeoTIFF, the swatches as its palette) as a resource.
     pub raster_uri: String,
@@ -340,9 +352,22 @@ impl App {
         let started = Instant::now();
         let classifying = progress.stage(0.0, 0.4);
         classifying.fraction(0.0, "classifying the main map")?;
+        // Each line symbol measured on its own sample the way its lines will be on the map.
+        let prompts = LinePrompt::of_entries(&layout.symbol_entries)
+            .into_iter()
+            .map(|prompt| {
+                let sample = &layout.symbol_entries[prompt.entry].sample;
+                let around =
+                    PixelBox { x0: sample.x0 - SAMPLE_MARGIN, y0: sample.y0 - SAMPLE_MARGIN, x1: sample.x1 + SAMPLE_MARGIN, y1: sample.y1 + SAMPLE_MARGIN };
+                Ok::<_, AppError>(prompt.calibrated(&map.window(self, around.pixels(layout.width, layout.height))?))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut finder = LineFinder::new(prompts.clone(), &plan.swatches, PAPER, width, height, (left, top));
         let classified = classes::classify_map(&plan.swatches, width, height, |first_row, rows| {
             classifying.fraction(f64::from(first_row) / f64::from(height.max(1)), "classifying the main map")?;
-            Ok::<_, AppError>(map.window(self, (left, top + first_row, right, top + first_row + rows))?)
+            let strip = map.window(self, (left, top + first_row, right, top + first_row + rows))?;
+            finder.mark(&strip, first_row);
+            Ok::<_, AppError>(strip)
         })?;
         let classes::Classified { classes: mut raster, mut confidence, mut preview } = classified;
         timings.classify_ms = millis(started);
@@ -353,6 +378,12 @@ impl App {
             return Err(VisionError::Cancelled.into());
         }
         timings.fill_ms = millis(started);
+
+        let started = Instant::now();
+        progress.fraction(0.5, "tracing the explanation's line symbols")?;
+        let found = finder.lines(&|| progress.is_cancelled()).ok_or(VisionError::Cancelled)?;
+        let lines = line_rows(&prompts, &found);
+        timings.lines_ms = millis(started);
 
         let started = Instant::now();
         let mut gdal_raster = UnitRaster::new(raster, width as usize, height as usize, left, top)?;
@@ -379,7 +410,7 @@ impl App {
         let rows: Vec<UnitRow> = plan.legend.iter().map(|swatch| unit_row(swatch.entry, swatch.colour)).collect();
         let staged = self.stage(&map_id, &units_id)?;
         let confidence_at = |x, y| by_first.get(&(x, y)).copied();
-        let written = gdal_raster.write(staged.path(), &map_row, &rows, &confidence_at, revision, &progress.stage(0.65, 0.95))?;
+        let written = gdal_raster.write(staged.path(), &map_row, &rows, &lines, &confidence_at, revision, &progress.stage(0.65, 0.95))?;
         preview
             .image
             .write_png(&staged.path().join(PREVIEW), (0, 0, preview.image.width, preview.image.height))
@@ -391,6 +422,8 @@ impl App {
         let unclassified_share = round(tally.pixels[0] as f64 / plan.pixels() as f64, 5);
         let (min_area, mut warnings) = (plan.min_area, plan.warnings);
         warnings.extend(extraction_warnings(&units, unclassified_share, min_area));
+        let line_summaries = line_summaries(&prompts, &lines, &written.line_lengths_km);
+        warnings.extend(line_warnings(&prompts, &line_summaries));
         let folder = layout_dir(&self.settings.artifact_root, &map_id, &units_id);
         let path_of = |name: &str| folder.join(name).to_string_lossy().into_owned();
         let extraction = UnitExtraction {
@@ -410,6 +443,7 @@ impl App {
             region: PixelBox { x0: f64::from(left), y0: f64::from(top), x1: f64::from(right), y1: f64::from(bottom) },
             min_area_px: min_area,
             units,
+            lines: line_summaries,
             unclassified_share,
             timings,
             warnings,

@@ -1,9 +1,10 @@
-//! A map's units as GIS layers with GDAL: the class raster sieved to a minimum
-//! mapping unit, polygonized, simplified within half a pixel and written as a
-//! GeoPackage in the DARPA CriticalMAAS TA1 schema (`map`, `geologic_unit`,
-//! `polygon_type`, `polygon_feature` in pixel coordinates, and
-//! `polygon_feature_georeferenced` in the revision's CRS when there is one),
-//! with the raster as a Cloud Optimized GeoTIFF whose palette is the swatches.
+//! A map's units and lines as GIS layers with GDAL: the class raster sieved to a
+//! minimum mapping unit, polygonized, simplified within half a pixel and written
+//! as a GeoPackage in the DARPA CriticalMAAS TA1 schema (`map`, `geologic_unit`,
+//! `polygon_type`, `polygon_feature`, `line_type` and `line_feature` in pixel
+//! coordinates, and `polygon_feature_georeferenced` and
+//! `line_feature_georeferenced` in the revision's CRS when there is one), with
+//! the raster as a Cloud Optimized GeoTIFF whose palette is the swatches.
 //!
 //! Invariants: the class raster holds 0 for no unit and `1..=n` for the units
 //! (0 is never a polygon and is the raster's nodata); pixel coordinates are the
@@ -61,6 +62,45 @@ pub struct UnitRow {
     pub lithology: Option<String>,
 }
 
+/// One line type: a symbol of the explanation drawn one way, as TA1's `line_type` row describes it.
+#[derive(Debug, Clone)]
+pub struct LineTypeRow {
+    /// Its ID in the GeoPackage.
+    pub id: String,
+    /// Its TA1 name (`enum_line_type`: "fault", "thrust fault", "anticline", …).
+    pub name: String,
+    /// The explanation's words for it.
+    pub description: String,
+    /// `solid`, `dashed` or `dotted`.
+    pub dash_pattern: String,
+    /// The symbol's name as the explanation begins it ("thrust fault").
+    pub symbol: String,
+}
+
+/// One line feature, in the scan's pixels.
+#[derive(Debug, Clone)]
+pub struct LineRow {
+    /// Its line type's ID.
+    pub type_id: String,
+    /// Its name (the symbol's name).
+    pub name: String,
+    /// Its vertices, in order.
+    pub points: Vec<(f64, f64)>,
+    /// 1 or -1: the side of the line its marks are on (right or left as its points run); 0 none.
+    pub polarity: i8,
+    /// 0–1.
+    pub confidence: f64,
+}
+
+/// The lines to write beside the units: their types (every explanation symbol, found or not) and features.
+#[derive(Debug, Clone, Default)]
+pub struct Lines {
+    /// `line_type` rows.
+    pub types: Vec<LineTypeRow>,
+    /// `line_feature` rows.
+    pub features: Vec<LineRow>,
+}
+
 /// What the GeoPackage's `map` row says of the map.
 #[derive(Debug, Clone)]
 pub struct MapRow {
@@ -92,6 +132,8 @@ pub struct Written {
     pub polygons: Vec<u64>,
     /// The georeferenced layer's CRS as given, when written.
     pub crs: Option<String>,
+    /// Each line feature's length on the ground in km, when georeferenced (in the order given).
+    pub line_lengths_km: Vec<Option<f64>>,
 }
 
 /// Pixel → CRS through a revision.
@@ -179,15 +221,17 @@ impl UnitRaster {
         band.read_into_slice((0, 0), (self.width, self.height), (self.width, self.height), into, None).map_err(gdal_error("read the unit raster"))
     }
 
-    /// Writes the GeoPackage and the unit raster into `folder` (then the raster is styled and
-    /// placed for GIS tools: write it once). `units[k - 1]` describes class `k`;
-    /// `confidence(x, y)` is the mean confidence of the region whose first pixel (raster order,
-    /// scan pixels) is `(x, y)`; with `revision`, the georeferenced layer and raster too.
+    /// Writes the GeoPackage (units and `lines`) and the unit raster into `folder` (then the
+    /// raster is styled and placed for GIS tools: write it once). `units[k - 1]` describes class
+    /// `k`; `confidence(x, y)` is the mean confidence of the region whose first pixel (raster
+    /// order, scan pixels) is `(x, y)`; with `revision`, the georeferenced layers and raster too.
+    #[allow(clippy::too_many_arguments)]
     pub fn write(
         &mut self,
         folder: &Path,
         map: &MapRow,
         units: &[UnitRow],
+        lines: &Lines,
         confidence: &dyn Fn(u32, u32) -> Option<f64>,
         revision: Option<&Revision>,
         progress: &Progress,
@@ -219,7 +263,7 @@ impl UnitRaster {
         let path = folder.join(GEOPACKAGE);
         let driver = DriverManager::get_driver_by_name("GPKG").map_err(gdal_error("find GDAL's GeoPackage driver"))?;
         let mut package = driver.create_vector_only(&path).map_err(gdal_error("create the GeoPackage"))?;
-        write_tables(&package, map, units)?;
+        write_tables(&package, map, units, &lines.types)?;
         let feature_fields = [
             ("id", OGRFieldType::OFTString),
             ("map_id", OGRFieldType::OFTString),
@@ -237,6 +281,25 @@ impl UnitRaster {
         create(&mut package, "polygon_feature", None)?;
         if let Some((_, srs, _)) = &georeferenced {
             create(&mut package, "polygon_feature_georeferenced", Some(srs))?;
+        }
+        let line_fields = [
+            ("id", OGRFieldType::OFTString),
+            ("map_id", OGRFieldType::OFTString),
+            ("name", OGRFieldType::OFTString),
+            ("type", OGRFieldType::OFTString),
+            ("polarity", OGRFieldType::OFTInteger),
+            ("confidence", OGRFieldType::OFTReal),
+            ("provenance", OGRFieldType::OFTString),
+        ];
+        let create_lines = |package: &mut Dataset, name: &str, srs: Option<&SpatialRef>| -> Result<(), GeorefError> {
+            let layer = package
+                .create_layer(LayerOptions { name, srs, ty: OGRwkbGeometryType::wkbMultiLineString, options: Some(&options) })
+                .map_err(gdal_error("create a GeoPackage layer"))?;
+            layer.create_defn_fields(&line_fields).map_err(gdal_error("create a GeoPackage layer"))
+        };
+        create_lines(&mut package, "line_feature", None)?;
+        if let Some((_, srs, _)) = &georeferenced {
+            create_lines(&mut package, "line_feature_georeferenced", Some(srs))?;
         }
         let transaction = package.start_transaction().map_err(gdal_error("write the GeoPackage"))?;
         let mut source = outlines.layer(0).map_err(gdal_error("read the outlines"))?;
@@ -274,9 +337,43 @@ impl UnitRaster {
             }
             add_feature(&transaction, "polygon_feature", multi(simplified).map_err(gdal_error("build a polygon"))?, &values)?;
         }
+        let mut line_lengths_km = Vec::with_capacity(lines.features.len());
+        for (index, line) in lines.features.iter().enumerate() {
+            let values = [
+                gdal::vector::FieldValue::StringValue(format!("{}_l{}", map.map_id, index + 1)),
+                gdal::vector::FieldValue::StringValue(map.map_id.clone()),
+                gdal::vector::FieldValue::StringValue(line.name.clone()),
+                gdal::vector::FieldValue::StringValue(line.type_id.clone()),
+                gdal::vector::FieldValue::IntegerValue(i32::from(line.polarity)),
+                gdal::vector::FieldValue::RealValue((line.confidence * 1000.0).round() / 1000.0),
+                gdal::vector::FieldValue::StringValue("modelled".to_owned()),
+            ];
+            let mut length_km = None;
+            if let Some((revision, srs, to_crs)) = &georeferenced {
+                let dense = if revision.geotransform.is_none() { densified(&line.points) } else { line.points.clone() };
+                let (mut xs, mut ys): (Vec<f64>, Vec<f64>) = dense.into_iter().unzip();
+                if !to_crs.apply(&mut xs, &mut ys) {
+                    return Err(GeorefError::InvalidBounds("A line's vertex lies where the revision's transform does not reach.".to_owned()));
+                }
+                let placed: Vec<(f64, f64)> = xs.into_iter().zip(ys).collect();
+                length_km = Some(
+                    placed
+                        .windows(2)
+                        .map(|pair| {
+                            let scale = GroundScale::of(srs, (pair[0].1 + pair[1].1) / 2.0);
+                            ((pair[1].0 - pair[0].0) * scale.x).hypot((pair[1].1 - pair[0].1) * scale.y)
+                        })
+                        .sum::<f64>()
+                        / 1000.0,
+                );
+                add_feature(&transaction, "line_feature_georeferenced", multi_line(&placed).map_err(gdal_error("build a line"))?, &values)?;
+            }
+            line_lengths_km.push(length_km);
+            add_feature(&transaction, "line_feature", multi_line(&line.points).map_err(gdal_error("build a line"))?, &values)?;
+        }
         transaction.commit().map_err(gdal_error("write the GeoPackage"))?;
         self.write_raster(folder, units, georeferenced.as_ref().map(|(revision, srs, _)| (*revision, srs)), &progress.stage(0.95, 1.0))?;
-        Ok(Written { polygons, crs: revision.map(|revision| revision.crs.clone()) })
+        Ok(Written { polygons, crs: revision.map(|revision| revision.crs.clone()), line_lengths_km })
     }
 
     /// The unit raster as a Cloud Optimized GeoTIFF: the swatches as its palette, the codes as
@@ -408,6 +505,27 @@ fn multi(polygon: Geometry) -> gdal::errors::Result<Geometry> {
     Ok(multi)
 }
 
+/// `points` as a one-part MULTILINESTRING (the TA1 geometry type).
+fn multi_line(points: &[(f64, f64)]) -> gdal::errors::Result<Geometry> {
+    let mut line = Geometry::empty(OGRwkbGeometryType::wkbLineString)?;
+    points.iter().for_each(|&point| line.add_point_2d(point));
+    let mut multi = Geometry::empty(OGRwkbGeometryType::wkbMultiLineString)?;
+    multi.add_geometry(line)?;
+    Ok(multi)
+}
+
+/// `points` with vertices added so no edge is longer than [`DENSIFY_PX`].
+fn densified(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
+    let mut dense = Vec::with_capacity(points.len());
+    for pair in points.windows(2) {
+        let ((x0, y0), (x1, y1)) = (pair[0], pair[1]);
+        let steps = ((x1 - x0).hypot(y1 - y0) / DENSIFY_PX).ceil().max(1.0) as usize;
+        dense.extend((0..steps).map(|k| (x0 + (x1 - x0) * k as f64 / steps as f64, y0 + (y1 - y0) * k as f64 / steps as f64)));
+    }
+    dense.extend(points.last());
+    dense
+}
+
 /// A text value as an SQL literal (`NULL` when absent).
 fn literal(value: Option<&str>) -> String {
     value.map_or_else(|| "NULL".to_owned(), |text| format!("'{}'", text.replace('\0', "").replace('\'', "''")))
@@ -418,9 +536,9 @@ fn number(value: Option<f64>) -> String {
     value.filter(|v| v.is_finite()).map_or_else(|| "NULL".to_owned(), |v| v.to_string())
 }
 
-/// The TA1 attribute tables (`map`, `geologic_unit`, `polygon_type` and the enumerations they
-/// name), registered in `gpkg_contents` so GIS tools list them.
-fn write_tables(package: &Dataset, map: &MapRow, units: &[UnitRow]) -> Result<(), GeorefError> {
+/// The TA1 attribute tables (`map`, `geologic_unit`, `polygon_type`, `line_type` and the
+/// enumerations they name), registered in `gpkg_contents` so GIS tools list them.
+fn write_tables(package: &Dataset, map: &MapRow, units: &[UnitRow], line_types: &[LineTypeRow]) -> Result<(), GeorefError> {
     let mut statements: Vec<String> = [
         "CREATE TABLE enum_provenance_type (name TEXT PRIMARY KEY)",
         "INSERT INTO enum_provenance_type (name) VALUES ('ground truth'), ('human verified'), ('human modified'), ('modelled'), ('raw data'), ('not processed')",
@@ -430,10 +548,19 @@ fn write_tables(package: &Dataset, map: &MapRow, units: &[UnitRow]) -> Result<()
         "CREATE TABLE geologic_unit (id TEXT PRIMARY KEY, name TEXT, description TEXT, age_text TEXT, t_interval TEXT, b_interval TEXT, t_age REAL, b_age REAL, lithology TEXT)",
         "CREATE TABLE polygon_type (id TEXT PRIMARY KEY, name TEXT NOT NULL, color TEXT NOT NULL, pattern TEXT, abbreviation TEXT, description TEXT, category TEXT, map_unit TEXT,
              FOREIGN KEY (map_unit) REFERENCES geologic_unit(id), FOREIGN KEY (name) REFERENCES enum_polygon_type(name))",
+        "CREATE TABLE enum_line_type (name TEXT PRIMARY KEY)",
+        "INSERT INTO enum_line_type (name) VALUES ('anticline'), ('antiform'), ('normal fault'), ('reverse fault'), ('thrust fault'),
+             ('left-lateral strike-slip fault'), ('right-lateral strike-slip fault'), ('strike-slip fault'), ('fault'), ('lineament'), ('scarp'),
+             ('syncline'), ('synform'), ('bed'), ('crater'), ('caldera'), ('dike'), ('escarpment'), ('fold'), ('vein'), ('other'), ('unknown')",
+        "CREATE TABLE enum_line_polarity (value TINYINT PRIMARY KEY)",
+        "INSERT INTO enum_line_polarity (value) VALUES (1), (-1), (0)",
+        "CREATE TABLE line_type (id TEXT PRIMARY KEY, name TEXT NOT NULL, description TEXT, dash_pattern TEXT, symbol TEXT,
+             FOREIGN KEY (name) REFERENCES enum_line_type(name))",
         "INSERT INTO gpkg_contents (table_name, data_type, identifier, description) VALUES
              ('map', 'attributes', 'map', 'The map'),
              ('geologic_unit', 'attributes', 'geologic_unit', 'Geologic units from the legend'),
-             ('polygon_type', 'attributes', 'polygon_type', 'Polygon types: one per legend unit')",
+             ('polygon_type', 'attributes', 'polygon_type', 'Polygon types: one per legend unit'),
+             ('line_type', 'attributes', 'line_type', 'Line types: one per line symbol of the explanation and pattern')",
     ]
     .map(str::to_owned)
     .into();
@@ -466,6 +593,16 @@ fn write_tables(package: &Dataset, map: &MapRow, units: &[UnitRow]) -> Result<()
             literal(unit.code.as_deref()),
             literal(unit.description.as_deref()),
             literal(unit.category.as_deref()),
+        ));
+    }
+    for line_type in line_types {
+        statements.push(format!(
+            "INSERT INTO line_type VALUES ({}, {}, {}, {}, {})",
+            literal(Some(&line_type.id)),
+            literal(Some(&line_type.name)),
+            literal(Some(&line_type.description)),
+            literal(Some(&line_type.dash_pattern)),
+            literal(Some(&line_type.symbol)),
         ));
     }
     for statement in &statements {
@@ -507,6 +644,7 @@ mod tests {
                 folder.path(),
                 &map,
                 &units,
+                &Lines::default(),
                 &|x, y| {
                     asked.borrow_mut().push((x, y));
                     Some(0.5)

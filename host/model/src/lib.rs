@@ -73,3 +73,10 @@ pub fn modified_ns(metadata: &std::fs::Metadata) -> i64 {
     use std::os::unix::fs::MetadataExt;
     metadata.mtime().saturating_mul(1_000_000_000).saturating_add(metadata.mtime_nsec())
 }
+
+/// The colour of `#rrggbb` (either case).
+pub fn parse_hex(colour: &str) -> Option<(u8, u8, u8)> {
+    let digits = colour.strip_prefix('#').filter(|d| d.len() == 6 && d.is_ascii())?;
+    let channel = |i: usize| u8::from_str_radix(&digits[i..i + 2], 16).ok();
+    Some((channel(0)?, channel(2)?, channel(4)?))
+}

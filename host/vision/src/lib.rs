@@ -17,6 +17,7 @@ pub mod image;
 pub mod layout;
 pub mod models;
 pub mod ocr;
+pub mod structure;
 pub mod units;
 
 use std::time::Instant;

@@ -157,19 +157,12 @@ fn check(bundle: &MapBundle) -> Result<(), BundleError> {
             inside(format!("/legend_entries/{index}/text"), text)?;
         }
         if let Some(colour) = &entry.colour_hex
-            && parse_hex(colour).is_none()
+            && geomap_model::parse_hex(colour).is_none()
         {
             return Err(wrong(format!("/legend_entries/{index}/colour_hex"), "expected a colour as #rrggbb"));
         }
     }
     Ok(())
-}
-
-/// The colour of `#rrggbb` (either case).
-pub fn parse_hex(colour: &str) -> Option<(u8, u8, u8)> {
-    let digits = colour.strip_prefix('#').filter(|d| d.len() == 6 && d.is_ascii())?;
-    let channel = |i: usize| u8::from_str_radix(&digits[i..i + 2], 16).ok();
-    Some((channel(0)?, channel(2)?, channel(4)?))
 }
 
 #[cfg(test)]
@@ -203,7 +196,7 @@ mod tests {
     fn a_good_bundle_reads() {
         let read = parse(&serde_json::to_vec(&bundle(json!({}))).unwrap()).unwrap();
         assert_eq!((read.image.width, read.components.len(), read.legend_entries.len()), (1000, 2, 1));
-        assert_eq!(parse_hex(read.legend_entries[0].colour_hex.as_deref().unwrap()), Some((255, 165, 0)));
+        assert_eq!(geomap_model::parse_hex(read.legend_entries[0].colour_hex.as_deref().unwrap()), Some((255, 165, 0)));
     }
 
     #[test]

@@ -16,7 +16,7 @@ use crate::ocr::reader::Line;
 use geomap_model::layout::PixelBox;
 
 /// Whether a symbol is drawn along a line or at a point.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SymbolKind {
     /// Contacts, faults, fold axes, dikes.
@@ -26,7 +26,7 @@ pub enum SymbolKind {
 }
 
 /// How a line is drawn along its length.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Pattern {
     /// Unbroken.
@@ -38,7 +38,7 @@ pub enum Pattern {
 }
 
 /// A mark drawn beside a line.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct Decoration {
     /// `teeth` (three or more marks along one side), `ball_and_bar` (one filled mark on one side),
     /// `arrows` (marks on both sides at one place) or `marks`.
@@ -50,7 +50,7 @@ pub struct Decoration {
 }
 
 /// How a line symbol is drawn.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct LineStyle {
     /// The stroke's width in pixels.
     pub width_px: f64,
@@ -66,7 +66,7 @@ pub struct LineStyle {
 }
 
 /// One entry of the explanation of map symbols.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct SymbolEntry {
     /// A line or a point symbol.
     pub kind: SymbolKind,

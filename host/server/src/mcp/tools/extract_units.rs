@@ -1,4 +1,4 @@
-//! `geomap_extract_units`: the map's units as GIS layers (a TA1 GeoPackage, a unit raster and a preview).
+//! `geomap_extract_units`: the map's units and structure as GIS layers (a TA1 GeoPackage, a unit raster and a preview).
 
 use std::sync::Arc;
 
@@ -19,7 +19,7 @@ pub struct ExtractUnits;
 
 impl Tool for ExtractUnits {
     const NAME: &'static str = EXTRACT_TOOL;
-    const TITLE: &'static str = "The map's units as GIS layers";
+    const TITLE: &'static str = "The map's units and structure as GIS layers";
     const HINTS: Hints = Hints::WRITES_ANEW;
     const HEAVY: bool = true;
     const WITHHELD_BY: Option<Withholding> = None;
@@ -27,7 +27,7 @@ impl Tool for ExtractUnits {
     type Output = UnitExtraction;
 
     fn description(_: &Catalog) -> String {
-        "Turn a registered scan's main map into its geologic units as GIS layers: every pixel goes to the nearest legend swatch (CIELAB), linework, printed codes and thin strokes are filled from the units around them, regions under the minimum mapping unit (`min_area_px`) are merged away, and the regions are polygonized. Writes a GeoPackage in the DARPA CriticalMAAS TA1 schema (map, geologic_unit with ages and rock names, polygon_type, polygon_feature in pixel coordinates, and polygon_feature_georeferenced in the CRS of the map's newest georeference revision when there is one), a unit raster (Cloud Optimized GeoTIFF with the swatches as its palette) and a preview beside the scan, all as resources and with their server paths. Reports per unit its polygons, share, area in km² when georeferenced and mean confidence, and warns of units with no pixels, large unclassified areas and swatches too close to tell apart. Uses the newest layout (or `layout_id`); without one it fails with artifact_not_found (reason no_layout): call geomap_process_image first. Not idempotent: every call writes a new extraction.".to_owned()
+        "Turn a registered scan's main map into its geologic units and its structure as GIS layers: every pixel goes to the nearest legend swatch (CIELAB), linework, printed codes and thin strokes are filled from the units around them, regions under the minimum mapping unit (`min_area_px`) are merged away, and the regions are polygonized; each line symbol of the explanation the layout read (its colour, width, dash pattern and teeth or arrows) is traced on the main map, so faults, thrusts and fold axes become lines of their TA1 type, split where their pattern changes (solid: certain; dashed or dotted: approximate or concealed), with the side of their teeth as polarity (contacts stay the polygons' edges). Writes a GeoPackage in the DARPA CriticalMAAS TA1 schema (map, geologic_unit with ages and rock names, polygon_type, polygon_feature, line_type and line_feature in pixel coordinates, and polygon_feature_georeferenced and line_feature_georeferenced in the CRS of the map's newest georeference revision when there is one), a unit raster (Cloud Optimized GeoTIFF with the swatches as its palette) and a preview beside the scan, all as resources and with their server paths. Reports per unit its polygons, share, area in km² when georeferenced and mean confidence, per line symbol its features, length (in km when georeferenced) and mean confidence, and warns of units with no pixels, large unclassified areas, swatches too close to tell apart, line symbols found nowhere and a sheet without an explanation of line symbols. Uses the newest layout (or `layout_id`); without one it fails with artifact_not_found (reason no_layout): call geomap_process_image first. Not idempotent: every call writes a new extraction.".to_owned()
     }
 
     fn readiness(status: &Status) -> Option<Unready> {

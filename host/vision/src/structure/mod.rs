@@ -1,0 +1,577 @@
+//! The map's structure as lines: each line symbol of the explanation (its colour, width, pattern
+//! and decorations, measured on its sample) is the prompt its lines on the main map are found
+//! with. Pixels of a symbol's colour (nearer to it than to any unit swatch or the paper) are
+//! marked while the units are classified; each colour's mask is thinned to centrelines
+//! ([`skeleton`]), the pieces joined across junctions and dash gaps ([`chains`]), and each line
+//! given to the symbol of its colour whose width and decorations it shares; lines given to a
+//! contact are dropped (contacts are the polygons' edges).
+//!
+//! Invariants: pure arithmetic on buffers this module owns (one byte a pixel of the main map for
+//! the colour marks, one more while a colour is thinned); lines leave in the scan's pixels;
+//! a line belongs to one symbol, and its parts keep the pattern seen along them.
+
+pub mod chains;
+pub mod skeleton;
+
+use crate::colour::{delta_e, lab};
+use crate::image::Rgb;
+use crate::layout::symbols::{Pattern, SymbolEntry, SymbolKind};
+use chains::{Chain, Joining};
+use skeleton::{Piece, Spur};
+
+/// A pixel within this ΔE of a line symbol's colour (and nearer to it than to any swatch or the
+/// paper) may belong to one of its lines.
+const LINE_DELTA_E: f64 = 30.0;
+/// Symbols whose colours are closer than this are one colour: their lines are told apart by
+/// width and decorations.
+const SAME_COLOUR_DELTA_E: f64 = 12.0;
+/// Bits kept per channel in the colour table.
+const TABLE_BITS: u32 = 6;
+/// The largest turn, in degrees, between two pieces joined into one line.
+const MAX_TURN: f64 = 35.0;
+/// Marks beside a line within this many stroke widths of it are its decorations.
+const DECORATION_REACH: f64 = 3.0;
+
+/// The TA1 line type (`enum_line_type`) a symbol's name gives its lines; `None` for a contact,
+/// which is a polygon edge and never a line feature.
+pub fn ta1_line_type(symbol: &str) -> Option<&'static str> {
+    Some(match symbol {
+        "contact" => return None,
+        "fault" | "detachment fault" => "fault",
+        "thrust fault" => "thrust fault",
+        "normal fault" => "normal fault",
+        "reverse fault" => "reverse fault",
+        "strike-slip fault" => "strike-slip fault",
+        "anticline" => "anticline",
+        "syncline" => "syncline",
+        "monocline" | "fold axis" => "fold",
+        "dike" => "dike",
+        "lineament" => "lineament",
+        "landslide scarp" => "scarp",
+        _ => "other",
+    })
+}
+
+/// Whether arrows point away from their line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Away(pub bool);
+
+/// What is drawn beside a line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Marks {
+    /// Nothing.
+    None,
+    /// Three or more marks along one side (a thrust's teeth, a normal fault's hachures).
+    Teeth,
+    /// Marks on both sides at one place (a fold's arrows): pointing away from the line (an
+    /// anticline), towards it (a syncline), or either.
+    Arrows(Option<Away>),
+    /// One filled mark on one side (a normal fault's ball and bar).
+    Ball,
+}
+
+impl Marks {
+    /// The decorations an explanation entry's sample shows (a fold's arrows point as its name says).
+    fn of_entry(entry: &SymbolEntry) -> Marks {
+        let kinds: Vec<&str> = entry.line.iter().flat_map(|style| style.decorations.iter().map(|d| d.kind.as_str())).collect();
+        let fold = match entry.symbol.as_str() {
+            "anticline" => Some(Marks::Arrows(Some(Away(true)))),
+            "syncline" => Some(Marks::Arrows(Some(Away(false)))),
+            "monocline" | "fold axis" => Some(Marks::Arrows(None)),
+            _ => None,
+        };
+        if kinds.contains(&"teeth") {
+            Marks::Teeth
+        } else if let Some(fold) = fold {
+            fold
+        } else if kinds.contains(&"arrows") {
+            Marks::Arrows(None)
+        } else if kinds.contains(&"ball_and_bar") {
+            Marks::Ball
+        } else {
+            Marks::None
+        }
+    }
+
+    /// How well marks seen on a line fit a symbol drawn with `self`, 0–1: 1 when they are its own;
+    /// a stray mark beside a plain line (a letter, a symbol) counts little against it, a plain
+    /// line where its symbol has teeth or arrows counts much.
+    fn fit(self, seen: Marks) -> f64 {
+        match (self, seen) {
+            (Marks::Arrows(None), Marks::Arrows(_)) | (Marks::Arrows(_), Marks::Arrows(None)) => 1.0,
+            (expected, seen) if expected == seen => 1.0,
+            (Marks::None, Marks::Ball) => 0.8,
+            (Marks::None, _) => 0.5,
+            _ => 0.4,
+        }
+    }
+}
+
+/// A line symbol of the explanation, as its lines are looked for.
+#[derive(Debug, Clone)]
+pub struct LinePrompt {
+    /// Its index among the layout's symbol entries.
+    pub entry: usize,
+    /// Its name as the entry begins ("thrust fault").
+    pub symbol: String,
+    /// The entry's words.
+    pub words: String,
+    /// Its TA1 line type; `None` for a contact.
+    pub ta1_type: Option<&'static str>,
+    /// The colour its sample is drawn in.
+    pub colour: (u8, u8, u8),
+    /// The stroke's width in pixels.
+    pub width_px: f64,
+    /// The sample's pattern.
+    pub pattern: Pattern,
+    /// A dash and its gap, in pixels, when broken.
+    pub period_px: Option<f64>,
+    /// What its sample shows beside the stroke.
+    pub marks: Marks,
+}
+
+impl LinePrompt {
+    /// The prompts of every line entry with a measured sample (`entries` are the layout's symbol
+    /// entries, in order).
+    pub fn of_entries(entries: &[SymbolEntry]) -> Vec<LinePrompt> {
+        entries
+            .iter()
+            .enumerate()
+            .filter(|(_, entry)| entry.kind == SymbolKind::Line)
+            .filter_map(|(index, entry)| {
+                let style = entry.line.as_ref()?;
+                let colour = geomap_model::parse_hex(&style.colour_hex)?;
+                Some(LinePrompt {
+                    entry: index,
+                    symbol: entry.symbol.clone(),
+                    words: entry.text.clone(),
+                    ta1_type: ta1_line_type(&entry.symbol),
+                    colour,
+                    width_px: style.width_px.max(1.0),
+                    pattern: style.pattern,
+                    period_px: style.period_px,
+                    marks: Marks::of_entry(entry),
+                })
+            })
+            .collect()
+    }
+}
+
+/// A line found on the main map.
+#[derive(Debug, Clone)]
+pub struct FoundLine {
+    /// The prompt (index into the finder's prompts) it was given to.
+    pub prompt: usize,
+    /// Its parts in order, each with the pattern seen along it, in the scan's pixels; each part
+    /// begins where the one before ended.
+    pub parts: Vec<(Pattern, Vec<(f64, f64)>)>,
+    /// 1: its marks are on the right of the line as its points run, -1 on the left (a thrust's
+    /// teeth, the upper plate); 0: none, or on both sides.
+    pub polarity: i8,
+    /// 0–1: how well its width and marks agree with its symbol's.
+    pub confidence: f64,
+    /// Its length in pixels, gaps included.
+    pub length_px: f64,
+}
+
+/// Marks pixels of the prompts' colours while the main map is read, then finds their lines.
+pub struct LineFinder {
+    prompts: Vec<LinePrompt>,
+    /// Per colour, the prompts drawn in it.
+    colours: Vec<Vec<usize>>,
+    /// Quantised colour → colour index + 1, or 0.
+    table: Vec<u8>,
+    width: u32,
+    height: u32,
+    origin: (u32, u32),
+    marks: Vec<u8>,
+}
+
+impl LineFinder {
+    /// A finder for `prompts` over the `width × height` main map whose top-left pixel is `origin`
+    /// in the scan; `swatches` (the units' colours) and `paper` compete with the lines' colours.
+    pub fn new(prompts: Vec<LinePrompt>, swatches: &[(u8, u8, u8)], paper: (u8, u8, u8), width: u32, height: u32, origin: (u32, u32)) -> LineFinder {
+        let mut colours: Vec<Vec<usize>> = Vec::new();
+        for (index, prompt) in prompts.iter().enumerate() {
+            let here = lab(prompt.colour);
+            match colours.iter_mut().find(|group| delta_e(lab(prompts[group[0]].colour), here) < SAME_COLOUR_DELTA_E) {
+                Some(group) => group.push(index),
+                None => colours.push(vec![index]),
+            }
+        }
+        let line_labs: Vec<[f64; 3]> = colours.iter().map(|group| lab(prompts[group[0]].colour)).collect();
+        let others: Vec<[f64; 3]> = swatches.iter().chain([&paper]).map(|&c| lab(c)).collect();
+        let shift = 8 - TABLE_BITS;
+        let centre = |v: usize| ((v << shift) | (1 << (shift - 1))) as u8;
+        let table = if line_labs.is_empty() {
+            Vec::new()
+        } else {
+            (0..1_usize << (3 * TABLE_BITS))
+                .map(|key| {
+                    let rgb = (centre(key >> (2 * TABLE_BITS)), centre((key >> TABLE_BITS) & ((1 << TABLE_BITS) - 1)), centre(key & ((1 << TABLE_BITS) - 1)));
+                    let here = lab(rgb);
+                    let (best, distance) =
+                        line_labs.iter().enumerate().map(|(i, l)| (i, delta_e(here, *l))).min_by(|a, b| a.1.total_cmp(&b.1)).expect("a colour");
+                    let rival = others.iter().map(|o| delta_e(here, *o)).fold(f64::INFINITY, f64::min);
+                    if distance <= LINE_DELTA_E && distance < rival { best as u8 + 1 } else { 0 }
+                })
+                .collect()
+        };
+        let marks = if line_labs.is_empty() { Vec::new() } else { vec![0; width as usize * height as usize] };
+        LineFinder { prompts, colours, table, width, height, origin, marks }
+    }
+
+    /// The prompts, as given.
+    pub fn prompts(&self) -> &[LinePrompt] {
+        &self.prompts
+    }
+
+    /// Marks the pixels of `strip` (the main map's rows from `first_row`, its full width) that
+    /// have a prompt's colour.
+    pub fn mark(&mut self, strip: &Rgb, first_row: u32) {
+        if self.table.is_empty() {
+            return;
+        }
+        let shift = 8 - TABLE_BITS;
+        let start = first_row as usize * self.width as usize;
+        for (k, pixel) in strip.pixels.chunks_exact(3).enumerate() {
+            let key = ((pixel[0] as usize >> shift) << (2 * TABLE_BITS)) | ((pixel[1] as usize >> shift) << TABLE_BITS) | (pixel[2] as usize >> shift);
+            if let Some(mark) = self.marks.get_mut(start + k) {
+                *mark = self.table[key];
+            }
+        }
+    }
+
+    /// The lines of every prompt, colour by colour; `cancelled` is asked between colours.
+    pub fn lines(self, cancelled: &dyn Fn() -> bool) -> Option<Vec<FoundLine>> {
+        let (width, height) = (self.width as usize, self.height as usize);
+        let mut found = Vec::new();
+        let mut mask = vec![0_u8; self.marks.len()];
+        for (colour, group) in self.colours.iter().enumerate() {
+            if cancelled() {
+                return None;
+            }
+            let label = colour as u8 + 1;
+            for (m, &mark) in mask.iter_mut().zip(&self.marks) {
+                *m = u8::from(mark == label);
+            }
+            let widest = group.iter().map(|&p| self.prompts[p].width_px).fold(1.0, f64::max);
+            let gap = group
+                .iter()
+                .map(|&p| {
+                    let prompt = &self.prompts[p];
+                    prompt.period_px.map_or(4.0 * prompt.width_px + 8.0, |period| 0.9 * period + 2.0 * prompt.width_px)
+                })
+                .fold(0.0, f64::max);
+            let (lines, marks) = traced(&mask, width, height, widest, gap);
+            for chain in lines {
+                if let Some(line) = self.given(&chain, group, &marks, &mask) {
+                    found.push(line);
+                }
+            }
+        }
+        Some(found)
+    }
+
+    /// The prompt of `group` that `chain` (in `mask`, its colour's pixels) is drawn as, and the
+    /// line it makes; `None` for a chain too short to be a line, too unlike every prompt, or a contact.
+    fn given(&self, chain: &Chain, group: &[usize], marks: &MarkIndex, mask: &[u8]) -> Option<FoundLine> {
+        let width = chain.width();
+        let length = chain.length();
+        let points = chain.points();
+        let (w, h) = (self.width as usize, self.height as usize);
+        let ink = |x: f64, y: f64| x >= 0.0 && y >= 0.0 && (x as usize) < w && (y as usize) < h && mask[y as usize * w + x as usize] != 0;
+        let (seen, side) = marks_beside(&points, marks, width, &ink);
+        let (prompt, confidence) = group
+            .iter()
+            .map(|&p| {
+                let prompt = &self.prompts[p];
+                let width_fit = (-2.0 * (width / prompt.width_px).ln().abs()).exp();
+                let marks_fit = prompt.marks.fit(seen);
+                (p, width_fit * marks_fit)
+            })
+            .max_by(|a, b| a.1.total_cmp(&b.1))?;
+        let chosen = &self.prompts[prompt];
+        let shortest = (12.0 * chosen.width_px).max(2.5 * chosen.period_px.unwrap_or(0.0)).max(30.0);
+        if chosen.ta1_type.is_none() || length < shortest || confidence < 0.2 {
+            return None;
+        }
+        let dash = chosen.period_px.map_or(8.0 * chosen.width_px, |period| period) + 2.0 * chosen.width_px;
+        let (left, top) = (f64::from(self.origin.0), f64::from(self.origin.1));
+        let parts = chain
+            .parts(dash, 2.5 * chosen.width_px, 0.5)
+            .into_iter()
+            .map(|(pattern, points)| (pattern, points.into_iter().map(|(x, y)| (x + left, y + top)).collect()))
+            .collect();
+        let polarity = if matches!(seen, Marks::Teeth | Marks::Ball) { side } else { 0 };
+        Some(FoundLine { prompt, parts, polarity, confidence: (confidence * 1000.0).round() / 1000.0, length_px: length })
+    }
+}
+
+/// The lines of a mask whose strokes are at most `widest` pixels wide, joined across gaps up to
+/// `gap`, and the marks beside them: short branches off a line, and short lines on their own (a
+/// detached tooth, a pair of arrows across the line, a dot of a letter) as two marks each, from
+/// their middle to either end.
+fn traced(mask: &[u8], width: usize, height: usize, widest: f64, gap: f64) -> (Vec<Chain>, MarkIndex) {
+    let spur_px = DECORATION_REACH * widest + 6.0;
+    let (pieces, spurs) = skeleton::centrelines(mask, width, height, spur_px);
+    let joined = chains::join(pieces, Joining { max_gap: gap, max_turn: MAX_TURN, junction: 2.0 * widest + 2.0 });
+    let (short, lines): (Vec<Chain>, Vec<Chain>) = joined.into_iter().partition(|chain| chain.length() <= 2.0 * spur_px);
+    let mut marks: Vec<Spur> = spurs;
+    for chain in short {
+        let points = chain.points();
+        let (first, middle, last) = (points[0], points[(points.len() - 1) / 2], points[points.len() - 1]);
+        marks.extend([Spur { base: middle, tip: first }, Spur { base: middle, tip: last }]);
+    }
+    (lines, MarkIndex::new(marks, DECORATION_REACH * widest + 6.0))
+}
+
+/// Marks by grid cell, so a line looks only at those near it.
+struct MarkIndex {
+    marks: Vec<Spur>,
+    cell: f64,
+    cells: std::collections::HashMap<(i64, i64), Vec<usize>>,
+}
+
+impl MarkIndex {
+    /// `marks` in cells of `cell` pixels (at least the reach of a line's marks).
+    fn new(marks: Vec<Spur>, cell: f64) -> MarkIndex {
+        let mut cells: std::collections::HashMap<(i64, i64), Vec<usize>> = std::collections::HashMap::new();
+        for (index, mark) in marks.iter().enumerate() {
+            for end in [mark.base, mark.tip] {
+                let slot = cells.entry(((end.0 / cell).floor() as i64, (end.1 / cell).floor() as i64)).or_default();
+                if slot.last() != Some(&index) {
+                    slot.push(index);
+                }
+            }
+        }
+        MarkIndex { marks, cell, cells }
+    }
+
+    /// The marks with an end in a cell a point of `points` is in or next to, each once.
+    fn near(&self, points: &[(f64, f64)]) -> Vec<&Spur> {
+        let mut seen = std::collections::HashSet::new();
+        let mut near = Vec::new();
+        for &(x, y) in points {
+            let (cx, cy) = ((x / self.cell).floor() as i64, (y / self.cell).floor() as i64);
+            for dx in -1..=1 {
+                for dy in -1..=1 {
+                    for &index in self.cells.get(&(cx + dx, cy + dy)).into_iter().flatten() {
+                        if seen.insert(index) {
+                            near.push(&self.marks[index]);
+                        }
+                    }
+                }
+            }
+        }
+        near
+    }
+}
+
+impl LinePrompt {
+    /// The prompt measured again on its sample's pixels (`sample`, a crop around it) the way lines
+    /// are measured on the map: the stroke's colour (the median of its most strongly inked
+    /// pixels, not of its antialiased edges), then, on the mask of that colour, its width, its
+    /// pattern and period and its marks (a fold's arrows with the way they point). What the
+    /// sample does not show (arrows too faint to read) stays as the entry said.
+    pub fn calibrated(mut self, sample: &Rgb) -> LinePrompt {
+        let pixels: Vec<(u8, u8, u8)> = sample.pixels.chunks_exact(3).map(|p| (p[0], p[1], p[2])).collect();
+        let labs: Vec<[f64; 3]> = pixels.iter().map(|&p| lab(p)).collect();
+        let lightest = labs.iter().map(|l| l[0]).fold(0.0, f64::max);
+        let Some(paper) = crate::colour::median_colour(pixels.iter().zip(&labs).filter(|(_, l)| l[0] >= lightest - 8.0).map(|(p, _)| *p)) else { return self };
+        let paper_lab = lab(paper);
+        let strength: Vec<f64> = labs.iter().map(|l| delta_e(*l, paper_lab)).collect();
+        let strongest = strength.iter().copied().fold(0.0, f64::max);
+        if strongest < LINE_DELTA_E {
+            return self;
+        }
+        let Some(core) = crate::colour::median_colour(pixels.iter().zip(&strength).filter(|(_, s)| **s >= 0.7 * strongest).map(|(p, _)| *p)) else {
+            return self;
+        };
+        let core_lab = lab(core);
+        let (width, height) = (sample.width as usize, sample.height as usize);
+        let mask: Vec<u8> = labs.iter().map(|l| u8::from(delta_e(*l, core_lab) <= LINE_DELTA_E && delta_e(*l, core_lab) < delta_e(*l, paper_lab))).collect();
+        let (lines, marks) =
+            traced(&mask, width, height, self.width_px, self.period_px.map_or(2.0 * self.width_px + 8.0, |period| period + 2.0 * self.width_px));
+        let Some(stroke) = lines.into_iter().max_by(|a, b| a.length().total_cmp(&b.length())) else { return self };
+        self.colour = core;
+        self.width_px = stroke.width().max(1.0);
+        let paper_gap = 1.5 * self.width_px + 1.0;
+        let gaps: Vec<f64> = stroke.gaps().into_iter().filter(|gap| *gap > paper_gap).collect();
+        if gaps.is_empty() {
+            (self.pattern, self.period_px) = (Pattern::Solid, None);
+        } else {
+            let dash = stroke.pieces.iter().map(Piece::length).sum::<f64>() / stroke.pieces.len() as f64;
+            let pattern = if dash <= 2.5 * self.width_px { Pattern::Dotted } else { Pattern::Dashed };
+            (self.pattern, self.period_px) = (pattern, Some(dash + gaps.iter().sum::<f64>() / gaps.len() as f64));
+        }
+        let ink = |x: f64, y: f64| x >= 0.0 && y >= 0.0 && (x as usize) < width && (y as usize) < height && mask[y as usize * width + x as usize] != 0;
+        let (seen, _) = marks_beside(&stroke.points(), &marks, self.width_px, &ink);
+        self.marks = match (seen, self.marks) {
+            (Marks::None | Marks::Arrows(None), Marks::Arrows(Some(away))) => Marks::Arrows(Some(away)),
+            (seen, _) => seen,
+        };
+        self
+    }
+}
+
+/// What is drawn beside a line through `points` (stroke `width`): the marks whose base is within
+/// reach of it, and the side most of them are on (1: right as the points run, -1: left). Where
+/// marks stand on both sides at one place (a fold's arrows), `ink` (is this pixel of the line's
+/// colour?) tells which way they point: an arrowhead has more ink at its base than at its point.
+fn marks_beside(points: &[(f64, f64)], marks: &MarkIndex, width: f64, ink: &dyn Fn(f64, f64) -> bool) -> (Marks, i8) {
+    let reach = DECORATION_REACH * width.max(1.0) + 6.0;
+    // Each mark: the point of the line it stands at, how far along the line that is, and the side.
+    let mut beside: Vec<(usize, f64, i8)> = Vec::new();
+    let mut along = Vec::with_capacity(points.len());
+    let mut run = 0.0;
+    for (i, p) in points.iter().enumerate() {
+        if i > 0 {
+            run += chains::distance(points[i - 1], *p);
+        }
+        along.push(run);
+    }
+    let nearest_to = |at: (f64, f64)| points.iter().enumerate().map(|(i, p)| (i, chains::distance(*p, at))).min_by(|a, b| a.1.total_cmp(&b.1));
+    let direction = |i: usize| {
+        let (a, b) = (points[i.saturating_sub(2)], points[(i + 2).min(points.len() - 1)]);
+        let length = chains::distance(a, b).max(1e-9);
+        ((b.0 - a.0) / length, (b.1 - a.1) / length)
+    };
+    for mark in marks.near(points) {
+        // A detached mark has no junction: its end nearer the line is its base.
+        let (base, tip) = match (nearest_to(mark.base), nearest_to(mark.tip)) {
+            (Some(base), Some(tip)) if tip.1 < base.1 => (tip, base),
+            (Some(base), Some(tip)) => (base, tip),
+            _ => continue,
+        };
+        // Within reach, and reaching away from the line.
+        if base.1 > reach || tip.1 < base.1 + 1.0 {
+            continue;
+        }
+        let far = if chains::distance(points[base.0], mark.tip) >= chains::distance(points[base.0], mark.base) { mark.tip } else { mark.base };
+        let (dx, dy) = direction(base.0);
+        // Rows grow downwards, so a positive cross product is on the right.
+        let cross = dx * (far.1 - points[base.0].1) - dy * (far.0 - points[base.0].0);
+        beside.push((base.0, along[base.0], if cross > 0.0 { 1 } else { -1 }));
+    }
+    if beside.is_empty() {
+        return (Marks::None, 0);
+    }
+    let right = beside.iter().filter(|m| m.2 > 0).count();
+    let left = beside.len() - right;
+    let side = if right >= left { 1 } else { -1 };
+    let pair = beside.iter().find(|a| a.2 > 0 && beside.iter().any(|b| b.2 < 0 && (a.1 - b.1).abs() <= 2.0 * reach));
+    if right.max(left) >= 3 && right.max(left) * 4 >= beside.len() * 3 {
+        (Marks::Teeth, side)
+    } else if let Some(&(at, _, _)) = pair {
+        // Ink in a band near the line against a band further out, on both sides of where the pair stands.
+        let (dx, dy) = direction(at);
+        let (x, y) = points[at];
+        let (mut near, mut far) = (0_u32, 0_u32);
+        let edge = width / 2.0 + 1.0;
+        for step in -10..=10 {
+            for out in 0..18 {
+                let r = edge + f64::from(out);
+                for sign in [1.0, -1.0] {
+                    let (px, py) = (x + f64::from(step) * dx - sign * r * dy, y + f64::from(step) * dy + sign * r * dx);
+                    if ink(px, py) {
+                        if out < 9 { near += 1 } else { far += 1 }
+                    }
+                }
+            }
+        }
+        let pointing = if f64::from(near) > 1.2 * f64::from(far) {
+            Some(Away(true))
+        } else if f64::from(far) > 1.2 * f64::from(near) {
+            Some(Away(false))
+        } else {
+            None
+        };
+        (Marks::Arrows(pointing), 0)
+    } else if beside.len() == 1 {
+        (Marks::Ball, side)
+    } else {
+        (Marks::None, 0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn prompt(symbol: &str, colour: (u8, u8, u8), width_px: f64, pattern: Pattern, period_px: Option<f64>, marks: Marks) -> LinePrompt {
+        LinePrompt {
+            entry: 0,
+            symbol: symbol.to_owned(),
+            words: symbol.to_owned(),
+            ta1_type: ta1_line_type(symbol),
+            colour,
+            width_px,
+            pattern,
+            period_px,
+            marks,
+        }
+    }
+
+    /// A box `(x0, y0, x1, y1)` painted one colour.
+    type Paint = ((u32, u32, u32, u32), (u8, u8, u8));
+
+    fn strip(width: u32, height: u32, paint: &[Paint]) -> Rgb {
+        let mut pixels = vec![250_u8; (width * height * 3) as usize];
+        for &((x0, y0, x1, y1), (r, g, b)) in paint {
+            for y in y0..y1 {
+                for x in x0..x1 {
+                    let at = ((y * width + x) * 3) as usize;
+                    pixels[at..at + 3].copy_from_slice(&[r, g, b]);
+                }
+            }
+        }
+        Rgb { width, height, pixels }
+    }
+
+    #[test]
+    fn lines_go_to_the_symbol_of_their_colour_width_and_marks_and_contacts_are_dropped() {
+        let black = (20, 20, 20);
+        let red = (200, 30, 30);
+        let prompts = vec![
+            prompt("contact", black, 2.0, Pattern::Solid, None, Marks::None),
+            prompt("fault", red, 4.0, Pattern::Dashed, Some(30.0), Marks::None),
+            prompt("thrust fault", black, 5.0, Pattern::Solid, None, Marks::Teeth),
+        ];
+        let (w, h) = (400, 300);
+        let mut paint = vec![
+            // A black contact 2 px wide, a red dashed fault, a black thrust with teeth below it.
+            ((20, 40, 380, 42), black),
+            ((20, 150, 380, 154), (230, 120, 110)),
+        ];
+        for k in 0..12 {
+            paint.push(((20 + 30 * k, 100, 40 + 30 * k, 104), red));
+        }
+        paint.push(((20, 220, 380, 225), black));
+        for k in 0..8 {
+            paint.push(((40 + 40 * k, 225, 45 + 40 * k, 235), black));
+        }
+        let image = strip(w, h, &paint);
+        let mut finder = LineFinder::new(prompts, &[(230, 120, 110)], (250, 250, 250), w, h, (1000, 2000));
+        finder.mark(&image, 0);
+        let mut lines = finder.lines(&|| false).unwrap();
+        lines.sort_by_key(|line| line.prompt);
+        assert_eq!(lines.iter().map(|l| l.prompt).collect::<Vec<_>>(), [1, 2], "{lines:?}");
+        let fault = &lines[0];
+        assert_eq!(fault.parts.len(), 1, "{fault:?}");
+        assert_eq!(fault.parts[0].0, Pattern::Dashed);
+        assert!(fault.parts[0].1.iter().all(|p| p.0 >= 1020.0 && p.0 <= 1380.0 && (p.1 - 2102.0).abs() <= 1.5), "in the scan's pixels: {fault:?}");
+        assert!(fault.length_px > 330.0, "{}", fault.length_px);
+        let thrust = &lines[1];
+        assert_eq!(thrust.parts[0].0, Pattern::Solid);
+        let runs_right = thrust.parts[0].1.first().unwrap().0 < thrust.parts[0].1.last().unwrap().0;
+        assert_eq!(thrust.polarity, if runs_right { 1 } else { -1 }, "teeth below: right of a line running east: {thrust:?}");
+    }
+
+    #[test]
+    fn symbols_name_their_ta1_types() {
+        assert_eq!(ta1_line_type("thrust fault"), Some("thrust fault"));
+        assert_eq!(ta1_line_type("monocline"), Some("fold"));
+        assert_eq!(ta1_line_type("contact"), None);
+    }
+}

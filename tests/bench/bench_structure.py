@@ -1,0 +1,85 @@
+"""The map's structure through the official client: geomap_extract_units on the drawn structure map
+(tests/unit_maps.py: faults solid and dashed, a thrust with teeth, an anticline and a syncline under
+contours, contacts, codes, a slight skew and JPEG), scored the TA1 way per line type (buffer F1
+against the lines as drawn), with its explanation and with the explanation cut off; then the whole
+extraction's time (units, lines, GeoPackage written) on the drawn map at 10000 pixels wide and, when
+../shared/assets has it, on the USGS scan enlarged to 10000×6185.
+
+Goals (issue 35): fault buffer F1 at least 0.85, fold axes at least 0.70, the whole extraction of a
+10000×6185 scan in at most 15 s on this 2-core machine. A benchmark, not a test: run with ./dev bench.
+"""
+
+import shutil
+import sys
+import time
+from pathlib import Path
+
+from PIL import Image
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import unit_maps  # noqa: E402
+from conftest import SHARED_ASSETS, Mirror, Server  # noqa: E402
+from test_detect import CACHE, OCR_WHEEL, WHEEL  # noqa: E402
+from test_structure import BUFFER_PX, layer, polylines  # noqa: E402
+
+from harness import run  # noqa: E402
+
+SCAN = SHARED_ASSETS / "sample_usgs.jpg"
+ENLARGED = (10_000, 6185)
+TYPES = ("fault", "thrust fault", "anticline", "syncline")
+
+
+async def extract(client, name: str) -> tuple[dict, float]:
+    """Registers `name`, reads its layout, then times geomap_extract_units."""
+    map_id = (await client.call_tool("geomap_register_map", {"path": name})).structured_content["map_id"]
+    layout = await client.call_tool("geomap_process_image", {"map_id": map_id})
+    assert layout.is_error is False, layout
+    started = time.perf_counter()
+    result = await client.call_tool("geomap_extract_units", {"map_id": map_id})
+    seconds = time.perf_counter() - started
+    assert result.is_error is False, result
+    return result.structured_content, seconds
+
+
+def scores(units: dict, scale: float) -> dict:
+    features = layer(units["geopackage_path"], "line_feature")
+    types = {row["properties"]["id"]: row["properties"]["name"] for row in layer(units["geopackage_path"], "line_type")}
+    truth = unit_maps.structure_truth(scale)
+    return {
+        kind: round(unit_maps.buffer_f1([p for t, _, p in truth if t == kind], polylines([f for f in features if types[f["properties"]["type"]] == kind]), BUFFER_PX * scale), 3)
+        for kind in TYPES
+    }
+
+
+async def measure(base: Path) -> None:
+    mirror = Mirror()
+    try:
+        mirror.files[WHEEL] = (CACHE / WHEEL).read_bytes()
+        mirror.files[OCR_WHEEL] = (CACHE / OCR_WHEEL).read_bytes()
+        server = Server(base, {"GEOMAP_ASSET_MIRROR": mirror.url})
+        unit_maps.draw(server.map_root / "structure.jpg", structure=True)
+        unit_maps.draw(server.map_root / "no_explanation.jpg", structure=True, explanation=False)
+        large = 10_000 / unit_maps.STRUCTURE_SCAN[0]
+        unit_maps.draw(server.map_root / "structure_10000.jpg", structure=True, scale=large)
+        if SCAN.exists():
+            Image.open(SCAN).resize(ENLARGED, Image.LANCZOS).save(server.map_root / "usgs_10000.png", compress_level=1)
+        async with server.connect() as client:
+            prepared = await client.call_tool("geomap_prepare_detectors", {"assets": ["peace-yolov10-runtime", "ppocr-v4"]})
+            assert prepared.is_error is False, prepared
+            for name, what in (("structure.jpg", "with its explanation"), ("no_explanation.jpg", "explanation cut off")):
+                units, seconds = await extract(client, name)
+                print(f"drawn map, {what}: buffer F1 {scores(units, 1.0)} (goals: fault 0.85, folds 0.70); extraction {seconds:.1f} s")
+            units, seconds = await extract(client, "structure_10000.jpg")
+            print(f"drawn map at 10000×{round(unit_maps.SCAN[1] * large)}: buffer F1 {scores(units, large)}; extraction {seconds:.1f} s (lines {units['timings']['lines_ms'] / 1e3:.1f} s)")
+            if SCAN.exists():
+                units, seconds = await extract(client, "usgs_10000.png")
+                found = {line["type"]: line["count"] for line in units["lines"]}
+                print(f"USGS scan at 10000×6185: extraction {seconds:.1f} s (goal 15 s; timings {units['timings']}); line features per type {found}")
+            else:
+                print(f"USGS scan at 10000×6185: skipped ({SCAN} is not there)")
+    finally:
+        mirror.close()
+
+
+if __name__ == "__main__":
+    run(measure, "bench-structure-", [CACHE / WHEEL, CACHE / OCR_WHEEL], "the wheels: run tests/test_read_text.py once")

@@ -1,0 +1,119 @@
+"""The map's structure end to end: a drawn geologic map (units under contours, contacts, printed codes
+and a slight skew, JPEG) with faults solid where certain and dashed where approximate, a thrust with
+teeth, an anticline and a syncline with their arrows, and an explanation of its line symbols beside
+the legend. The layout is read with the real OCR models; geomap_extract_units writes the lines into
+the same TA1 GeoPackage as the polygons; each type is scored the TA1 way (buffer F1 against the
+lines as drawn) and the thrust's polarity checked against the side its teeth are on."""
+
+import json
+import shutil
+import subprocess
+
+import pytest
+
+import unit_maps
+from conftest import shared_asset
+from test_detect import ocr_wheel, runtime_wheel  # noqa: F401 (session fixtures)
+from test_layout_words import prepared_layout, reading_server
+from test_providers import compile_cache  # noqa: F401 (session fixture)
+from test_units import WEST, NORTH, EAST, SOUTH
+
+pytestmark = pytest.mark.anyio
+
+BUFFER_PX = 5  # the TA1 scoring's buffer around a line
+
+
+def layer(path, name: str) -> list:
+    out = subprocess.run(["ogr2ogr", "-f", "GeoJSON", "/vsistdout/", str(path), name], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)["features"]
+
+
+def polylines(features: list) -> list:
+    return [[tuple(point) for point in part] for feature in features for part in feature["geometry"]["coordinates"]]
+
+
+async def test_faults_a_thrust_and_folds_become_ta1_line_features_scored_against_the_drawing(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache, era):  # noqa: F811
+    server = reading_server(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache)
+    unit_maps.draw(server.map_root / "structure.jpg", structure=True)
+    layout = await prepared_layout(server, "structure.jpg")
+    symbols = {entry["symbol"]: entry for entry in layout["symbol_entries"]}
+    assert {"contact", "fault", "thrust fault", "anticline", "syncline"} <= set(symbols), layout["symbol_entries"]
+    async with server.connect(era) as client:
+        placed = await client.call_tool("geomap_georeference", {"map_id": layout["map_id"], "crs": "EPSG:4326", "bounds": {"west": WEST, "south": SOUTH, "east": EAST, "north": NORTH}})
+        assert placed.is_error is False, placed
+        result = await client.call_tool("geomap_extract_units", {"map_id": layout["map_id"]})
+    assert result.is_error is False, result
+    units = result.structured_content
+    summary = {line["type"]: line for line in units["lines"]}
+    print("line types:", json.dumps(units["lines"], indent=1))
+
+    features = layer(units["geopackage_path"], "line_feature")
+    types = {row["properties"]["id"]: row["properties"] for row in layer(units["geopackage_path"], "line_type")}
+    type_of = lambda feature: types[feature["properties"]["type"]]["name"]  # noqa: E731
+    truth = unit_maps.structure_truth()
+    scores = {}
+    for kind in ("fault", "thrust fault", "anticline", "syncline"):
+        want = [points for t, _, points in truth if t == kind]
+        got = polylines([f for f in features if type_of(f) == kind])
+        scores[kind] = round(unit_maps.buffer_f1(want, got, BUFFER_PX), 3)
+    print("buffer F1 per type:", scores)
+    assert scores["fault"] >= 0.85, scores
+    assert scores["thrust fault"] >= 0.85, scores
+    assert min(scores["anticline"], scores["syncline"]) >= 0.7, scores
+    assert all(type_of(f) != "contact" for f in features), "contacts are the polygons' edges"
+
+    # Certainty per part: the first fault is solid, then dashed; the dashed second fault is dashed.
+    fault_patterns = {types[f["properties"]["type"]]["dash_pattern"] for f in features if type_of(f) == "fault"}
+    assert fault_patterns == {"solid", "dashed"}, fault_patterns
+    dashed = polylines([f for f in features if types[f["properties"]["type"]]["dash_pattern"] == "dashed"])
+    want_dashed = [points for t, pattern, points in truth if t == "fault" and pattern == "dashed"]
+    assert unit_maps.buffer_f1(want_dashed, dashed, BUFFER_PX) >= 0.8, dashed
+
+    # The thrust's teeth are on the right of its line as drawn: polarity says which side of the
+    # line as written.
+    thrust = [f for f in features if type_of(f) == "thrust fault"]
+    drawn = next(points for t, _, points in truth if t == "thrust fault")
+    for feature in thrust:
+        line = feature["geometry"]["coordinates"][0]
+        same_way = (line[-1][0] - line[0][0]) * (drawn[-1][0] - drawn[0][0]) + (line[-1][1] - line[0][1]) * (drawn[-1][1] - drawn[0][1]) > 0
+        assert feature["properties"]["polarity"] == (1 if same_way else -1), feature["properties"]
+        assert feature["properties"]["provenance"] == "modelled" and 0 < feature["properties"]["confidence"] <= 1
+
+    # The georeferenced layer holds the same features in the revision's CRS, and the summary their lengths.
+    placed_features = layer(units["geopackage_path"], "line_feature_georeferenced")
+    assert len(placed_features) == len(features)
+    lon, lat = placed_features[0]["geometry"]["coordinates"][0][0]
+    assert WEST <= lon <= EAST and SOUTH <= lat <= NORTH, (lon, lat)
+    assert summary["fault"]["count"] >= 2 and summary["fault"]["length_km"] > 0, summary
+    assert summary["thrust fault"]["prompted_by"] == "explanation", summary
+    assert not [w for w in units["warnings"] if "found nowhere" in w], units["warnings"]
+
+
+
+async def test_without_an_explanation_the_units_are_extracted_and_the_line_tables_are_empty_with_a_warning(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache):  # noqa: F811
+    server = reading_server(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache)
+    unit_maps.draw(server.map_root / "bare.jpg", structure=True, explanation=False)
+    layout = await prepared_layout(server, "bare.jpg")
+    assert not [entry for entry in layout["symbol_entries"] if entry["kind"] == "line"], layout["symbol_entries"]
+    async with server.connect() as client:
+        result = await client.call_tool("geomap_extract_units", {"map_id": layout["map_id"]})
+    assert result.is_error is False, result
+    units = result.structured_content
+    assert units["lines"] == [] and sum(unit["polygons"] for unit in units["units"]) > 0, units
+    assert [w for w in units["warnings"] if w.startswith("No explanation of line symbols was read on this sheet")], units["warnings"]
+    assert layer(units["geopackage_path"], "line_feature") == [] and layer(units["geopackage_path"], "line_type") == []
+
+
+async def test_the_usgs_scan_gives_its_faults_from_its_own_explanation(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache):  # noqa: F811
+    scan = shared_asset("sample_usgs.jpg") / "sample_usgs.jpg"
+    server = reading_server(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache)
+    shutil.copy(scan, server.map_root / "usgs.jpg")
+    layout = await prepared_layout(server, "usgs.jpg")
+    print("line symbols read:", [(entry["symbol"], entry.get("line")) for entry in layout["symbol_entries"] if entry["kind"] == "line"])
+    async with server.connect() as client:
+        result = await client.call_tool("geomap_extract_units", {"map_id": layout["map_id"]})
+    assert result.is_error is False, result
+    units = result.structured_content
+    print("lines:", json.dumps(units["lines"], indent=1), "warnings:", units["warnings"], "timings:", units["timings"])
+    print("geopackage:", units["geopackage_path"])
+    assert False
