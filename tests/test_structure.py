@@ -109,11 +109,19 @@ async def test_the_usgs_scan_gives_its_faults_from_its_own_explanation(tmp_path,
     server = reading_server(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache)
     shutil.copy(scan, server.map_root / "usgs.jpg")
     layout = await prepared_layout(server, "usgs.jpg")
-    print("line symbols read:", [(entry["symbol"], entry.get("line")) for entry in layout["symbol_entries"] if entry["kind"] == "line"])
+    line_symbols = {entry["symbol"] for entry in layout["symbol_entries"] if entry["kind"] == "line"}
+    assert {"contact", "fault", "thrust fault", "anticline", "syncline"} <= line_symbols, layout["symbol_entries"]
     async with server.connect() as client:
         result = await client.call_tool("geomap_extract_units", {"map_id": layout["map_id"]})
     assert result.is_error is False, result
     units = result.structured_content
-    print("lines:", json.dumps(units["lines"], indent=1), "warnings:", units["warnings"], "timings:", units["timings"])
-    print("geopackage:", units["geopackage_path"])
-    assert False
+    print("lines:", [(line["type"], line["count"], line["length_px"], line["mean_confidence"]) for line in units["lines"]], "timings:", units["timings"])
+    by_type = {line["type"]: line for line in units["lines"]}
+    assert "contact" not in by_type, "contacts are the polygons' edges"
+    assert by_type["fault"]["count"] >= 50 and by_type["fault"]["length_px"] >= 5000, by_type["fault"]
+    features = layer(units["geopackage_path"], "line_feature")
+    assert len(features) == sum(line["count"] for line in units["lines"])
+    region = units["region"]
+    for feature in features:
+        for x, y in feature["geometry"]["coordinates"][0]:
+            assert region["x0"] - 1 <= x <= region["x1"] + 1 and region["y0"] - 1 <= y <= region["y1"] + 1, "lines lie on the main map"

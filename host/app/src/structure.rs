@@ -10,8 +10,9 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use geomap_georef::units::{LineRow, LineTypeRow, Lines};
+use geomap_vision::colour::hex;
 use geomap_vision::layout::symbols::Pattern;
-use geomap_vision::structure::{FoundLine, LinePrompt};
+use geomap_vision::structure::{Away, FoundLine, LinePrompt, Marks};
 
 /// One line symbol of the explanation and what the extraction found of it.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -34,6 +35,13 @@ pub struct LineSummary {
     pub mean_confidence: f64,
     /// What found them: `explanation` (the symbol's sample as the prompt).
     pub prompted_by: String,
+    /// The colour looked for, as measured on the symbol's sample.
+    pub colour_hex: String,
+    /// The stroke width looked for, in pixels, as measured on the sample.
+    pub width_px: f64,
+    /// The marks looked for beside the line: `none`, `teeth`, `arrows` (`away` or `towards` the
+    /// line, as the fold's name says) or `ball`.
+    pub marks: String,
 }
 
 /// The name a pattern has in `line_type.dash_pattern`.
@@ -42,6 +50,18 @@ fn pattern_name(pattern: Pattern) -> &'static str {
         Pattern::Solid => "solid",
         Pattern::Dashed => "dashed",
         Pattern::Dotted => "dotted",
+    }
+}
+
+/// How a summary names the marks a symbol is looked for with.
+fn marks_name(marks: Marks) -> &'static str {
+    match marks {
+        Marks::None => "none",
+        Marks::Teeth => "teeth",
+        Marks::Arrows(Some(Away(true))) => "arrows away",
+        Marks::Arrows(Some(Away(false))) => "arrows towards",
+        Marks::Arrows(None) => "arrows",
+        Marks::Ball => "ball",
     }
 }
 
@@ -111,6 +131,9 @@ pub(crate) fn line_summaries(prompts: &[LinePrompt], lines: &Lines, lengths_km: 
                 length_km: length_km.filter(|_| !mine.is_empty()).map(|km| (km * 1000.0).round() / 1000.0),
                 mean_confidence: (mean_confidence * 1000.0).round() / 1000.0,
                 prompted_by: "explanation".to_owned(),
+                colour_hex: hex(prompt.colour),
+                width_px: prompt.width_px,
+                marks: marks_name(prompt.marks).to_owned(),
             })
         })
         .collect()
@@ -131,7 +154,7 @@ pub(crate) fn line_warnings(prompts: &[LinePrompt], summaries: &[LineSummary]) -
 #[cfg(test)]
 mod tests {
     use super::*;
-    use geomap_vision::structure::{Marks, ta1_line_type};
+    use geomap_vision::structure::ta1_line_type;
 
     fn prompt(entry: usize, symbol: &str, pattern: Pattern) -> LinePrompt {
         LinePrompt {

@@ -25,7 +25,7 @@ use geomap_model::layout::PixelBox;
 use geomap_model::trace;
 use geomap_store::registry::{Document, StoredDocument};
 use geomap_vision::colour::{delta_e, ground_colour, hex, lab};
-use geomap_vision::structure::{LineFinder, LinePrompt};
+use geomap_vision::structure::{LineFinder, LinePrompt, sample_window};
 use geomap_vision::units::{self as classes, NO_MATCH_DELTA_E, filter, regions};
 use geomap_vision::{VisionError, millis};
 
@@ -47,8 +47,6 @@ pub const PREVIEW: &str = "preview.png";
 const UNCLASSIFIED_WARNING: f64 = 0.25;
 /// The paper's colour: a pixel nearer to it than to a line symbol's colour is not on that line.
 const PAPER: (u8, u8, u8) = (255, 255, 255);
-/// A line symbol's sample is measured in a crop this many pixels larger on every side.
-const SAMPLE_MARGIN: f64 = 4.0;
 /// The map's colour at a point is sampled from the square this many pixels either side of it.
 const SAMPLE_RADIUS: f64 = 5.0;
 
@@ -356,9 +354,7 @@ impl App {
         let prompts = LinePrompt::of_entries(&layout.symbol_entries)
             .into_iter()
             .map(|prompt| {
-                let sample = &layout.symbol_entries[prompt.entry].sample;
-                let around =
-                    PixelBox { x0: sample.x0 - SAMPLE_MARGIN, y0: sample.y0 - SAMPLE_MARGIN, x1: sample.x1 + SAMPLE_MARGIN, y1: sample.y1 + SAMPLE_MARGIN };
+                let around = sample_window(&layout.symbol_entries[prompt.entry]);
                 Ok::<_, AppError>(prompt.calibrated(&map.window(self, around.pixels(layout.width, layout.height))?))
             })
             .collect::<Result<Vec<_>, _>>()?;

@@ -17,6 +17,7 @@ use crate::colour::{delta_e, lab};
 use crate::image::Rgb;
 use crate::layout::symbols::{Pattern, SymbolEntry, SymbolKind};
 use chains::{Chain, Joining};
+use geomap_model::layout::PixelBox;
 use skeleton::{Piece, Spur};
 
 /// A pixel within this ΔE of a line symbol's colour (and nearer to it than to any swatch or the
@@ -25,6 +26,11 @@ const LINE_DELTA_E: f64 = 30.0;
 /// Symbols whose colours are closer than this are one colour: their lines are told apart by
 /// width and decorations.
 const SAME_COLOUR_DELTA_E: f64 = 12.0;
+/// Samples darker than this (CIELAB L*) and greyer than [`BLACK_CHROMA`] are all black ink: a thin
+/// stroke's sample reads lighter than a thick one's.
+const BLACK_LIGHTNESS: f64 = 40.0;
+/// See [`BLACK_LIGHTNESS`].
+const BLACK_CHROMA: f64 = 12.0;
 /// Bits kept per channel in the colour table.
 const TABLE_BITS: u32 = 6;
 /// The largest turn, in degrees, between two pieces joined into one line.
@@ -71,19 +77,25 @@ pub enum Marks {
 }
 
 impl Marks {
-    /// The decorations an explanation entry's sample shows (a fold's arrows point as its name says).
-    fn of_entry(entry: &SymbolEntry) -> Marks {
-        let kinds: Vec<&str> = entry.line.iter().flat_map(|style| style.decorations.iter().map(|d| d.kind.as_str())).collect();
-        let fold = match entry.symbol.as_str() {
+    /// The marks a symbol's name says it has: a thrust's teeth, an anticline's arrows pointing
+    /// away from its line, a syncline's pointing towards it, a monocline's or fold axis's arrows.
+    fn named(symbol: &str) -> Option<Marks> {
+        match symbol {
+            "thrust fault" => Some(Marks::Teeth),
             "anticline" => Some(Marks::Arrows(Some(Away(true)))),
             "syncline" => Some(Marks::Arrows(Some(Away(false)))),
             "monocline" | "fold axis" => Some(Marks::Arrows(None)),
             _ => None,
-        };
-        if kinds.contains(&"teeth") {
+        }
+    }
+
+    /// The decorations an explanation entry's name or, failing that, its sample as the layout read it shows.
+    fn of_entry(entry: &SymbolEntry) -> Marks {
+        let kinds: Vec<&str> = entry.line.iter().flat_map(|style| style.decorations.iter().map(|d| d.kind.as_str())).collect();
+        if let Some(named) = Marks::named(&entry.symbol) {
+            named
+        } else if kinds.contains(&"teeth") {
             Marks::Teeth
-        } else if let Some(fold) = fold {
-            fold
         } else if kinds.contains(&"arrows") {
             Marks::Arrows(None)
         } else if kinds.contains(&"ball_and_bar") {
@@ -95,14 +107,15 @@ impl Marks {
 
     /// How well marks seen on a line fit a symbol drawn with `self`, 0–1: 1 when they are its own;
     /// a stray mark beside a plain line (a letter, a symbol) counts little against it, a plain
-    /// line where its symbol has teeth or arrows counts much.
+    /// line where its symbol has teeth or arrows counts much (the width alone never makes a thrust).
     fn fit(self, seen: Marks) -> f64 {
         match (self, seen) {
             (Marks::Arrows(None), Marks::Arrows(_)) | (Marks::Arrows(_), Marks::Arrows(None)) => 1.0,
             (expected, seen) if expected == seen => 1.0,
             (Marks::None, Marks::Ball) => 0.8,
             (Marks::None, _) => 0.5,
-            _ => 0.4,
+            // Its teeth or arrows are what tells the symbol from a plain line of its colour.
+            _ => 0.15,
         }
     }
 }
@@ -194,12 +207,18 @@ impl LineFinder {
         let mut colours: Vec<Vec<usize>> = Vec::new();
         for (index, prompt) in prompts.iter().enumerate() {
             let here = lab(prompt.colour);
-            match colours.iter_mut().find(|group| delta_e(lab(prompts[group[0]].colour), here) < SAME_COLOUR_DELTA_E) {
+            let black = |l: [f64; 3]| l[0] < BLACK_LIGHTNESS && l[1].hypot(l[2]) < BLACK_CHROMA;
+            let same = |other: [f64; 3]| delta_e(other, here) < SAME_COLOUR_DELTA_E || (black(other) && black(here));
+            match colours.iter_mut().find(|group| same(lab(prompts[group[0]].colour))) {
                 Some(group) => group.push(index),
                 None => colours.push(vec![index]),
             }
         }
-        let line_labs: Vec<[f64; 3]> = colours.iter().map(|group| lab(prompts[group[0]].colour)).collect();
+        // A colour is looked for as its darkest sample shows it (a thin stroke's sample reads lighter).
+        let line_labs: Vec<[f64; 3]> = colours
+            .iter()
+            .map(|group| group.iter().map(|&p| lab(prompts[p].colour)).min_by(|a, b| a[0].total_cmp(&b[0])).expect("a group has a prompt"))
+            .collect();
         let others: Vec<[f64; 3]> = swatches.iter().chain([&paper]).map(|&c| lab(c)).collect();
         let shift = 8 - TABLE_BITS;
         let centre = |v: usize| ((v << shift) | (1 << (shift - 1))) as u8;
@@ -368,12 +387,25 @@ impl MarkIndex {
     }
 }
 
+/// Pixels around a sample it is measured in, on each side.
+const SAMPLE_MARGIN: f64 = 4.0;
+
+/// Where a line entry's sample is measured: its box, widened by [`SAMPLE_MARGIN`], and kept to
+/// the rows of the entry's first line of words (an explanation's samples stand one under another,
+/// and the box read for one may reach into the next).
+pub fn sample_window(entry: &SymbolEntry) -> PixelBox {
+    let (sample, words) = (&entry.sample, &entry.text_box);
+    let (top, bottom) = (sample.y0.max(words.y0), sample.y1.min(words.y1));
+    let (y0, y1) = if bottom > top + 1.0 { (top, bottom) } else { (sample.y0, sample.y1) };
+    PixelBox { x0: sample.x0 - SAMPLE_MARGIN, y0: y0 - SAMPLE_MARGIN, x1: sample.x1 + SAMPLE_MARGIN, y1: y1 + SAMPLE_MARGIN }
+}
+
 impl LinePrompt {
-    /// The prompt measured again on its sample's pixels (`sample`, a crop around it) the way lines
+    /// The prompt measured again on its sample's pixels (`sample`, its [`sample_window`]) the way lines
     /// are measured on the map: the stroke's colour (the median of its most strongly inked
     /// pixels, not of its antialiased edges), then, on the mask of that colour, its width, its
-    /// pattern and period and its marks (a fold's arrows with the way they point). What the
-    /// sample does not show (arrows too faint to read) stays as the entry said.
+    /// pattern and period and its marks (unless its name says which: a thrust's teeth, a fold's
+    /// arrows and the way they point).
     pub fn calibrated(mut self, sample: &Rgb) -> LinePrompt {
         let pixels: Vec<(u8, u8, u8)> = sample.pixels.chunks_exact(3).map(|p| (p[0], p[1], p[2])).collect();
         let labs: Vec<[f64; 3]> = pixels.iter().map(|&p| lab(p)).collect();
@@ -385,16 +417,21 @@ impl LinePrompt {
         if strongest < LINE_DELTA_E {
             return self;
         }
-        let Some(core) = crate::colour::median_colour(pixels.iter().zip(&strength).filter(|(_, s)| **s >= 0.7 * strongest).map(|(p, _)| *p)) else {
-            return self;
-        };
-        let core_lab = lab(core);
+        // The stroke is the row with the most ink (words beside it have less in any one row); its
+        // colour, the median of the most strongly inked pixels of that row and the ones either side.
         let (width, height) = (sample.width as usize, sample.height as usize);
+        let inked_in = |row: usize| strength[row * width..(row + 1) * width].iter().filter(|s| **s >= LINE_DELTA_E).count();
+        let Some(stroke_row) = (0..height).max_by_key(|&row| inked_in(row)) else { return self };
+        let band: Vec<usize> = (stroke_row.saturating_sub(1)..(stroke_row + 2).min(height)).flat_map(|row| row * width..(row + 1) * width).collect();
+        let strongest = band.iter().map(|&i| strength[i]).fold(0.0, f64::max);
+        let Some(core) = crate::colour::median_colour(band.iter().filter(|&&i| strength[i] >= 0.9 * strongest).map(|&i| pixels[i])) else { return self };
+        let core_lab = lab(core);
         let mask: Vec<u8> = labs.iter().map(|l| u8::from(delta_e(*l, core_lab) <= LINE_DELTA_E && delta_e(*l, core_lab) < delta_e(*l, paper_lab))).collect();
         let (lines, marks) =
             traced(&mask, width, height, self.width_px, self.period_px.map_or(2.0 * self.width_px + 8.0, |period| period + 2.0 * self.width_px));
-        let Some(stroke) = lines.into_iter().max_by(|a, b| a.length().total_cmp(&b.length())) else { return self };
+        // A sample too short to trace (shorter than two teeth) still gives its colour.
         self.colour = core;
+        let Some(stroke) = lines.into_iter().max_by(|a, b| a.length().total_cmp(&b.length())) else { return self };
         self.width_px = stroke.width().max(1.0);
         let paper_gap = 1.5 * self.width_px + 1.0;
         let gaps: Vec<f64> = stroke.gaps().into_iter().filter(|gap| *gap > paper_gap).collect();
@@ -407,10 +444,8 @@ impl LinePrompt {
         }
         let ink = |x: f64, y: f64| x >= 0.0 && y >= 0.0 && (x as usize) < width && (y as usize) < height && mask[y as usize * width + x as usize] != 0;
         let (seen, _) = marks_beside(&stroke.points(), &marks, self.width_px, &ink);
-        self.marks = match (seen, self.marks) {
-            (Marks::None | Marks::Arrows(None), Marks::Arrows(Some(away))) => Marks::Arrows(Some(away)),
-            (seen, _) => seen,
-        };
+        // The name, where it says, wins over marks too small to read on a sample.
+        self.marks = Marks::named(&self.symbol).unwrap_or(seen);
         self
     }
 }
@@ -461,7 +496,12 @@ fn marks_beside(points: &[(f64, f64)], marks: &MarkIndex, width: f64, ink: &dyn 
     let left = beside.len() - right;
     let side = if right >= left { 1 } else { -1 };
     let pair = beside.iter().find(|a| a.2 > 0 && beside.iter().any(|b| b.2 < 0 && (a.1 - b.1).abs() <= 2.0 * reach));
-    if right.max(left) >= 3 && right.max(left) * 4 >= beside.len() * 3 {
+    // Teeth stand along the line, not in one cluster (a number printed beside it).
+    let spread = {
+        let along_side: Vec<f64> = beside.iter().filter(|m| m.2 == side).map(|m| m.1).collect();
+        along_side.iter().copied().fold(f64::NEG_INFINITY, f64::max) - along_side.iter().copied().fold(f64::INFINITY, f64::min)
+    };
+    if right.max(left) >= 3 && right.max(left) * 4 >= beside.len() * 3 && spread >= 0.4 * run {
         (Marks::Teeth, side)
     } else if let Some(&(at, _, _)) = pair {
         // Ink in a band near the line against a band further out, on both sides of where the pair stands.
