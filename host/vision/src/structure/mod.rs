@@ -390,7 +390,7 @@ impl MarkIndex {
 /// Pixels around a sample it is measured in, on each side.
 const SAMPLE_MARGIN: f64 = 4.0;
 
-/// Where a line entry's sample is measured: its box, widened by [`SAMPLE_MARGIN`], and kept to
+/// Where a line entry's sample is measured: its box, four pixels wider on every side, and kept to
 /// the rows of the entry's first line of words (an explanation's samples stand one under another,
 /// and the box read for one may reach into the next).
 pub fn sample_window(entry: &SymbolEntry) -> PixelBox {
