@@ -79,6 +79,16 @@ async def test_faults_a_thrust_and_folds_become_ta1_line_features_scored_against
         assert feature["properties"]["polarity"] == (1 if same_way else -1), feature["properties"]
         assert feature["properties"]["provenance"] == "modelled" and 0 < feature["properties"]["confidence"] <= 1
 
+    # geomap_unit_at on the thrust names it; far from every line it names none.
+    on_thrust = unit_maps.on_structure_scan(700, 250)
+    away = unit_maps.on_structure_scan(850, 850)
+    async with server.connect(era) as client:
+        on = (await client.call_tool("geomap_unit_at", {"map_id": layout["map_id"], "col": on_thrust[0], "row": on_thrust[1]})).structured_content
+        off = (await client.call_tool("geomap_unit_at", {"map_id": layout["map_id"], "col": away[0], "row": away[1]})).structured_content
+    assert on["line"]["type"] == "thrust fault" and on["line"]["dash_pattern"] == "solid" and on["line"]["distance_px"] <= 4, on
+    assert "thrust fault" in on["summary"] and on["units_id"] == units["units_id"], on
+    assert "line" not in off and off["units_id"] == units["units_id"], off
+
     # The georeferenced layer holds the same features in the revision's CRS, and the summary their lengths.
     placed_features = layer(units["geopackage_path"], "line_feature_georeferenced")
     assert len(placed_features) == len(features)

@@ -185,19 +185,18 @@ def draw_marks(draw_image: "ImageDraw.ImageDraw", points: list, colour: tuple, w
             draw_image.polygon([(x - 6 * scale * dx + base * rx, y - 6 * scale * dy + base * ry), (x + 6 * scale * dx + base * rx, y + 6 * scale * dy + base * ry), (x + apex * rx, y + apex * ry)], fill=colour)
 
 
+def on_structure_scan(x: float, y: float, scale: float = 1.0) -> tuple:
+    """Where point (x, y) of the main map's frame is on the structure map's scan, once turned by the
+    skew (PIL turns counter-clockwise as seen, rows growing downwards)."""
+    cx, cy = STRUCTURE_SCAN[0] * scale / 2, SCAN[1] * scale / 2
+    x, y = MAIN_MAP[0] * scale + x * scale, MAIN_MAP[1] * scale + y * scale
+    turn = math.radians(SKEW_DEGREES)
+    return (cx + (x - cx) * math.cos(turn) + (y - cy) * math.sin(turn), cy - (x - cx) * math.sin(turn) + (y - cy) * math.cos(turn))
+
+
 def structure_truth(scale: float = 1.0) -> list:
     """The lines `draw(..., structure=True)` drew, as they are on the scan: (type, pattern, points) per part."""
-    size = (STRUCTURE_SCAN[0] * scale, SCAN[1] * scale)
-    cx, cy = size[0] / 2, size[1] / 2
-    turn = math.radians(SKEW_DEGREES)
-    # PIL turns counter-clockwise as seen, rows growing downwards.
-    def turned(x: float, y: float) -> tuple:
-        return (cx + (x - cx) * math.cos(turn) + (y - cy) * math.sin(turn), cy - (x - cx) * math.sin(turn) + (y - cy) * math.cos(turn))
-    return [
-        (kind, pattern, [turned(MAIN_MAP[0] * scale + x * scale, MAIN_MAP[1] * scale + y * scale) for x, y in points])
-        for kind, parts in STRUCTURE
-        for pattern, points in parts
-    ]
+    return [(kind, pattern, [on_structure_scan(x, y, scale) for x, y in points]) for kind, parts in STRUCTURE for pattern, points in parts]
 
 
 def buffer_f1(truth: list, found: list, radius: float) -> float:

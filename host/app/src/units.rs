@@ -47,6 +47,8 @@ pub const PREVIEW: &str = "preview.png";
 const UNCLASSIFIED_WARNING: f64 = 0.25;
 /// The paper's colour: a pixel nearer to it than to a line symbol's colour is not on that line.
 const PAPER: (u8, u8, u8) = (255, 255, 255);
+/// `geomap_unit_at` names a line feature passing this close to the point, in pixels.
+pub const LINE_REACH_PX: f64 = 4.0;
 /// The map's colour at a point is sampled from the square this many pixels either side of it.
 const SAMPLE_RADIUS: f64 = 5.0;
 
@@ -109,8 +111,28 @@ pub struct UnitAt {
     /// map has one for this layout; absent: `unit` is the nearest swatch to the colour here.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub units_id: Option<String>,
+    /// The line feature of that extraction (a fault, a fold axis) passing within
+    /// [`LINE_REACH_PX`] pixels of the point, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<LineAt>,
     /// What the answer means, in a sentence.
     pub summary: String,
+}
+
+/// A line feature at a point.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct LineAt {
+    /// Its ID in the extraction's GeoPackage (`line_feature.id`).
+    pub feature_id: String,
+    /// Its TA1 line type (`fault`, `thrust fault`, `anticline`, …).
+    #[serde(rename = "type")]
+    pub line_type: String,
+    /// Its symbol's name, as the explanation begins it.
+    pub name: String,
+    /// `solid` (certain), `dashed` or `dotted` where it passes.
+    pub dash_pattern: String,
+    /// How far it passes from the point, in pixels.
+    pub distance_px: f64,
 }
 
 /// Arguments of `geomap_extract_units`.
@@ -308,7 +330,24 @@ impl App {
             (None, _) => colour_summary(unit.as_ref(), &nearest, colour),
         };
         let units_id = extracted.map(|(units_id, _)| units_id);
-        Ok(UnitAt { map_id, layout_id, revision_id, col, row, colour_hex: hex(colour), unit, nearest, units_id, summary })
+        let line = match &units_id {
+            Some(units_id) => {
+                let package = layout_dir(&self.settings.artifact_root, &map_id, units_id).join(GEOPACKAGE);
+                geomap_georef::units::line_near(&package, (col, row), LINE_REACH_PX)?.map(|near| LineAt {
+                    feature_id: near.id,
+                    line_type: near.line_type,
+                    name: near.name,
+                    dash_pattern: near.dash_pattern,
+                    distance_px: near.distance_px,
+                })
+            }
+            None => None,
+        };
+        let summary = match &line {
+            Some(line) => format!("{summary} A {} ({}) passes {} px from the point.", line.line_type, line.dash_pattern, line.distance_px),
+            None => summary,
+        };
+        Ok(UnitAt { map_id, layout_id, revision_id, col, row, colour_hex: hex(colour), unit, nearest, units_id, line, summary })
     }
 
     /// The class the newest unit extraction of `layout_id` gives scan pixel `(col, row)`: its ID and

@@ -458,6 +458,60 @@ pub fn class_at(path: &Path, x: u32, y: u32) -> Result<Option<u8>, GeorefError> 
     Ok(Some(value[0]))
 }
 
+/// A line feature near a point of the scan.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NearLine {
+    /// Its ID in the GeoPackage.
+    pub id: String,
+    /// Its name (its symbol's).
+    pub name: String,
+    /// Its TA1 line type.
+    pub line_type: String,
+    /// `solid`, `dashed` or `dotted`.
+    pub dash_pattern: String,
+    /// How far it passes from the point, in pixels.
+    pub distance_px: f64,
+}
+
+/// The line feature of the GeoPackage at `path` passing nearest scan pixel `(col, row)`, when one
+/// passes within `within_px`; none for a GeoPackage without line tables (written before them).
+pub fn line_near(path: &Path, (col, row): (f64, f64), within_px: f64) -> Result<Option<NearLine>, GeorefError> {
+    Readiness::check().require()?;
+    let package = Dataset::open(path).map_err(gdal_error("open the GeoPackage"))?;
+    let Ok(mut lines) = package.layer_by_name("line_feature") else { return Ok(None) };
+    lines.set_spatial_filter_rect(col - within_px, row - within_px, col + within_px, row + within_px);
+    let text = |feature: &gdal::vector::Feature, name: &str| {
+        feature.field_index(name).ok().and_then(|i| feature.field_as_string(i).ok().flatten()).unwrap_or_default()
+    };
+    let mut best: Option<(f64, String, String, String)> = None;
+    let mut points = Vec::new();
+    for feature in lines.features() {
+        let Some(geometry) = feature.geometry() else { continue };
+        for part in 0..geometry.geometry_count() {
+            points.clear();
+            geometry.get_geometry(part).get_points(&mut points);
+            let distance =
+                points.windows(2).map(|pair| segment_distance((col, row), (pair[0].0, pair[0].1), (pair[1].0, pair[1].1))).fold(f64::INFINITY, f64::min);
+            if distance <= within_px && best.as_ref().is_none_or(|(nearest, ..)| distance < *nearest) {
+                best = Some((distance, text(&feature, "id"), text(&feature, "name"), text(&feature, "type")));
+            }
+        }
+    }
+    let Some((distance, id, name, type_id)) = best else { return Ok(None) };
+    let mut types = package.layer_by_name("line_type").map_err(gdal_error("read the GeoPackage's line types"))?;
+    let (line_type, dash_pattern) =
+        types.features().find(|row| text(row, "id") == type_id).map(|row| (text(&row, "name"), text(&row, "dash_pattern"))).unwrap_or_default();
+    Ok(Some(NearLine { id, name, line_type, dash_pattern, distance_px: (distance * 10.0).round() / 10.0 }))
+}
+
+/// The distance from `point` to the segment from `a` to `b`.
+fn segment_distance(point: (f64, f64), a: (f64, f64), b: (f64, f64)) -> f64 {
+    let (dx, dy) = (b.0 - a.0, b.1 - a.1);
+    let length = dx * dx + dy * dy;
+    let t = if length > 0.0 { (((point.0 - a.0) * dx + (point.1 - a.1) * dy) / length).clamp(0.0, 1.0) } else { 0.0 };
+    (point.0 - a.0 - t * dx).hypot(point.1 - a.1 - t * dy)
+}
+
 /// Adds a feature of `geometry` and `values` (the TA1 polygon fields, in order) to layer `name`.
 fn add_feature(package: &Dataset, name: &str, geometry: Geometry, values: &[gdal::vector::FieldValue]) -> Result<(), GeorefError> {
     let layer = package.layer_by_name(name).map_err(gdal_error("write a polygon"))?;
@@ -665,5 +719,36 @@ mod tests {
         let class_of_corner = class_at(&folder.path().join(UNIT_RASTER), 1, 1).unwrap();
         assert_eq!(class_of_corner, Some(2));
         assert_eq!(class_at(&folder.path().join(UNIT_RASTER), 6, 0).unwrap(), None, "outside the raster");
+    }
+
+    #[test]
+    fn lines_are_written_beside_the_units_and_found_near_a_point() {
+        let mut raster = UnitRaster::new(vec![1; 40 * 30], 40, 30, 0, 0).unwrap();
+        let folder = tempfile::tempdir().unwrap();
+        let map = MapRow { map_id: "map_x".to_owned(), name: "a map".to_owned(), image_url: "geomap://maps/map_x".to_owned(), width: 40, height: 30 };
+        let units = [UnitRow { code: Some("Qal".to_owned()), colour: (250, 235, 150), ..Default::default() }];
+        let lines = Lines {
+            types: vec![LineTypeRow {
+                id: "line_type_2_dashed".to_owned(),
+                name: "fault".to_owned(),
+                description: "Fault—Dashed where approximately located".to_owned(),
+                dash_pattern: "dashed".to_owned(),
+                symbol: "fault".to_owned(),
+            }],
+            features: vec![LineRow {
+                type_id: "line_type_2_dashed".to_owned(),
+                name: "fault".to_owned(),
+                points: vec![(2.0, 2.0), (38.0, 20.0)],
+                polarity: 0,
+                confidence: 0.9,
+            }],
+        };
+        let written = raster.write(folder.path(), &map, &units, &lines, &|_, _| Some(1.0), None, &Progress::none()).unwrap();
+        assert_eq!(written.line_lengths_km, vec![None], "no revision, no ground length");
+        let package = folder.path().join(GEOPACKAGE);
+        let near = line_near(&package, (20.0, 12.0), 4.0).unwrap().expect("the fault passes 1 px away");
+        assert_eq!((near.line_type.as_str(), near.dash_pattern.as_str(), near.name.as_str()), ("fault", "dashed", "fault"));
+        assert!(near.distance_px <= 1.5, "{near:?}");
+        assert_eq!(line_near(&package, (5.0, 25.0), 4.0).unwrap(), None, "nothing within 4 px");
     }
 }
