@@ -178,7 +178,6 @@ mod tests {
             parts: vec![(Pattern::Solid, vec![(0.0, 0.0), (30.0, 40.0)]), (Pattern::Dashed, vec![(30.0, 40.0), (30.0, 90.0)])],
             polarity: 0,
             confidence: 0.8,
-            length_px: 100.0,
         }];
         let lines = line_rows(&prompts, &found);
         let ids: Vec<&str> = lines.types.iter().map(|t| t.id.as_str()).collect();

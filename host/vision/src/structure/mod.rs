@@ -183,8 +183,6 @@ pub struct FoundLine {
     pub polarity: i8,
     /// 0–1: how well its width and marks agree with its symbol's.
     pub confidence: f64,
-    /// Its length in pixels, gaps included.
-    pub length_px: f64,
 }
 
 /// Marks pixels of the prompts' colours while the main map is read, then finds their lines.
@@ -238,11 +236,6 @@ impl LineFinder {
         };
         let marks = if line_labs.is_empty() { Vec::new() } else { vec![0; width as usize * height as usize] };
         LineFinder { prompts, colours, table, width, height, origin, marks }
-    }
-
-    /// The prompts, as given.
-    pub fn prompts(&self) -> &[LinePrompt] {
-        &self.prompts
     }
 
     /// Marks the pixels of `strip` (the main map's rows from `first_row`, its full width) that
@@ -323,7 +316,7 @@ impl LineFinder {
             .map(|(pattern, points)| (pattern, points.into_iter().map(|(x, y)| (x + left, y + top)).collect()))
             .collect();
         let polarity = if matches!(seen, Marks::Teeth | Marks::Ball) { side } else { 0 };
-        Some(FoundLine { prompt, parts, polarity, confidence: (confidence * 1000.0).round() / 1000.0, length_px: length })
+        Some(FoundLine { prompt, parts, polarity, confidence: (confidence * 1000.0).round() / 1000.0 })
     }
 }
 
@@ -601,7 +594,8 @@ mod tests {
         assert_eq!(fault.parts.len(), 1, "{fault:?}");
         assert_eq!(fault.parts[0].0, Pattern::Dashed);
         assert!(fault.parts[0].1.iter().all(|p| p.0 >= 1020.0 && p.0 <= 1380.0 && (p.1 - 2102.0).abs() <= 1.5), "in the scan's pixels: {fault:?}");
-        assert!(fault.length_px > 330.0, "{}", fault.length_px);
+        let reach = fault.parts[0].1.iter().map(|p| p.0).fold(f64::NEG_INFINITY, f64::max) - fault.parts[0].1.iter().map(|p| p.0).fold(f64::INFINITY, f64::min);
+        assert!(reach > 330.0, "the dashes are one line: {reach}");
         let thrust = &lines[1];
         assert_eq!(thrust.parts[0].0, Pattern::Solid);
         let runs_right = thrust.parts[0].1.first().unwrap().0 < thrust.parts[0].1.last().unwrap().0;
