@@ -1,11 +1,14 @@
 """The map's structure end to end: a drawn geologic map (units under contours, contacts, printed codes
 and a slight skew, JPEG) with faults solid where certain and dashed where approximate, a thrust with
-teeth, an anticline and a syncline with their arrows, and an explanation of its line symbols beside
-the legend. The layout is read with the real OCR models; geomap_extract_units writes the lines into
-the same TA1 GeoPackage as the polygons; each type is scored the TA1 way (buffer F1 against the
-lines as drawn) and the thrust's polarity checked against the side its teeth are on."""
+teeth, an anticline and a syncline with their arrows, 40 strike-and-dip symbols in every direction
+with their dips printed, and an explanation of its line and point symbols beside the legend. The
+layout is read with the real OCR models; geomap_extract_units writes the lines and the attitudes into
+the same TA1 GeoPackage as the polygons; each line type is scored the TA1 way (buffer F1 against the
+lines as drawn), the thrust's polarity checked against the side its teeth are on, and the attitudes
+by F1 within a symbol's radius, then their dip directions and dips."""
 
 import json
+import math
 import shutil
 import subprocess
 
@@ -98,6 +101,35 @@ async def test_faults_a_thrust_and_folds_become_ta1_line_features_scored_against
     assert summary["thrust fault"]["prompted_by"] == "explanation", summary
     assert not [w for w in units["warnings"] if "found nowhere" in w], units["warnings"]
 
+    # The attitudes: each strike-and-dip symbol where it is drawn, its dip read from the number
+    # beside it, its dip direction from grid north (the bounds make a pixel twice as tall on the
+    # ground as it is wide, so the bearing on the ground is not the angle on the sheet).
+    points = layer(units["geopackage_path"], "point_feature")
+    point_types = {row["properties"]["id"]: row["properties"]["name"] for row in layer(units["geopackage_path"], "point_type")}
+    assert {point_types[f["properties"]["type"]] for f in points} == {"inclined bedding"}, point_types
+    east_m = (EAST - WEST) / unit_maps.STRUCTURE_SCAN[0] * math.cos(math.radians((NORTH + SOUTH) / 2))
+    north_m = (NORTH - SOUTH) / unit_maps.SCAN[1]
+    on_ground = lambda d: math.degrees(math.atan2(math.sin(math.radians(d)) * east_m, math.cos(math.radians(d)) * north_m)) % 360  # noqa: E731
+    truth_points = [(x, y, on_ground(d), dip) for x, y, d, dip in unit_maps.attitude_truth()]
+    got = [(*f["geometry"]["coordinates"], f["properties"]["dip_direction"], f["properties"]["dip"]) for f in points]
+    score = unit_maps.point_scores(truth_points, got, unit_maps.STRIKE_PX / 2)
+    print("attitudes:", score, units["points"])
+    assert score["f1"] >= 0.85 and score["dip_direction_within_10"] >= 0.9 and score["dip_exact"] >= 0.9, score
+    attitude = units["points"][0]
+    assert (attitude["type"], attitude["dip_direction_from"], attitude["prompted_by"]) == ("inclined bedding", "grid north", "explanation"), attitude
+    assert attitude["symbol"].startswith("strike and dip"), attitude
+    assert attitude["count"] == len(points) and attitude["dips_read"] == sum(f["properties"]["dip"] is not None for f in points), attitude
+    for feature in points:
+        box = feature["properties"]["dip_words_bbox"]
+        if feature["properties"]["dip"] is None:
+            assert not box, feature["properties"]
+        else:
+            x0, y0, x1, y1 = map(float, box.split())
+            x, y = feature["geometry"]["coordinates"]
+            assert math.hypot((x0 + x1) / 2 - x, (y0 + y1) / 2 - y) <= 2 * unit_maps.STRIKE_PX, "the dip's words stand beside the symbol"
+    placed_points = layer(units["geopackage_path"], "point_feature_georeferenced")
+    assert len(placed_points) == len(points) and all(WEST <= p["geometry"]["coordinates"][0] <= EAST for p in placed_points)
+
 
 
 async def test_without_an_explanation_the_units_are_extracted_and_the_line_tables_are_empty_with_a_warning(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache):  # noqa: F811
@@ -109,7 +141,7 @@ async def test_without_an_explanation_the_units_are_extracted_and_the_line_table
         result = await client.call_tool("geomap_extract_units", {"map_id": layout["map_id"]})
     assert result.is_error is False, result
     units = result.structured_content
-    assert units["lines"] == [] and sum(unit["polygons"] for unit in units["units"]) > 0, units
+    assert units["lines"] == [] and units["points"] == [] and sum(unit["polygons"] for unit in units["units"]) > 0, units
     assert [w for w in units["warnings"] if w.startswith("No explanation of line symbols was read on this sheet")], units["warnings"]
     assert layer(units["geopackage_path"], "line_feature") == [] and layer(units["geopackage_path"], "line_type") == []
 
@@ -126,6 +158,7 @@ async def test_the_usgs_scan_gives_its_faults_from_its_own_explanation(tmp_path,
     assert result.is_error is False, result
     units = result.structured_content
     print("lines:", [(line["type"], line["count"], line["length_px"], line["mean_confidence"]) for line in units["lines"]], "timings:", units["timings"])
+    print("points:", units["points"], [w for w in units["warnings"] if "point symbol" in w or "attitudes" in w])
     by_type = {line["type"]: line for line in units["lines"]}
     assert "contact" not in by_type, "contacts are the polygons' edges"
     assert by_type["fault"]["count"] >= 50 and by_type["fault"]["length_px"] >= 5000, by_type["fault"]

@@ -1,9 +1,12 @@
 """Geologic maps the unit tests and the benchmark draw, with the truth of every pixel: units as
 polygons, then what a printed map lays over them (black contacts, a fault, brown contour lines across
 every unit, printed codes, strike-and-dip symbols), a slight skew, blur and JPEG. A legend with a
-swatch, a code and a description per unit stands right of the main map, as the layout reader finds it."""
+swatch, a code and a description per unit stands right of the main map, as the layout reader finds it.
+The structure map adds faults, a thrust, folds and 40 strike-and-dip symbols with their dips printed,
+and an explanation of their symbols in a column of its own."""
 
 import math
+import random
 from pathlib import Path
 
 from PIL import Image, ImageDraw, ImageFilter, ImageFont
@@ -37,6 +40,11 @@ LINE_SYMBOLS = [
     ("Anticline—Showing crestline", BLACK, 5, None, "away"),
     ("Syncline—Showing troughline", BLACK, 5, None, "towards"),
 ]
+# A strike-and-dip symbol: strike line and tick lengths at scale 1 (the stroke is the contacts' width).
+STRIKE_PX, TICK_PX = 28, 9
+DIP_FONT_PX = 18
+# The explanation's attitude entry, under its line symbols, with the dip printed beside its sample.
+ATTITUDE_WORDS, ATTITUDE_SAMPLE_DIP = "Strike and dip of beds", "35"
 # The structure drawn on the main map, in its frame's pixels: (type, [(pattern, points)]), each part
 # beginning where the one before ended; the thrust's teeth and the folds' arrows are on the right
 # of the line as its points run.
@@ -47,6 +55,56 @@ STRUCTURE = [
     ("anticline", [("solid", [(110, 640), (230, 720), (340, 840)])]),
     ("syncline", [("solid", [(640, 430), (800, 455), (960, 500)])]),
 ]
+
+
+def attitudes() -> list[tuple[float, float, float, int]]:
+    """The 40 strike-and-dip symbols of the structure map, in its frame's pixels: (x, y, dip direction
+    in degrees clockwise from up, dip), clear of the contacts, the structure lines, the codes and each
+    other, their dip directions spread all round."""
+    rng = random.Random(35)
+    keep_off = [outline + [outline[0]] for _, outline in polygons_in_frame()] + [[p for _, points in parts for p in points] for _, parts in STRUCTURE]
+    codes = [(sum(x for x, _ in o) / len(o), sum(y for _, y in o) / len(o)) for _, o in polygons_in_frame()] + [(900, 450)]
+    chosen: list = []
+    candidates = [(x + rng.uniform(-12, 12), y + rng.uniform(-12, 12)) for y in range(50, 880, 52) for x in range(50, 980, 52)]
+    rng.shuffle(candidates)
+    for x, y in candidates:
+        if len(chosen) == 40:
+            break
+        clear = all(distance_to(x, y, line) > 42 for line in keep_off)
+        clear = clear and all(math.hypot(x - cx - 25, y - cy - 15) > 60 for cx, cy in codes)
+        clear = clear and all(math.hypot(x - ox, y - oy) > 75 for ox, oy, _, _ in chosen)
+        if clear:
+            k = len(chosen)
+            chosen.append((x, y, (k * 9 + rng.uniform(0, 8)) % 360, rng.randint(3, 88)))
+    assert len(chosen) == 40, len(chosen)
+    return chosen
+
+
+def distance_to(x: float, y: float, line: list) -> float:
+    """The distance from (x, y) to a polyline."""
+    best = math.inf
+    for (x0, y0), (x1, y1) in zip(line, line[1:]):
+        dx, dy = x1 - x0, y1 - y0
+        t = max(0.0, min(1.0, ((x - x0) * dx + (y - y0) * dy) / (dx * dx + dy * dy or 1.0)))
+        best = min(best, math.hypot(x - x0 - t * dx, y - y0 - t * dy))
+    return best
+
+
+def polygons_in_frame() -> list:
+    """The units' outlines in the main map's frame (unshifted)."""
+    return [(unit, [(x - MAIN_MAP[0], y - MAIN_MAP[1]) for x, y in outline]) for unit, outline in polygons()]
+
+
+def draw_attitude(draw_image: "ImageDraw.ImageDraw", x: float, y: float, towards: float, scale: float, dip: str | None, font) -> None:
+    """A strike line centred on (x, y) with its tick pointing `towards` (degrees clockwise from up),
+    and `dip` printed beyond the tick's end."""
+    dx, dy = math.sin(math.radians(towards)), -math.cos(math.radians(towards))
+    half, tick, width = STRIKE_PX * scale / 2, TICK_PX * scale, max(1, round(3 * scale))
+    draw_image.line([(x + dy * half, y - dx * half), (x - dy * half, y + dx * half)], fill=BLACK, width=width)
+    draw_image.line([(x, y), (x + dx * tick, y + dy * tick)], fill=BLACK, width=width)
+    if dip is not None:
+        reach = (TICK_PX + 17) * scale
+        draw_image.text((x + dx * reach, y + dy * reach), dip, fill=BLACK, font=font, anchor="mm")
 
 
 def polygons(scale: float = 1.0) -> list[tuple[int, list[tuple[float, float]]]]:
@@ -101,10 +159,13 @@ def draw(path: Path, *, scale: float = 1.0, quality: int = 88, structure: bool =
         cx, cy = sum(x for x, _ in outline) / len(outline), sum(y for _, y in outline) / len(outline)
         draw_image.text((cx, cy), UNITS[unit][0], fill=(20, 20, 20), font=font)
     draw_image.text((box[0] + 900 * scale, box[1] + 450 * scale), UNITS[0][0], fill=(20, 20, 20), font=font)
-    for sx, sy in [(150, 150), (700, 200), (300, 700), (850, 700), (900, 300)]:  # strike-and-dip symbols
-        x, y = box[0] + sx * scale, box[1] + sy * scale
-        draw_image.line([(x - 14 * scale, y), (x + 14 * scale, y)], fill=(15, 15, 15), width=line)
-        draw_image.line([(x, y), (x, y + 9 * scale)], fill=(15, 15, 15), width=line)
+    dip_font = ImageFont.truetype(str(FONT), max(8, round(DIP_FONT_PX * scale)))
+    if structure:  # strike-and-dip symbols with their dips
+        for sx, sy, towards, dip in attitudes():
+            draw_attitude(draw_image, box[0] + sx * scale, box[1] + sy * scale, towards, scale, str(dip), dip_font)
+    else:
+        for sx, sy in [(150, 150), (700, 200), (300, 700), (850, 700), (900, 300)]:  # strike-and-dip symbols
+            draw_attitude(draw_image, box[0] + sx * scale, box[1] + sy * scale, 180, scale, None, dip_font)
     draw_image.rectangle(box, outline=(0, 0, 0), width=line)
     # The legend, at the same scale.
     font, bold = ImageFont.truetype(str(FONT), round(28 * scale)), ImageFont.truetype(str(BOLD), round(34 * scale))
@@ -124,6 +185,10 @@ def draw(path: Path, *, scale: float = 1.0, quality: int = 88, structure: bool =
             draw_line(draw_image, sample, colour, width * scale, dash, scale)
             draw_marks(draw_image, sample, colour, width * scale, marks, scale)
             draw_image.text(((x + 150) * scale, top), words, fill=(20, 20, 20), font=font)
+        top = (y + 80 + 70 * len(LINE_SYMBOLS)) * scale
+        draw_attitude(draw_image, (x + 40) * scale, top + 14 * scale, 180, scale, None, dip_font)
+        draw_image.text(((x + 62) * scale, top + 4 * scale), ATTITUDE_SAMPLE_DIP, fill=BLACK, font=dip_font)
+        draw_image.text(((x + 150) * scale, top), ATTITUDE_WORDS, fill=(20, 20, 20), font=font)
     centre = (size[0] / 2, size[1] / 2)
     image = image.rotate(SKEW_DEGREES, resample=Image.BICUBIC, center=centre, fillcolor=PAPER)
     truth = truth.rotate(SKEW_DEGREES, resample=Image.NEAREST, center=centre, fillcolor=0)
@@ -197,6 +262,32 @@ def on_structure_scan(x: float, y: float, scale: float = 1.0) -> tuple:
 def structure_truth(scale: float = 1.0) -> list:
     """The lines `draw(..., structure=True)` drew, as they are on the scan: (type, pattern, points) per part."""
     return [(kind, pattern, [on_structure_scan(x, y, scale) for x, y in points]) for kind, parts in STRUCTURE for pattern, points in parts]
+
+
+def attitude_truth(scale: float = 1.0) -> list:
+    """The strike-and-dip symbols `draw(..., structure=True)` drew, as they are on the scan: (x, y, dip
+    direction clockwise from the scan's up, dip)."""
+    return [(*on_structure_scan(x, y, scale), (towards - SKEW_DEGREES) % 360, dip) for x, y, towards, dip in attitudes()]
+
+
+def point_scores(truth: list, found: list, radius: float) -> dict:
+    """The TA1 point score: found points matched to true ones within `radius` pixels (nearest pairs
+    first, each once), as F1; over the matched ones, the share whose dip direction is within 10° and
+    whose dip is read exactly. `truth` and `found` hold (x, y, dip direction, dip) (dip or direction None when absent)."""
+    pairs = sorted((math.hypot(t[0] - f[0], t[1] - f[1]), i, j) for i, t in enumerate(truth) for j, f in enumerate(found))
+    matched, used_t, used_f = [], set(), set()
+    for d, i, j in pairs:
+        if d <= radius and i not in used_t and j not in used_f:
+            used_t.add(i), used_f.add(j)
+            matched.append((truth[i], found[j]))
+    f1 = 2 * len(matched) / (len(truth) + len(found)) if truth or found else 1.0
+
+    def off(a, b):
+        return abs((a - b + 180) % 360 - 180)
+
+    direction = sum(f[2] is not None and off(t[2], f[2]) <= 10 for t, f in matched) / max(1, len(matched))
+    dip = sum(f[3] is not None and round(f[3]) == t[3] for t, f in matched) / max(1, len(matched))
+    return {"f1": round(f1, 3), "matched": len(matched), "found": len(found), "dip_direction_within_10": round(direction, 3), "dip_exact": round(dip, 3)}
 
 
 def buffer_f1(truth: list, found: list, radius: float) -> float:

@@ -266,10 +266,31 @@ impl App {
     /// map bundle's, or for one made before layouts stored their words).
     pub fn newest_layout_words(&self, map_id: &str) -> Result<Option<StoredWords>, AppError> {
         let Some((layout_id, document)) = self.registry.newest_document(Document::Layout, map_id)? else { return Ok(None) };
-        if !parse::<StoredFiles>(map_id, &document)?.files.iter().any(|file| file == WORDS_FILE) {
+        self.stored_layout_words(map_id, &layout_id, &document)
+    }
+
+    /// What the server has read of map `map_id`'s sheet for an extraction with layout `layout_id`:
+    /// the words that layout stored beside it and the lines of the map's readings, and whether the
+    /// layout's words cover the whole scan (the text method reads it all; the detectors only
+    /// their components).
+    pub fn words_read(&self, map_id: &str, layout_id: &str) -> Result<(Vec<Line>, bool), AppError> {
+        let document = self.registry.document(Document::Layout, map_id, layout_id)?.ok_or_else(|| AppError::gone(map_id, MapGone::UnknownArtifact))?;
+        let mut lines = self.reading_lines(map_id)?;
+        let read = !lines.is_empty();
+        let (words, whole) = match self.stored_layout_words(map_id, layout_id, &document)? {
+            Some(words) => (words.lines, words.regions.len() == 1),
+            None => (Vec::new(), false),
+        };
+        lines.extend(words);
+        Ok((lines, read || whole))
+    }
+
+    /// The words layout `layout_id` (stored as `document`) stored beside it, if it did.
+    fn stored_layout_words(&self, map_id: &str, layout_id: &str, document: &str) -> Result<Option<StoredWords>, AppError> {
+        if !parse::<StoredFiles>(map_id, document)?.files.iter().any(|file| file == WORDS_FILE) {
             return Ok(None);
         }
-        let path = layout_dir(&self.settings.artifact_root, map_id, &layout_id).join(WORDS_FILE);
+        let path = layout_dir(&self.settings.artifact_root, map_id, layout_id).join(WORDS_FILE);
         let text = std::fs::read_to_string(&path).map_err(|_| AppError::gone(map_id, MapGone::UnknownArtifact))?;
         Ok(Some(parse(map_id, &text)?))
     }

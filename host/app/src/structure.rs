@@ -1,17 +1,28 @@
-//! The map's structure as the extraction writes it: the lines `geomap_vision::structure` found,
-//! prompted by the explanation's line symbols, as TA1 `line_type` and `line_feature` rows (one
-//! feature per part of one pattern, so a fault solid where certain and dashed where approximate is
-//! two features of two types), and the summary per symbol the result reports.
+//! The map's structure as the extraction writes it: the lines and attitude symbols
+//! `geomap_vision::structure` found, prompted by the explanation's symbols, as TA1 `line_type`
+//! and `line_feature` rows (one feature per part of one pattern, so a fault solid where certain
+//! and dashed where approximate is two features of two types) and `point_type` and
+//! `point_feature` rows (each attitude's dip read from the number printed beside it), and the
+//! summary per symbol the result reports.
 //!
-//! Invariants: every line symbol of the explanation but a contact has a `line_type` row, found or
-//! not, and one found nowhere is a warning; a line type's ID names its symbol's entry and pattern.
+//! Invariants: every line symbol of the explanation but a contact, and every attitude symbol, has
+//! a type row, found or not, and one found nowhere is a warning; a type's ID names its symbol's
+//! entry (and a line type's, its pattern); a dip is a number read on the map, never guessed, and
+//! each number is one attitude's at most.
 
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use geomap_georef::units::{LineRow, LineTypeRow, Lines};
+use geomap_georef::units::{LineRow, LineTypeRow, PointRow, PointTypeRow, Structure};
+use geomap_model::layout::PixelBox;
+use geomap_vision::VisionError;
 use geomap_vision::colour::hex;
+use geomap_vision::image::Rgb;
 use geomap_vision::layout::symbols::Pattern;
+use geomap_vision::ocr::reader::{Line, Reader};
+use geomap_vision::structure::points::{FoundPoint, PointPrompt, Shape, number_box};
+
+use crate::error::AppError;
 use geomap_vision::structure::{Away, FoundLine, LinePrompt, Marks};
 
 /// One line symbol of the explanation and what the extraction found of it.
@@ -72,12 +83,12 @@ fn type_id(prompt: &LinePrompt, pattern: Pattern) -> String {
 
 /// The GeoPackage's line rows: a type per symbol (as its sample is drawn) and per other pattern
 /// its lines show; a feature per part of each line.
-pub(crate) fn line_rows(prompts: &[LinePrompt], found: &[FoundLine]) -> Lines {
-    let mut lines = Lines::default();
-    let add_type = |lines: &mut Lines, prompt: &LinePrompt, pattern: Pattern, ta1: &str| {
+pub(crate) fn line_rows(prompts: &[LinePrompt], found: &[FoundLine]) -> Structure {
+    let mut lines = Structure::default();
+    let add_type = |lines: &mut Structure, prompt: &LinePrompt, pattern: Pattern, ta1: &str| {
         let id = type_id(prompt, pattern);
-        if !lines.types.iter().any(|t| t.id == id) {
-            lines.types.push(LineTypeRow {
+        if !lines.line_types.iter().any(|t| t.id == id) {
+            lines.line_types.push(LineTypeRow {
                 id,
                 name: ta1.to_owned(),
                 description: prompt.words.clone(),
@@ -96,7 +107,7 @@ pub(crate) fn line_rows(prompts: &[LinePrompt], found: &[FoundLine]) -> Lines {
         let Some(ta1) = prompt.ta1_type else { continue };
         for (pattern, points) in &line.parts {
             add_type(&mut lines, prompt, *pattern, ta1);
-            lines.features.push(LineRow {
+            lines.lines.push(LineRow {
                 type_id: type_id(prompt, *pattern),
                 name: prompt.symbol.clone(),
                 points: points.clone(),
@@ -109,14 +120,14 @@ pub(crate) fn line_rows(prompts: &[LinePrompt], found: &[FoundLine]) -> Lines {
 }
 
 /// Per line symbol (contacts left out), what was found of it, with the features' ground lengths
-/// (`lengths_km`, in the order of `lines.features`).
-pub(crate) fn line_summaries(prompts: &[LinePrompt], lines: &Lines, lengths_km: &[Option<f64>]) -> Vec<LineSummary> {
+/// (`lengths_km`, in the order of `lines.lines`).
+pub(crate) fn line_summaries(prompts: &[LinePrompt], lines: &Structure, lengths_km: &[Option<f64>]) -> Vec<LineSummary> {
     prompts
         .iter()
         .filter_map(|prompt| {
             let ta1 = prompt.ta1_type?;
             let prefix = format!("line_type_{}_", prompt.entry + 1);
-            let mine: Vec<(usize, &LineRow)> = lines.features.iter().enumerate().filter(|(_, f)| f.type_id.starts_with(&prefix)).collect();
+            let mine: Vec<(usize, &LineRow)> = lines.lines.iter().enumerate().filter(|(_, f)| f.type_id.starts_with(&prefix)).collect();
             // Sums start from 0.0 (an empty float sum is -0.0).
             let length_px =
                 mine.iter().map(|(_, f)| f.points.windows(2).map(|w| (w[1].0 - w[0].0).hypot(w[1].1 - w[0].1)).sum::<f64>()).fold(0.0, |a, b| a + b);
@@ -151,6 +162,201 @@ pub(crate) fn line_warnings(prompts: &[LinePrompt], summaries: &[LineSummary]) -
         .collect()
 }
 
+/// One attitude symbol of the explanation and what the extraction found of it.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct PointSummary {
+    /// Its TA1 point type (`inclined bedding`, `vertical bedding`, `foliation`, …).
+    #[serde(rename = "type")]
+    pub point_type: String,
+    /// The symbol as the explanation's entry begins ("strike and dip of beds").
+    pub symbol: String,
+    /// The entry's words.
+    pub words: String,
+    /// Point features written.
+    pub count: u64,
+    /// How many of them have a dip read from the number printed beside them.
+    pub dips_read: u64,
+    /// Their mean confidence, 0–1 (strike, tick and stroke against the symbol's sample).
+    pub mean_confidence: f64,
+    /// What found them: `explanation` (the symbol's sample as the prompt).
+    pub prompted_by: String,
+    /// What `dip_direction` is measured from, clockwise: `grid north` (through the newest
+    /// georeference) or `sheet up` (the map is not georeferenced).
+    pub dip_direction_from: String,
+    /// The stroke width looked for, in pixels, as measured on the sample.
+    pub width_px: f64,
+    /// The strike line's and the tick's lengths looked for, in pixels, as measured on the sample.
+    pub strike_px: f64,
+    /// See `strike_px`.
+    pub tick_px: f64,
+}
+
+/// The largest dip a number beside an attitude may say, in degrees.
+const MAX_DIP: u32 = 90;
+
+/// The dip a line of words says, when it is one number of one or two digits up to [`MAX_DIP`],
+/// with at most one stray mark on either side (the symbol's tick read as a letter).
+fn dip_of(text: &str) -> Option<u32> {
+    let text = text.trim();
+    let digits: String = text.chars().filter(char::is_ascii_digit).collect();
+    let start = text.find(|c: char| c.is_ascii_digit())?;
+    let end = text.rfind(|c: char| c.is_ascii_digit())? + 1;
+    let (before, within, after) = (text[..start].chars().count(), &text[start..end], text[end..].chars().count());
+    let number = digits.parse::<u32>().ok()?;
+    (within == digits && (1..=2).contains(&digits.len()) && before <= 1 && after <= 1 && number <= MAX_DIP).then_some(number)
+}
+
+/// Each attitude's dip: the number (a line of `words`) whose box's centre is nearest its junction,
+/// within the symbol's strike length plus two of the number's heights; nearest pairs first, each
+/// number given once. Returns per point the dip and the words' box.
+pub(crate) fn dips(points: &[FoundPoint], prompts: &[PointPrompt], words: &[Line]) -> Vec<Option<(u32, PixelBox)>> {
+    let numbers: Vec<(u32, &PixelBox)> = words.iter().filter_map(|line| Some((dip_of(&line.text)?, &line.bbox))).collect();
+    let mut pairs: Vec<(f64, usize, usize)> = Vec::new();
+    for (p, point) in points.iter().enumerate() {
+        let prompt = &prompts[point.prompt];
+        if prompt.shape != Shape::Tick {
+            continue;
+        }
+        for (n, (_, bbox)) in numbers.iter().enumerate() {
+            let centre = ((bbox.x0 + bbox.x1) / 2.0, (bbox.y0 + bbox.y1) / 2.0);
+            let distance = (centre.0 - point.at.0).hypot(centre.1 - point.at.1);
+            if distance <= prompt.strike_px + 2.0 * (bbox.y1 - bbox.y0) {
+                pairs.push((distance, p, n));
+            }
+        }
+    }
+    pairs.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut dips = vec![None; points.len()];
+    let mut used = vec![false; numbers.len()];
+    for (_, p, n) in pairs {
+        if dips[p].is_none() && !used[n] {
+            used[n] = true;
+            dips[p] = Some((numbers[n].0, *numbers[n].1));
+        }
+    }
+    dips
+}
+
+/// Smallest recogniser score a number read beside an attitude is kept at.
+const DIP_MIN_SCORE: f64 = 0.6;
+
+/// Each attitude's dip read where its number's ink stands ([`number_box`] in the scan around it,
+/// `window` giving the scan's pixels in a region, then `reader`'s recogniser), else as `from_words`
+/// gave it (the words the layout and the readings read, matched by [`dips`]).
+pub(crate) fn reread_dips(
+    points: &[FoundPoint],
+    prompts: &[PointPrompt],
+    from_words: Vec<Option<(u32, PixelBox)>>,
+    reader: &Reader,
+    (width, height): (u32, u32),
+    window: &dyn Fn((u32, u32, u32, u32)) -> Result<Rgb, AppError>,
+) -> Result<Vec<Option<(u32, PixelBox)>>, AppError> {
+    let mut dips = from_words;
+    for (point, dip) in points.iter().zip(dips.iter_mut()) {
+        let prompt = &prompts[point.prompt];
+        if prompt.shape != Shape::Tick {
+            continue;
+        }
+        let reach = 2.5 * prompt.strike_px;
+        let clamp = |v: f64, most: u32| v.clamp(0.0, f64::from(most)) as u32;
+        let region = (clamp(point.at.0 - reach, width), clamp(point.at.1 - reach, height), clamp(point.at.0 + reach, width), clamp(point.at.1 + reach, height));
+        if region.2 <= region.0 || region.3 <= region.1 {
+            continue;
+        }
+        let pixels = window(region)?;
+        let (left, top) = (f64::from(region.0), f64::from(region.1));
+        let Some(number) = number_box(&pixels, (point.at.0 - left, point.at.1 - top), prompt) else { continue };
+        let read = reader.recognise(&pixels, vec![number], DIP_MIN_SCORE).map_err(|error| VisionError::Inference(error.to_string()))?;
+        if let Some(degrees) = read.first().and_then(|line| dip_of(&line.text)) {
+            *dip = Some((degrees, PixelBox { x0: number.x0 + left, y0: number.y0 + top, x1: number.x1 + left, y1: number.y1 + top }));
+        }
+    }
+    Ok(dips)
+}
+
+/// The ID of `prompt`'s point type.
+fn point_type_id(prompt: &PointPrompt) -> String {
+    format!("point_type_{}", prompt.entry + 1)
+}
+
+/// Adds the point rows to `structure`: a type per attitude symbol and a feature per attitude
+/// found, with its dip (`dips`, per point) and its dip direction (`dip_directions`, per point:
+/// from grid north when georeferenced, else as found, from the sheet's up).
+pub(crate) fn add_point_rows(
+    structure: &mut Structure,
+    prompts: &[PointPrompt],
+    found: &[FoundPoint],
+    dips: &[Option<(u32, PixelBox)>],
+    dip_directions: &[Option<f64>],
+) {
+    structure.point_types.extend(prompts.iter().map(|prompt| PointTypeRow {
+        id: point_type_id(prompt),
+        name: prompt.ta1_type.to_owned(),
+        description: prompt.words.clone(),
+    }));
+    for ((point, dip), dip_direction) in found.iter().zip(dips).zip(dip_directions) {
+        let prompt = &prompts[point.prompt];
+        structure.points.push(PointRow {
+            type_id: point_type_id(prompt),
+            at: point.at,
+            dip_direction: *dip_direction,
+            dip: match prompt.shape {
+                Shape::Cross => Some(90.0), // the symbol says the beds stand vertical
+                Shape::Tick => dip.map(|(degrees, _)| f64::from(degrees)),
+            },
+            dip_words: dip.map(|(_, b)| (b.x0, b.y0, b.x1, b.y1)),
+            confidence: point.confidence,
+        });
+    }
+}
+
+/// Per attitude symbol, what was found of it (`georeferenced`: the dip directions are from grid north).
+pub(crate) fn point_summaries(prompts: &[PointPrompt], structure: &Structure, georeferenced: bool) -> Vec<PointSummary> {
+    prompts
+        .iter()
+        .map(|prompt| {
+            let id = point_type_id(prompt);
+            let mine: Vec<&PointRow> = structure.points.iter().filter(|p| p.type_id == id).collect();
+            let mean_confidence = mine.iter().map(|p| p.confidence).fold(0.0, |a, b| a + b) / mine.len().max(1) as f64;
+            PointSummary {
+                point_type: prompt.ta1_type.to_owned(),
+                symbol: prompt.symbol.clone(),
+                words: prompt.words.clone(),
+                count: mine.len() as u64,
+                dips_read: mine.iter().filter(|p| p.dip_words.is_some()).count() as u64,
+                mean_confidence: (mean_confidence * 1000.0).round() / 1000.0,
+                prompted_by: "explanation".to_owned(),
+                dip_direction_from: if georeferenced { "grid north" } else { "sheet up" }.to_owned(),
+                width_px: (prompt.width_px * 10.0).round() / 10.0,
+                strike_px: (prompt.strike_px * 10.0).round() / 10.0,
+                tick_px: (prompt.tick_px * 10.0).round() / 10.0,
+            }
+        })
+        .collect()
+}
+
+/// What the result warns of for attitude symbols: one whose sample shows no strike line and tick
+/// (`unmeasured`, its words), one found nowhere, and found attitudes without a dip read.
+pub(crate) fn point_warnings(unmeasured: &[String], summaries: &[PointSummary], words_read: bool) -> Vec<String> {
+    let mut warnings: Vec<String> = unmeasured
+        .iter()
+        .map(|words| format!("The explanation's point symbol “{words}” shows no strike line and tick on its sample, so it was not looked for."))
+        .collect();
+    for summary in summaries {
+        if summary.count == 0 {
+            warnings.push(format!("The explanation's point symbol “{}” was found nowhere on the main map.", summary.words));
+        } else if summary.dips_read < summary.count && summary.point_type != "vertical bedding" {
+            let why = if words_read {
+                "no number was read beside them"
+            } else {
+                "the main map's words were not read (geomap_find_layout reads them with the text method, or geomap_read_text)"
+            };
+            warnings.push(format!("{} of {} “{}” attitudes have no dip: {why}.", summary.count - summary.dips_read, summary.count, summary.symbol));
+        }
+    }
+    warnings
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -180,10 +386,10 @@ mod tests {
             confidence: 0.8,
         }];
         let lines = line_rows(&prompts, &found);
-        let ids: Vec<&str> = lines.types.iter().map(|t| t.id.as_str()).collect();
+        let ids: Vec<&str> = lines.line_types.iter().map(|t| t.id.as_str()).collect();
         assert_eq!(ids, ["line_type_2_dashed", "line_type_3_solid", "line_type_2_solid"], "no contact type");
-        assert_eq!(lines.features.len(), 2);
-        assert_eq!(lines.features[0].type_id, "line_type_2_solid");
+        assert_eq!(lines.lines.len(), 2);
+        assert_eq!(lines.lines[0].type_id, "line_type_2_solid");
         let summaries = line_summaries(&prompts, &lines, &[Some(1.5), Some(1.0)]);
         assert_eq!(summaries.len(), 2);
         assert_eq!((summaries[0].count, summaries[0].length_px, summaries[0].length_km), (2, 100.0, Some(2.5)));
@@ -191,5 +397,36 @@ mod tests {
         let warnings = line_warnings(&prompts, &summaries);
         assert_eq!(warnings, ["The explanation's line symbol “thrust fault—words” was found nowhere on the main map."]);
         assert!(line_warnings(&[], &[])[0].starts_with("No explanation of line symbols"));
+    }
+
+    #[test]
+    fn a_dip_is_the_nearest_number_beside_its_attitude_and_never_a_word() {
+        assert_eq!([dip_of("35"), dip_of("8"), dip_of("T35"), dip_of("35'"), dip_of("90")], [Some(35), Some(8), Some(35), Some(35), Some(90)]);
+        assert_eq!([dip_of("95"), dip_of("Tb"), dip_of("3 5"), dip_of("135"), dip_of("Qal 12")], [None; 5]);
+        let prompt = PointPrompt {
+            entry: 5,
+            symbol: "strike and dip of beds".to_owned(),
+            words: "Strike and dip of beds".to_owned(),
+            ta1_type: "inclined bedding",
+            shape: Shape::Tick,
+            colour: (0, 0, 0),
+            width_px: 3.0,
+            strike_px: 26.0,
+            tick_px: 8.0,
+        };
+        let at = |x: f64, y: f64| FoundPoint { prompt: 0, at: (x, y), dip_direction: Some(90.0), confidence: 0.9 };
+        let word = |text: &str, x: f64, y: f64| Line { text: text.to_owned(), bbox: PixelBox { x0: x, y0: y, x1: x + 20.0, y1: y + 14.0 }, score: 0.9 };
+        let points = [at(100.0, 100.0), at(140.0, 100.0), at(400.0, 400.0)];
+        let words = [word("35", 105.0, 105.0), word("12", 150.0, 108.0), word("Tb", 395.0, 395.0), word("60", 600.0, 600.0)];
+        let found = dips(&points, std::slice::from_ref(&prompt), &words);
+        assert_eq!(found.iter().map(|d| d.map(|(dip, _)| dip)).collect::<Vec<_>>(), [Some(35), Some(12), None]);
+        let mut structure = Structure::default();
+        add_point_rows(&mut structure, std::slice::from_ref(&prompt), &points, &found, &[Some(91.0), Some(92.0), Some(93.0)]);
+        assert_eq!(structure.point_types[0].id, "point_type_6");
+        assert_eq!(structure.points[2].dip, None, "no number read: no dip");
+        assert_eq!(structure.points[0].dip_words, Some((105.0, 105.0, 125.0, 119.0)));
+        let summaries = point_summaries(std::slice::from_ref(&prompt), &structure, false);
+        assert_eq!((summaries[0].count, summaries[0].dips_read, summaries[0].dip_direction_from.as_str()), (3, 2, "sheet up"));
+        assert_eq!(point_warnings(&[], &summaries, true), ["1 of 3 “strike and dip of beds” attitudes have no dip: no number was read beside them."]);
     }
 }

@@ -25,12 +25,15 @@ use geomap_model::layout::PixelBox;
 use geomap_model::trace;
 use geomap_store::registry::{Document, StoredDocument};
 use geomap_vision::colour::{delta_e, ground_colour, hex, lab};
-use geomap_vision::structure::{LineFinder, LinePrompt, sample_window};
+use geomap_vision::structure::points::{PointPrompt, sample_box};
+use geomap_vision::structure::{LinePrompt, StructureFinder, sample_window};
 use geomap_vision::units::{self as classes, NO_MATCH_DELTA_E, filter, regions};
 use geomap_vision::{VisionError, millis};
 
 use crate::stored::{LegendUnit, StoredEntry, StoredLayout, Swatch};
-use crate::structure::{LineSummary, line_rows, line_summaries, line_warnings};
+use crate::structure::{
+    LineSummary, PointSummary, add_point_rows, dips, line_rows, line_summaries, line_warnings, point_summaries, point_warnings, reread_dips,
+};
 use crate::terms::{AgeSpan, AgeTermInfo, LithologyInfo};
 use crate::uris::{layout_dir, layout_uri, map_uri};
 use crate::{App, AppError, ArgumentError, Progress};
@@ -181,7 +184,8 @@ pub struct UnitTimings {
     pub classify_ms: f64,
     /// Filling linework and removing thin strokes.
     pub fill_ms: f64,
-    /// Tracing the explanation's line symbols (faults, folds) on the main map.
+    /// Tracing the explanation's line and point symbols (faults, folds, attitudes) on the main
+    /// map and reading the attitudes' dips.
     pub lines_ms: f64,
     /// The sieve to the minimum mapping unit.
     pub sieve_ms: f64,
@@ -217,13 +221,17 @@ pub struct UnitExtraction {
     /// Per line symbol of the explanation (contacts aside: they are the polygons' edges), the
     /// lines found with it, in the GeoPackage's `line_type` and `line_feature` tables.
     pub lines: Vec<LineSummary>,
+    /// Per attitude symbol of the explanation (strike and dip of beds, vertical beds, foliation),
+    /// the attitudes found with it, in the GeoPackage's `point_type` and `point_feature` tables.
+    pub points: Vec<PointSummary>,
     /// The share of the main map that matches no unit (water, paper, colours the legend lacks).
     pub unclassified_share: f64,
     /// The stored document as an MCP resource.
     pub resource_uri: String,
     /// The GeoPackage (TA1 schema: `map`, `geologic_unit`, `polygon_type`, `polygon_feature`,
-    /// `line_type`, `line_feature` in pixel coordinates, `polygon_feature_georeferenced` and
-    /// `line_feature_georeferenced` in the revision's CRS) as a resource.
+    /// `line_type`, `line_feature`, `point_type`, `point_feature` in pixel coordinates, and
+    /// `polygon_feature_georeferenced`, `line_feature_georeferenced` and
+    /// `point_feature_georeferenced` in the revision's CRS) as a resource.
     pub geopackage_uri: String,
     /// The unit raster (a Cloud Optimized GeoTIFF, the swatches as its palette) as a resource.
     pub raster_uri: String,
@@ -397,7 +405,17 @@ impl App {
                 Ok::<_, AppError>(prompt.calibrated(&map.window(self, around.pixels(layout.width, layout.height))?))
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let mut finder = LineFinder::new(prompts.clone(), &plan.swatches, PAPER, width, height, (left, top));
+        // Each attitude symbol measured on its own sample; one whose sample shows none is not looked for.
+        let (mut points, mut unmeasured) = (Vec::new(), Vec::new());
+        for prompt in PointPrompt::of_entries(&layout.symbol_entries) {
+            let around = sample_box(&layout.symbol_entries[prompt.entry]);
+            let words = prompt.words.clone();
+            match prompt.calibrated(&map.window(self, around.pixels(layout.width, layout.height))?) {
+                Some(measured) => points.push(measured),
+                None => unmeasured.push(words),
+            }
+        }
+        let mut finder = StructureFinder::new(prompts.clone(), points.clone(), &plan.swatches, PAPER, (width, height), (left, top));
         let classified = classes::classify_map(&plan.swatches, width, height, |first_row, rows| {
             classifying.fraction(f64::from(first_row) / f64::from(height.max(1)), "classifying the main map")?;
             let strip = map.window(self, (left, top + first_row, right, top + first_row + rows))?;
@@ -415,9 +433,16 @@ impl App {
         timings.fill_ms = millis(started);
 
         let started = Instant::now();
-        progress.fraction(0.5, "tracing the explanation's line symbols")?;
-        let found = finder.lines(&|| progress.is_cancelled()).ok_or(VisionError::Cancelled)?;
-        let lines = line_rows(&prompts, &found);
+        progress.fraction(0.5, "tracing the explanation's line and point symbols")?;
+        let drawn = finder.found(&|| progress.is_cancelled()).ok_or(VisionError::Cancelled)?;
+        let mut structure = line_rows(&prompts, &drawn.lines);
+        let (words, words_read) = self.words_read(&map_id, &layout_id)?;
+        let mut dips = dips(&drawn.points, &points, &words);
+        // Each number read again where its ink stands, when the OCR models are installed.
+        if let (false, Ok(reader)) = (drawn.points.is_empty(), self.text_reader()) {
+            let scan = (map.record.width as u32, map.record.height as u32);
+            dips = reread_dips(&drawn.points, &points, dips, &reader, scan, &|region| Ok(map.window(self, region)?))?;
+        }
         timings.lines_ms = millis(started);
 
         let started = Instant::now();
@@ -439,13 +464,22 @@ impl App {
         // Before any file is written, so a revision whose transform fails here leaves nothing behind.
         let centre = ((f64::from(left) + f64::from(right)) / 2.0, (f64::from(top) + f64::from(bottom)) / 2.0);
         let pixel_km2 = revision.map(|revision| geomap_georef::units::pixel_area_km2(revision, centre.0, centre.1)).transpose()?;
+        let dip_directions = match revision {
+            Some(revision) => {
+                let directions: Vec<((f64, f64), f64)> = drawn.points.iter().filter_map(|p| Some((p.at, p.dip_direction?))).collect();
+                let mut bearings = geomap_georef::units::grid_bearings(revision, &directions)?.into_iter();
+                drawn.points.iter().map(|p| p.dip_direction.and_then(|_| bearings.next())).collect()
+            }
+            None => drawn.points.iter().map(|p| p.dip_direction).collect::<Vec<_>>(),
+        };
+        add_point_rows(&mut structure, &points, &drawn.points, &dips, &dip_directions);
         let units_id = format!("unt_{}", geomap_model::random_hex(10));
         let title = layout.title.clone().filter(|title| !title.trim().is_empty()).unwrap_or_else(|| map.record.relative_path.clone());
         let map_row = MapRow { map_id: map_id.clone(), name: title, image_url: map_uri(&map_id), width: map.record.width, height: map.record.height };
         let rows: Vec<UnitRow> = plan.legend.iter().map(|swatch| unit_row(swatch.entry, swatch.colour)).collect();
         let staged = self.stage(&map_id, &units_id)?;
         let confidence_at = |x, y| by_first.get(&(x, y)).copied();
-        let written = gdal_raster.write(staged.path(), &map_row, &rows, &lines, &confidence_at, revision, &progress.stage(0.65, 0.95))?;
+        let written = gdal_raster.write(staged.path(), &map_row, &rows, &structure, &confidence_at, revision, &progress.stage(0.65, 0.95))?;
         preview
             .image
             .write_png(&staged.path().join(PREVIEW), (0, 0, preview.image.width, preview.image.height))
@@ -457,8 +491,10 @@ impl App {
         let unclassified_share = round(tally.pixels[0] as f64 / plan.pixels() as f64, 5);
         let (min_area, mut warnings) = (plan.min_area, plan.warnings);
         warnings.extend(extraction_warnings(&units, unclassified_share, min_area));
-        let line_summaries = line_summaries(&prompts, &lines, &written.line_lengths_km);
+        let line_summaries = line_summaries(&prompts, &structure, &written.line_lengths_km);
         warnings.extend(line_warnings(&prompts, &line_summaries));
+        let point_summaries = point_summaries(&points, &structure, revision.is_some());
+        warnings.extend(point_warnings(&unmeasured, &point_summaries, words_read));
         let folder = layout_dir(&self.settings.artifact_root, &map_id, &units_id);
         let path_of = |name: &str| folder.join(name).to_string_lossy().into_owned();
         let extraction = UnitExtraction {
@@ -479,6 +515,7 @@ impl App {
             min_area_px: min_area,
             units,
             lines: line_summaries,
+            points: point_summaries,
             unclassified_share,
             timings,
             warnings,

@@ -1,9 +1,10 @@
-//! A map's units and lines as GIS layers with GDAL: the class raster sieved to a
-//! minimum mapping unit, polygonized, simplified within half a pixel and written
-//! as a GeoPackage in the DARPA CriticalMAAS TA1 schema (`map`, `geologic_unit`,
-//! `polygon_type`, `polygon_feature`, `line_type` and `line_feature` in pixel
-//! coordinates, and `polygon_feature_georeferenced` and
-//! `line_feature_georeferenced` in the revision's CRS when there is one), with
+//! A map's units, lines and points as GIS layers with GDAL: the class raster
+//! sieved to a minimum mapping unit, polygonized, simplified within half a pixel
+//! and written as a GeoPackage in the DARPA CriticalMAAS TA1 schema (`map`,
+//! `geologic_unit`, `polygon_type`, `polygon_feature`, `line_type`,
+//! `line_feature`, `point_type` and `point_feature` in pixel coordinates, and
+//! the three feature tables again with `_georeferenced` in the revision's CRS
+//! when there is one), with
 //! the raster as a Cloud Optimized GeoTIFF whose palette is the swatches.
 //!
 //! Invariants: the class raster holds 0 for no unit and `1..=n` for the units
@@ -92,13 +93,46 @@ pub struct LineRow {
     pub confidence: f64,
 }
 
-/// The lines to write beside the units: their types (every explanation symbol, found or not) and features.
+/// One point type: an attitude symbol of the explanation, as TA1's `point_type` row describes it.
+#[derive(Debug, Clone)]
+pub struct PointTypeRow {
+    /// Its ID in the GeoPackage.
+    pub id: String,
+    /// Its TA1 name (`enum_point_type`: "inclined bedding", "vertical bedding", …).
+    pub name: String,
+    /// The explanation's words for it.
+    pub description: String,
+}
+
+/// One point feature, in the scan's pixels.
+#[derive(Debug, Clone)]
+pub struct PointRow {
+    /// Its point type's ID.
+    pub type_id: String,
+    /// Where it stands.
+    pub at: (f64, f64),
+    /// Degrees clockwise from north (grid north when georeferenced, else the sheet's up).
+    pub dip_direction: Option<f64>,
+    /// Degrees, as the number printed beside it reads; `None` when none was read.
+    pub dip: Option<f64>,
+    /// The box of the words the dip was read from, in the scan's pixels.
+    pub dip_words: Option<(f64, f64, f64, f64)>,
+    /// 0–1.
+    pub confidence: f64,
+}
+
+/// The structure to write beside the units: the line and point types (every explanation symbol,
+/// found or not) and their features.
 #[derive(Debug, Clone, Default)]
-pub struct Lines {
+pub struct Structure {
     /// `line_type` rows.
-    pub types: Vec<LineTypeRow>,
+    pub line_types: Vec<LineTypeRow>,
     /// `line_feature` rows.
-    pub features: Vec<LineRow>,
+    pub lines: Vec<LineRow>,
+    /// `point_type` rows.
+    pub point_types: Vec<PointTypeRow>,
+    /// `point_feature` rows.
+    pub points: Vec<PointRow>,
 }
 
 /// What the GeoPackage's `map` row says of the map.
@@ -168,6 +202,33 @@ impl ToCrs {
     }
 }
 
+/// Directions on the sheet as bearings from grid north: each `(at, degrees)` (a pixel and a
+/// direction there, clockwise from the sheet's up) through `revision`'s transform, measured on
+/// the ground ([`GroundScale`]) so a geographic CRS's degrees of longitude count at their length.
+pub fn grid_bearings(revision: &Revision, directions: &[((f64, f64), f64)]) -> Result<Vec<f64>, GeorefError> {
+    Readiness::check().require()?;
+    let srs = resolve_crs(&revision.crs)?;
+    let to_crs = ToCrs::of(revision)?;
+    let step = 10.0;
+    let (mut xs, mut ys): (Vec<f64>, Vec<f64>) = directions
+        .iter()
+        .flat_map(|&((x, y), degrees)| {
+            let (dx, dy) = (degrees.to_radians().sin(), -degrees.to_radians().cos());
+            [(x, y), (x + step * dx, y + step * dy)]
+        })
+        .unzip();
+    if !to_crs.apply(&mut xs, &mut ys) {
+        return Err(GeorefError::InvalidBounds("A point lies where the revision's transform does not reach.".to_owned()));
+    }
+    Ok((0..directions.len())
+        .map(|k| {
+            let scale = GroundScale::of(&srs, ys[2 * k]);
+            let (east, north) = ((xs[2 * k + 1] - xs[2 * k]) * scale.x, (ys[2 * k + 1] - ys[2 * k]) * scale.y);
+            (east.atan2(north).to_degrees().rem_euclid(360.0) * 10.0).round() / 10.0 % 360.0
+        })
+        .collect())
+}
+
 /// The area in km² of one scan pixel at `(col, row)` under `revision`: the transform's local
 /// Jacobian there, on the ground ([`GroundScale`]: the CRS's own unit, or degrees on the ellipsoid at that latitude).
 pub fn pixel_area_km2(revision: &Revision, col: f64, row: f64) -> Result<f64, GeorefError> {
@@ -231,7 +292,7 @@ impl UnitRaster {
         folder: &Path,
         map: &MapRow,
         units: &[UnitRow],
-        lines: &Lines,
+        structure: &Structure,
         confidence: &dyn Fn(u32, u32) -> Option<f64>,
         revision: Option<&Revision>,
         progress: &Progress,
@@ -263,7 +324,7 @@ impl UnitRaster {
         let path = folder.join(GEOPACKAGE);
         let driver = DriverManager::get_driver_by_name("GPKG").map_err(gdal_error("find GDAL's GeoPackage driver"))?;
         let mut package = driver.create_vector_only(&path).map_err(gdal_error("create the GeoPackage"))?;
-        write_tables(&package, map, units, &lines.types)?;
+        write_tables(&package, map, units, structure)?;
         let feature_fields = [
             ("id", OGRFieldType::OFTString),
             ("map_id", OGRFieldType::OFTString),
@@ -301,6 +362,26 @@ impl UnitRaster {
         if let Some((_, srs, _)) = &georeferenced {
             create_lines(&mut package, "line_feature_georeferenced", Some(srs))?;
         }
+        let point_fields = [
+            ("id", OGRFieldType::OFTString),
+            ("map_id", OGRFieldType::OFTString),
+            ("type", OGRFieldType::OFTString),
+            ("dip_direction", OGRFieldType::OFTReal),
+            ("dip", OGRFieldType::OFTReal),
+            ("confidence", OGRFieldType::OFTReal),
+            ("provenance", OGRFieldType::OFTString),
+            ("dip_words_bbox", OGRFieldType::OFTString),
+        ];
+        let create_points = |package: &mut Dataset, name: &str, srs: Option<&SpatialRef>| -> Result<(), GeorefError> {
+            let layer = package
+                .create_layer(LayerOptions { name, srs, ty: OGRwkbGeometryType::wkbPoint, options: Some(&options) })
+                .map_err(gdal_error("create a GeoPackage layer"))?;
+            layer.create_defn_fields(&point_fields).map_err(gdal_error("create a GeoPackage layer"))
+        };
+        create_points(&mut package, "point_feature", None)?;
+        if let Some((_, srs, _)) = &georeferenced {
+            create_points(&mut package, "point_feature_georeferenced", Some(srs))?;
+        }
         let transaction = package.start_transaction().map_err(gdal_error("write the GeoPackage"))?;
         let mut source = outlines.layer(0).map_err(gdal_error("read the outlines"))?;
         let total = source.feature_count().max(1) as f64;
@@ -337,8 +418,8 @@ impl UnitRaster {
             }
             add_feature(&transaction, "polygon_feature", multi(simplified).map_err(gdal_error("build a polygon"))?, &values)?;
         }
-        let mut line_lengths_km = Vec::with_capacity(lines.features.len());
-        for (index, line) in lines.features.iter().enumerate() {
+        let mut line_lengths_km = Vec::with_capacity(structure.lines.len());
+        for (index, line) in structure.lines.iter().enumerate() {
             let values = [
                 gdal::vector::FieldValue::StringValue(format!("{}_l{}", map.map_id, index + 1)),
                 gdal::vector::FieldValue::StringValue(map.map_id.clone()),
@@ -370,6 +451,32 @@ impl UnitRaster {
             }
             line_lengths_km.push(length_km);
             add_feature(&transaction, "line_feature", multi_line(&line.points).map_err(gdal_error("build a line"))?, &values)?;
+        }
+        for (index, point) in structure.points.iter().enumerate() {
+            let optional = |value: Option<f64>| value.map_or(gdal::vector::FieldValue::RealValue(f64::NAN), gdal::vector::FieldValue::RealValue);
+            let values = [
+                gdal::vector::FieldValue::StringValue(format!("{}_pt{}", map.map_id, index + 1)),
+                gdal::vector::FieldValue::StringValue(map.map_id.clone()),
+                gdal::vector::FieldValue::StringValue(point.type_id.clone()),
+                optional(point.dip_direction),
+                optional(point.dip),
+                gdal::vector::FieldValue::RealValue((point.confidence * 1000.0).round() / 1000.0),
+                gdal::vector::FieldValue::StringValue("modelled".to_owned()),
+                gdal::vector::FieldValue::StringValue(point.dip_words.map_or_else(String::new, |(x0, y0, x1, y1)| format!("{x0} {y0} {x1} {y1}"))),
+            ];
+            let point_geometry = |(x, y): (f64, f64)| -> Result<Geometry, GeorefError> {
+                let mut geometry = Geometry::empty(OGRwkbGeometryType::wkbPoint).map_err(gdal_error("build a point"))?;
+                geometry.add_point_2d((x, y));
+                Ok(geometry)
+            };
+            if let Some((_, _, to_crs)) = &georeferenced {
+                let (mut xs, mut ys) = ([point.at.0], [point.at.1]);
+                if !to_crs.apply(&mut xs, &mut ys) {
+                    return Err(GeorefError::InvalidBounds("A point lies where the revision's transform does not reach.".to_owned()));
+                }
+                add_feature(&transaction, "point_feature_georeferenced", point_geometry((xs[0], ys[0]))?, &values)?;
+            }
+            add_feature(&transaction, "point_feature", point_geometry(point.at)?, &values)?;
         }
         transaction.commit().map_err(gdal_error("write the GeoPackage"))?;
         self.write_raster(folder, units, georeferenced.as_ref().map(|(revision, srs, _)| (*revision, srs)), &progress.stage(0.95, 1.0))?;
@@ -590,9 +697,9 @@ fn number(value: Option<f64>) -> String {
     value.filter(|v| v.is_finite()).map_or_else(|| "NULL".to_owned(), |v| v.to_string())
 }
 
-/// The TA1 attribute tables (`map`, `geologic_unit`, `polygon_type`, `line_type` and the
+/// The TA1 attribute tables (`map`, `geologic_unit`, `polygon_type`, `line_type`, `point_type` and the
 /// enumerations they name), registered in `gpkg_contents` so GIS tools list them.
-fn write_tables(package: &Dataset, map: &MapRow, units: &[UnitRow], line_types: &[LineTypeRow]) -> Result<(), GeorefError> {
+fn write_tables(package: &Dataset, map: &MapRow, units: &[UnitRow], structure: &Structure) -> Result<(), GeorefError> {
     let mut statements: Vec<String> = [
         "CREATE TABLE enum_provenance_type (name TEXT PRIMARY KEY)",
         "INSERT INTO enum_provenance_type (name) VALUES ('ground truth'), ('human verified'), ('human modified'), ('modelled'), ('raw data'), ('not processed')",
@@ -610,7 +717,15 @@ fn write_tables(package: &Dataset, map: &MapRow, units: &[UnitRow], line_types: 
         "INSERT INTO enum_line_polarity (value) VALUES (1), (-1), (0)",
         "CREATE TABLE line_type (id TEXT PRIMARY KEY, name TEXT NOT NULL, description TEXT, dash_pattern TEXT, symbol TEXT,
              FOREIGN KEY (name) REFERENCES enum_line_type(name))",
+        "CREATE TABLE enum_point_type (name TEXT PRIMARY KEY)",
+        "INSERT INTO enum_point_type (name) VALUES ('bedding'), ('inclined bedding'), ('horizontal bedding'), ('vertical bedding'),
+             ('overturned bedding'), ('inclined flow banding'), ('horizontal flow banding'), ('vertical flow banding'), ('foliation'),
+             ('inclined metamorphic'), ('horizontal metamorphic'), ('vertical metamorphic'), ('lineation'), ('joint'), ('fault'),
+             ('fracture'), ('fold axis'), ('sample location'), ('outcrop'), ('mine site'), ('mine shaft'), ('contact'), ('cleavage'),
+             ('drill hole'), ('gravel pit'), ('prospect'), ('quarry'), ('mine tunnel'), ('other'), ('unknown')",
+        "CREATE TABLE point_type (id TEXT PRIMARY KEY, name TEXT NOT NULL, description TEXT, FOREIGN KEY (name) REFERENCES enum_point_type(name))",
         "INSERT INTO gpkg_contents (table_name, data_type, identifier, description) VALUES
+             ('point_type', 'attributes', 'point_type', 'Point types: one per attitude symbol of the explanation'),
              ('map', 'attributes', 'map', 'The map'),
              ('geologic_unit', 'attributes', 'geologic_unit', 'Geologic units from the legend'),
              ('polygon_type', 'attributes', 'polygon_type', 'Polygon types: one per legend unit'),
@@ -649,7 +764,7 @@ fn write_tables(package: &Dataset, map: &MapRow, units: &[UnitRow], line_types: 
             literal(unit.category.as_deref()),
         ));
     }
-    for line_type in line_types {
+    for line_type in &structure.line_types {
         statements.push(format!(
             "INSERT INTO line_type VALUES ({}, {}, {}, {}, {})",
             literal(Some(&line_type.id)),
@@ -657,6 +772,14 @@ fn write_tables(package: &Dataset, map: &MapRow, units: &[UnitRow], line_types: 
             literal(Some(&line_type.description)),
             literal(Some(&line_type.dash_pattern)),
             literal(Some(&line_type.symbol)),
+        ));
+    }
+    for point_type in &structure.point_types {
+        statements.push(format!(
+            "INSERT INTO point_type VALUES ({}, {}, {})",
+            literal(Some(&point_type.id)),
+            literal(Some(&point_type.name)),
+            literal(Some(&point_type.description)),
         ));
     }
     for statement in &statements {
@@ -698,7 +821,7 @@ mod tests {
                 folder.path(),
                 &map,
                 &units,
-                &Lines::default(),
+                &Structure::default(),
                 &|x, y| {
                     asked.borrow_mut().push((x, y));
                     Some(0.5)
@@ -727,28 +850,70 @@ mod tests {
         let folder = tempfile::tempdir().unwrap();
         let map = MapRow { map_id: "map_x".to_owned(), name: "a map".to_owned(), image_url: "geomap://maps/map_x".to_owned(), width: 40, height: 30 };
         let units = [UnitRow { code: Some("Qal".to_owned()), colour: (250, 235, 150), ..Default::default() }];
-        let lines = Lines {
-            types: vec![LineTypeRow {
+        let structure = Structure {
+            line_types: vec![LineTypeRow {
                 id: "line_type_2_dashed".to_owned(),
                 name: "fault".to_owned(),
                 description: "Fault—Dashed where approximately located".to_owned(),
                 dash_pattern: "dashed".to_owned(),
                 symbol: "fault".to_owned(),
             }],
-            features: vec![LineRow {
+            lines: vec![LineRow {
                 type_id: "line_type_2_dashed".to_owned(),
                 name: "fault".to_owned(),
                 points: vec![(2.0, 2.0), (38.0, 20.0)],
                 polarity: 0,
                 confidence: 0.9,
             }],
+            point_types: vec![PointTypeRow {
+                id: "point_type_6".to_owned(),
+                name: "inclined bedding".to_owned(),
+                description: "Strike and dip of beds".to_owned(),
+            }],
+            points: vec![
+                PointRow {
+                    type_id: "point_type_6".to_owned(),
+                    at: (10.0, 25.0),
+                    dip_direction: Some(135.0),
+                    dip: Some(35.0),
+                    dip_words: Some((12.0, 20.0, 20.0, 28.0)),
+                    confidence: 0.8,
+                },
+                PointRow { type_id: "point_type_6".to_owned(), at: (30.0, 5.0), dip_direction: Some(10.0), dip: None, dip_words: None, confidence: 0.6 },
+            ],
         };
-        let written = raster.write(folder.path(), &map, &units, &lines, &|_, _| Some(1.0), None, &Progress::none()).unwrap();
+        let written = raster.write(folder.path(), &map, &units, &structure, &|_, _| Some(1.0), None, &Progress::none()).unwrap();
         assert_eq!(written.line_lengths_km, vec![None], "no revision, no ground length");
         let package = folder.path().join(GEOPACKAGE);
         let near = line_near(&package, (20.0, 12.0), 4.0).unwrap().expect("the fault passes 1 px away");
         assert_eq!((near.line_type.as_str(), near.dash_pattern.as_str(), near.name.as_str()), ("fault", "dashed", "fault"));
         assert!(near.distance_px <= 1.5, "{near:?}");
         assert_eq!(line_near(&package, (5.0, 25.0), 4.0).unwrap(), None, "nothing within 4 px");
+        let dataset = Dataset::open(&package).unwrap();
+        let mut points = dataset.layer_by_name("point_feature").unwrap();
+        let read: Vec<(Option<f64>, Option<f64>, String)> = points
+            .features()
+            .map(|f| {
+                let number = |name: &str| f.field_as_double(f.field_index(name).unwrap()).unwrap();
+                (number("dip"), number("dip_direction"), f.field_as_string(f.field_index("type").unwrap()).unwrap().unwrap())
+            })
+            .collect();
+        assert_eq!(read, [(Some(35.0), Some(135.0), "point_type_6".to_owned()), (None, Some(10.0), "point_type_6".to_owned())], "no dip read is NULL");
+    }
+
+    #[test]
+    fn a_direction_on_the_sheet_is_a_bearing_from_grid_north() {
+        // A north-up sheet twice as wide on the ground as it is tall, at 60°N: a pixel spans the
+        // same ground both ways only once longitude is counted at its length.
+        let bounds =
+            crate::Bounds { west: crate::Coordinate(10.0), south: crate::Coordinate(59.5), east: crate::Coordinate(11.0), north: crate::Coordinate(60.0) };
+        let request = crate::Request { crs: "EPSG:4326".to_owned(), placement: crate::Placement::Bounds { bounds, region: None } };
+        let revision = crate::describe(1000, 1000, &request, "rev_test").unwrap();
+        let bearings = grid_bearings(&revision, &[((500.0, 500.0), 0.0), ((500.0, 500.0), 90.0), ((500.0, 500.0), 45.0)]).unwrap();
+        assert_eq!(&bearings[..2], [0.0, 90.0]);
+        // One pixel east is 0.001° of longitude (about 55.6 m), one pixel south 0.0005° of latitude (about 55.7 m).
+        assert!((bearings[2] - 45.0).abs() < 0.5, "{bearings:?}");
+        let rotated = grid_bearings(&revision, &[((500.0, 500.0), 200.0)]).unwrap();
+        assert!((rotated[0] - 200.0).abs() < 0.5, "{rotated:?}");
     }
 }

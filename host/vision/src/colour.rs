@@ -102,6 +102,18 @@ pub fn swatch_colour(rgb: &[u8], width: u32, height: u32, bbox: &PixelBox) -> (u
     median_colour(non_black).unwrap_or((0, 0, 0))
 }
 
+/// CIE94's colour difference (graphic arts weights) of `sample` from `reference`, weighted by the
+/// sample's own chroma: a dark stroke smeared with a neighbour's hue (as JPEG's halved chroma
+/// leaves a thin black line on red) stays near black, where the plain ΔE puts it far.
+pub fn delta_e94(sample: [f64; 3], reference: [f64; 3]) -> f64 {
+    let chroma = |l: [f64; 3]| l[1].hypot(l[2]);
+    let (c1, c2) = (chroma(sample), chroma(reference));
+    let (dl, dc) = (sample[0] - reference[0], c1 - c2);
+    let dh2 = ((sample[1] - reference[1]).powi(2) + (sample[2] - reference[2]).powi(2) - dc * dc).max(0.0);
+    let (sc, sh) = (1.0 + 0.045 * c1, 1.0 + 0.015 * c1);
+    (dl * dl + (dc / sc).powi(2) + dh2 / (sh * sh)).sqrt()
+}
+
 /// The median colour of the brighter half of `bbox`'s pixels: a swatch's ground, not its printed code.
 pub fn ground_colour(image: &Rgb, bbox: &PixelBox) -> Option<(u8, u8, u8)> {
     let mut found: Vec<(u32, (u8, u8, u8))> = image.pixels_in(bbox).map(|p| (p.0 as u32 * 299 + p.1 as u32 * 587 + p.2 as u32 * 114, p)).collect();

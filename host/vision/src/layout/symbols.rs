@@ -160,8 +160,10 @@ pub(super) fn symbol_entries(lines: &[Line], image: &Rgb, taken: &[PixelBox]) ->
         let others: Vec<&PixelBox> = lines.iter().filter(|other| !std::ptr::eq(*other, line) && words(&other.text)).map(|other| &other.bbox).collect();
         let Some(sample) = sample_left_of(image, &line.bbox, &others) else { continue };
         let (width, tall) = (sample.x1 - sample.x0, sample.y1 - sample.y0);
-        // The sample's shape has the last word: a long thin one is a line whatever the words say.
-        let kind = if width >= 3.0 * tall && width >= 2.0 * h {
+        // The sample's shape has the last word: a long thin one is a line whatever the words say,
+        // unless they name a point symbol with its number printed beside it (a strike line and its dip).
+        let number = number_beside(lines, &sample, h);
+        let kind = if width >= 3.0 * tall && width >= 2.0 * h && !(kind == SymbolKind::Point && number.is_some()) {
             SymbolKind::Line
         } else if kind == SymbolKind::Line && width < 1.5 * h {
             SymbolKind::Point
@@ -169,7 +171,7 @@ pub(super) fn symbol_entries(lines: &[Line], image: &Rgb, taken: &[PixelBox]) ->
             kind
         };
         let line_style = (kind == SymbolKind::Line).then(|| line_style(image, &sample));
-        let number = (kind == SymbolKind::Point).then(|| number_beside(lines, &sample, h)).flatten();
+        let number = number.filter(|_| kind == SymbolKind::Point);
         entries.push(SymbolEntry { kind, symbol: name.to_owned(), text: line.text.clone(), text_box: line.bbox, sample, line: line_style, number });
     }
     entries

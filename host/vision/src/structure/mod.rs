@@ -11,18 +11,26 @@
 //! a line belongs to one symbol, and its parts keep the pattern seen along them.
 
 pub mod chains;
+pub mod points;
 pub mod skeleton;
 
-use crate::colour::{delta_e, lab};
+use crate::colour::{delta_e, delta_e94, lab};
 use crate::image::Rgb;
 use crate::layout::symbols::{Pattern, SymbolEntry, SymbolKind};
 use chains::{Chain, Joining};
 use geomap_model::layout::PixelBox;
-use skeleton::{Piece, Spur};
+use points::{FoundPoint, PointPrompt};
+use skeleton::{Branch, Piece, Spur};
 
 /// A pixel within this ΔE of a line symbol's colour (and nearer to it than to any swatch or the
 /// paper) may belong to one of its lines.
 const LINE_DELTA_E: f64 = 30.0;
+/// A pixel within this CIE94 ΔE of a colour (and nearer to it so than to any swatch or the paper)
+/// belongs to its strokes when it touches one within [`LINE_DELTA_E`]: a stroke's blurred edge, or
+/// a thin stroke JPEG smeared with its neighbour's hue.
+const EDGE_DELTA_E: f64 = 30.0;
+/// The bit a colour mark carries for a stroke's edge pixel.
+const EDGE: u8 = 0x80;
 /// Symbols whose colours are closer than this are one colour: their lines are told apart by
 /// width and decorations.
 const SAME_COLOUR_DELTA_E: f64 = 12.0;
@@ -185,12 +193,30 @@ pub struct FoundLine {
     pub confidence: f64,
 }
 
-/// Marks pixels of the prompts' colours while the main map is read, then finds their lines.
-pub struct LineFinder {
+/// The lines and attitude symbols found on the main map.
+#[derive(Debug, Clone, Default)]
+pub struct Structure {
+    /// Lines, each given to a line prompt.
+    pub lines: Vec<FoundLine>,
+    /// Attitude symbols, each given to a point prompt.
+    pub points: Vec<FoundPoint>,
+}
+
+/// The line and point prompts drawn in one colour.
+#[derive(Debug, Clone, Default)]
+struct ColourGroup {
+    lines: Vec<usize>,
+    points: Vec<usize>,
+}
+
+/// Marks pixels of the prompts' colours while the main map is read, then finds their lines and
+/// attitude symbols.
+pub struct StructureFinder {
     prompts: Vec<LinePrompt>,
+    points: Vec<PointPrompt>,
     /// Per colour, the prompts drawn in it.
-    colours: Vec<Vec<usize>>,
-    /// Quantised colour → colour index + 1, or 0.
+    colours: Vec<ColourGroup>,
+    /// Quantised colour → colour index + 1 (with [`EDGE`] for a stroke's edge), or 0.
     table: Vec<u8>,
     width: u32,
     height: u32,
@@ -198,25 +224,39 @@ pub struct LineFinder {
     marks: Vec<u8>,
 }
 
-impl LineFinder {
-    /// A finder for `prompts` over the `width × height` main map whose top-left pixel is `origin`
-    /// in the scan; `swatches` (the units' colours) and `paper` compete with the lines' colours.
-    pub fn new(prompts: Vec<LinePrompt>, swatches: &[(u8, u8, u8)], paper: (u8, u8, u8), width: u32, height: u32, origin: (u32, u32)) -> LineFinder {
-        let mut colours: Vec<Vec<usize>> = Vec::new();
-        for (index, prompt) in prompts.iter().enumerate() {
-            let here = lab(prompt.colour);
-            let black = |l: [f64; 3]| l[0] < BLACK_LIGHTNESS && l[1].hypot(l[2]) < BLACK_CHROMA;
-            let same = |other: [f64; 3]| delta_e(other, here) < SAME_COLOUR_DELTA_E || (black(other) && black(here));
-            match colours.iter_mut().find(|group| same(lab(prompts[group[0]].colour))) {
-                Some(group) => group.push(index),
-                None => colours.push(vec![index]),
-            }
+impl StructureFinder {
+    /// A finder for line `prompts` and attitude `points` over the `width × height` main map whose
+    /// top-left pixel is `origin` in the scan; `swatches` (the units' colours) and `paper` compete
+    /// with the prompts' colours.
+    pub fn new(
+        prompts: Vec<LinePrompt>,
+        points: Vec<PointPrompt>,
+        swatches: &[(u8, u8, u8)],
+        paper: (u8, u8, u8),
+        (width, height): (u32, u32),
+        origin: (u32, u32),
+    ) -> StructureFinder {
+        let mut colours: Vec<(Vec<[f64; 3]>, ColourGroup)> = Vec::new();
+        let black = |l: [f64; 3]| l[0] < BLACK_LIGHTNESS && l[1].hypot(l[2]) < BLACK_CHROMA;
+        let drawn = prompts.iter().map(|p| (p.colour, true)).chain(points.iter().map(|p| (p.colour, false)));
+        for (index, (colour, is_line)) in drawn.enumerate() {
+            let here = lab(colour);
+            let same = |other: &[f64; 3]| delta_e(*other, here) < SAME_COLOUR_DELTA_E || (black(*other) && black(here));
+            let slot = match colours.iter().position(|(labs, _)| same(&labs[0])) {
+                Some(slot) => slot,
+                None => {
+                    colours.push((Vec::new(), ColourGroup::default()));
+                    colours.len() - 1
+                }
+            };
+            let (labs, group) = &mut colours[slot];
+            labs.push(here);
+            if is_line { group.lines.push(index) } else { group.points.push(index - prompts.len()) }
         }
         // A colour is looked for as its darkest sample shows it (a thin stroke's sample reads lighter).
-        let line_labs: Vec<[f64; 3]> = colours
-            .iter()
-            .map(|group| group.iter().map(|&p| lab(prompts[p].colour)).min_by(|a, b| a[0].total_cmp(&b[0])).expect("a group has a prompt"))
-            .collect();
+        let line_labs: Vec<[f64; 3]> =
+            colours.iter().map(|(labs, _)| *labs.iter().min_by(|a, b| a[0].total_cmp(&b[0])).expect("a group has a prompt")).collect();
+        let colours = colours.into_iter().map(|(_, group)| group).collect();
         let others: Vec<[f64; 3]> = swatches.iter().chain([&paper]).map(|&c| lab(c)).collect();
         let shift = 8 - TABLE_BITS;
         let centre = |v: usize| ((v << shift) | (1 << (shift - 1))) as u8;
@@ -230,12 +270,18 @@ impl LineFinder {
                     let (best, distance) =
                         line_labs.iter().enumerate().map(|(i, l)| (i, delta_e(here, *l))).min_by(|a, b| a.1.total_cmp(&b.1)).expect("a colour");
                     let rival = others.iter().map(|o| delta_e(here, *o)).fold(f64::INFINITY, f64::min);
-                    if distance <= LINE_DELTA_E && distance < rival { best as u8 + 1 } else { 0 }
+                    if distance <= LINE_DELTA_E && distance < rival {
+                        return best as u8 + 1;
+                    }
+                    let (best, distance) =
+                        line_labs.iter().enumerate().map(|(i, l)| (i, delta_e94(here, *l))).min_by(|a, b| a.1.total_cmp(&b.1)).expect("a colour");
+                    let rival = others.iter().map(|o| delta_e94(here, *o)).fold(f64::INFINITY, f64::min);
+                    if distance <= EDGE_DELTA_E && distance < rival { (best as u8 + 1) | EDGE } else { 0 }
                 })
                 .collect()
         };
         let marks = if line_labs.is_empty() { Vec::new() } else { vec![0; width as usize * height as usize] };
-        LineFinder { prompts, colours, table, width, height, origin, marks }
+        StructureFinder { prompts, points, colours, table, width, height, origin, marks }
     }
 
     /// Marks the pixels of `strip` (the main map's rows from `first_row`, its full width) that
@@ -254,47 +300,67 @@ impl LineFinder {
         }
     }
 
-    /// The lines of every prompt, colour by colour; `cancelled` is asked between colours.
-    pub fn lines(self, cancelled: &dyn Fn() -> bool) -> Option<Vec<FoundLine>> {
+    /// The lines and attitude symbols of every prompt, colour by colour; `cancelled` is asked
+    /// between colours. A colour's attitude symbols are taken from its skeleton first, so their
+    /// strokes are never pieces of a line.
+    pub fn found(self, cancelled: &dyn Fn() -> bool) -> Option<Structure> {
         let (width, height) = (self.width as usize, self.height as usize);
-        let mut found = Vec::new();
+        let mut found = Structure::default();
         let mut mask = vec![0_u8; self.marks.len()];
+        let origin = (f64::from(self.origin.0), f64::from(self.origin.1));
         for (colour, group) in self.colours.iter().enumerate() {
             if cancelled() {
                 return None;
             }
-            let label = colour as u8 + 1;
-            for (m, &mark) in mask.iter_mut().zip(&self.marks) {
-                *m = u8::from(mark == label);
+            self.stroke_mask(colour as u8 + 1, &mut mask);
+            let mut branches = skeleton::branches(&mask, width, height);
+            if !group.points.is_empty() {
+                let (points, used) = points::attitudes(&branches, &self.points, &group.points, origin);
+                found.points.extend(points);
+                let used: std::collections::HashSet<usize> = used.into_iter().collect();
+                branches = branches.into_iter().enumerate().filter(|(index, _)| !used.contains(index)).map(|(_, branch)| branch).collect();
             }
-            let widest = group.iter().map(|&p| self.prompts[p].width_px).fold(1.0, f64::max);
+            if group.lines.is_empty() {
+                continue;
+            }
+            let widest = group.lines.iter().map(|&p| self.prompts[p].width_px).fold(1.0, f64::max);
             let gap = group
+                .lines
                 .iter()
                 .map(|&p| {
                     let prompt = &self.prompts[p];
                     prompt.period_px.map_or(4.0 * prompt.width_px + 8.0, |period| 0.9 * period + 2.0 * prompt.width_px)
                 })
                 .fold(0.0, f64::max);
-            let (lines, marks) = traced(&mask, width, height, widest, gap);
+            let (lines, marks) = traced(branches, widest, gap);
             for chain in lines {
-                if let Some(line) = self.given(&chain, group, &marks, &mask) {
-                    found.push(line);
+                if let Some(line) = self.given(&chain, &group.lines, &marks, &mask) {
+                    found.lines.push(line);
                 }
             }
         }
         Some(found)
     }
 
-    /// The prompt of `group` that `chain` (in `mask`, its colour's pixels) is drawn as, and the
+    /// Into `mask`, the pixels of colour `label`'s strokes: those marked with it, and its edge
+    /// pixels joined to one of them ([`grown`]).
+    fn stroke_mask(&self, label: u8, mask: &mut [u8]) {
+        for (m, &mark) in mask.iter_mut().zip(&self.marks) {
+            *m = if mark == label { 2 } else { u8::from(mark == label | EDGE) };
+        }
+        grown(mask, self.width as usize);
+    }
+
+    /// The line prompt of `lines` (one colour's) that `chain` (in `mask`, that colour's pixels) is drawn as, and the
     /// line it makes; `None` for a chain too short to be a line, too unlike every prompt, or a contact.
-    fn given(&self, chain: &Chain, group: &[usize], marks: &MarkIndex, mask: &[u8]) -> Option<FoundLine> {
+    fn given(&self, chain: &Chain, lines: &[usize], marks: &MarkIndex, mask: &[u8]) -> Option<FoundLine> {
         let width = chain.width();
         let length = chain.length();
         let points = chain.points();
         let (w, h) = (self.width as usize, self.height as usize);
         let ink = |x: f64, y: f64| x >= 0.0 && y >= 0.0 && (x as usize) < w && (y as usize) < h && mask[y as usize * w + x as usize] != 0;
         let (seen, side) = marks_beside(&points, marks, width, &ink);
-        let (prompt, confidence) = group
+        let (prompt, confidence) = lines
             .iter()
             .map(|&p| {
                 let prompt = &self.prompts[p];
@@ -320,13 +386,13 @@ impl LineFinder {
     }
 }
 
-/// The lines of a mask whose strokes are at most `widest` pixels wide, joined across gaps up to
-/// `gap`, and the marks beside them: short branches off a line, and short lines on their own (a
-/// detached tooth, a pair of arrows across the line, a dot of a letter) as two marks each, from
-/// their middle to either end.
-fn traced(mask: &[u8], width: usize, height: usize, widest: f64, gap: f64) -> (Vec<Chain>, MarkIndex) {
+/// The lines of a mask's skeleton `branches` whose strokes are at most `widest` pixels wide,
+/// joined across gaps up to `gap`, and the marks beside them: short branches off a line, and short
+/// lines on their own (a detached tooth, a pair of arrows across the line, a dot of a letter) as
+/// two marks each, from their middle to either end.
+fn traced(branches: Vec<Branch>, widest: f64, gap: f64) -> (Vec<Chain>, MarkIndex) {
     let spur_px = DECORATION_REACH * widest + 6.0;
-    let (pieces, spurs) = skeleton::centrelines(mask, width, height, spur_px);
+    let (pieces, spurs) = skeleton::split(branches, spur_px);
     let joined = chains::join(pieces, Joining { max_gap: gap, max_turn: MAX_TURN, junction: 2.0 * widest + 2.0 });
     let (short, lines): (Vec<Chain>, Vec<Chain>) = joined.into_iter().partition(|chain| chain.length() <= 2.0 * spur_px);
     let mut marks: Vec<Spur> = spurs;
@@ -419,9 +485,12 @@ impl LinePrompt {
         let strongest = band.iter().map(|&i| strength[i]).fold(0.0, f64::max);
         let Some(core) = crate::colour::median_colour(band.iter().filter(|&&i| strength[i] >= 0.9 * strongest).map(|&i| pixels[i])) else { return self };
         let core_lab = lab(core);
-        let mask: Vec<u8> = labs.iter().map(|l| u8::from(delta_e(*l, core_lab) <= LINE_DELTA_E && delta_e(*l, core_lab) < delta_e(*l, paper_lab))).collect();
-        let (lines, marks) =
-            traced(&mask, width, height, self.width_px, self.period_px.map_or(2.0 * self.width_px + 8.0, |period| period + 2.0 * self.width_px));
+        let mask = stroke_pixels(&labs, core_lab, paper_lab, width);
+        let (lines, marks) = traced(
+            skeleton::branches(&mask, width, height),
+            self.width_px,
+            self.period_px.map_or(2.0 * self.width_px + 8.0, |period| period + 2.0 * self.width_px),
+        );
         // A sample too short to trace (shorter than two teeth) still gives its colour.
         self.colour = core;
         let Some(stroke) = lines.into_iter().max_by(|a, b| a.length().total_cmp(&b.length())) else { return self };
@@ -440,6 +509,51 @@ impl LinePrompt {
         // The name, where it says, wins over marks too small to read on a sample.
         self.marks = Marks::named(&self.symbol).unwrap_or(seen);
         self
+    }
+}
+
+/// The pixels of a sample (`labs`, `width` a row) drawn in the colour `ink` on `paper`: those
+/// within [`LINE_DELTA_E`] of it and nearer to it than to the paper, and those within
+/// [`EDGE_DELTA_E`] (CIE94) joined to one (as the map's strokes are marked).
+fn stroke_pixels(labs: &[[f64; 3]], ink: [f64; 3], paper: [f64; 3], width: usize) -> Vec<u8> {
+    let mut classes: Vec<u8> = labs
+        .iter()
+        .map(|l| {
+            if delta_e(*l, ink) <= LINE_DELTA_E && delta_e(*l, ink) < delta_e(*l, paper) {
+                2
+            } else {
+                u8::from(delta_e94(*l, ink) <= EDGE_DELTA_E && delta_e94(*l, ink) < delta_e94(*l, paper))
+            }
+        })
+        .collect();
+    grown(&mut classes, width);
+    classes
+}
+
+/// A stroke mask from `classes` (`width` a row; 2: a stroke's pixel, 1: an edge pixel, 0: not
+/// its colour), in place: 1 for the stroke pixels and the edge pixels joined to one through
+/// edge pixels (8-connected), 0 for the rest.
+fn grown(classes: &mut [u8], width: usize) {
+    let mut queue: Vec<usize> = (0..classes.len()).filter(|&i| classes[i] == 2).collect();
+    for &i in &queue {
+        classes[i] = 3;
+    }
+    while let Some(i) = queue.pop() {
+        let (x, y) = ((i % width) as isize, (i / width) as isize);
+        for (dx, dy) in skeleton::AROUND {
+            let (nx, ny) = (x + dx, y + dy);
+            if nx < 0 || ny < 0 || nx as usize >= width {
+                continue;
+            }
+            let n = ny as usize * width + nx as usize;
+            if classes.get(n) == Some(&1) {
+                classes[n] = 3;
+                queue.push(n);
+            }
+        }
+    }
+    for class in classes.iter_mut() {
+        *class = u8::from(*class == 3);
     }
 }
 
@@ -585,9 +699,9 @@ mod tests {
             paint.push(((40 + 40 * k, 225, 45 + 40 * k, 235), black));
         }
         let image = strip(w, h, &paint);
-        let mut finder = LineFinder::new(prompts, &[(230, 120, 110)], (250, 250, 250), w, h, (1000, 2000));
+        let mut finder = StructureFinder::new(prompts, Vec::new(), &[(230, 120, 110)], (250, 250, 250), (w, h), (1000, 2000));
         finder.mark(&image, 0);
-        let mut lines = finder.lines(&|| false).unwrap();
+        let mut lines = finder.found(&|| false).unwrap().lines;
         lines.sort_by_key(|line| line.prompt);
         assert_eq!(lines.iter().map(|l| l.prompt).collect::<Vec<_>>(), [1, 2], "{lines:?}");
         let fault = &lines[0];

@@ -40,11 +40,37 @@ pub struct Spur {
 }
 
 /// The eight neighbours' offsets, clockwise from north (Zhang and Suen's P2 … P9).
-const AROUND: [(isize, isize); 8] = [(0, -1), (1, -1), (1, 0), (1, 1), (0, 1), (-1, 1), (-1, 0), (-1, -1)];
+pub(super) const AROUND: [(isize, isize); 8] = [(0, -1), (1, -1), (1, 0), (1, 1), (0, 1), (-1, 1), (-1, 0), (-1, -1)];
+
+/// A traced branch of the skeleton and whether each end is free (no other skeleton beyond it).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Branch {
+    /// Its centreline.
+    pub piece: Piece,
+    /// Whether its first and its last point are free ends.
+    pub free: (bool, bool),
+}
+
+impl Branch {
+    /// Where it leaves its junction and where it ends, when exactly one of its ends is free.
+    pub fn arm(&self) -> Option<Spur> {
+        let (first, last) = (self.piece.points[0], self.piece.points[self.piece.points.len() - 1]);
+        match self.free {
+            (true, false) => Some(Spur { base: last, tip: first }),
+            (false, true) => Some(Spur { base: first, tip: last }),
+            _ => None,
+        }
+    }
+}
 
 /// A mask's centrelines: `mask` (`width × height`, nonzero is ink) is left untouched; spurs are
 /// branches no longer than `spur_px` from a junction to a free end.
 pub fn centrelines(mask: &[u8], width: usize, height: usize, spur_px: f64) -> (Vec<Piece>, Vec<Spur>) {
+    split(branches(mask, width, height), spur_px)
+}
+
+/// Every branch of a mask's skeleton (`mask` is `width × height`, nonzero is ink, and is left untouched).
+pub fn branches(mask: &[u8], width: usize, height: usize) -> Vec<Branch> {
     let mut skeleton: Vec<u8> = mask.iter().map(|&m| u8::from(m != 0)).collect();
     for x in 0..width {
         skeleton[x] = 0;
@@ -55,19 +81,27 @@ pub fn centrelines(mask: &[u8], width: usize, height: usize, spur_px: f64) -> (V
         skeleton[y * width + width - 1] = 0;
     }
     thin(&mut skeleton, width);
-    let traced = trace(&mut skeleton, width);
     let width_at = |(x, y): (usize, usize)| stroke_width(mask, width, height, x, y);
+    trace(&mut skeleton, width)
+        .into_iter()
+        .map(|path| Branch {
+            piece: Piece {
+                widths: path.pixels.iter().map(|&p| width_at(p)).collect(),
+                points: path.pixels.iter().map(|&(x, y)| (x as f64 + 0.5, y as f64 + 0.5)).collect(),
+            },
+            free: (path.free_start, path.free_end),
+        })
+        .collect()
+}
+
+/// `branches` as pieces of line and spurs: branches no longer than `spur_px` from a junction to a free end.
+pub fn split(branches: Vec<Branch>, spur_px: f64) -> (Vec<Piece>, Vec<Spur>) {
     let mut pieces = Vec::new();
     let mut spurs = Vec::new();
-    for path in traced {
-        let points: Vec<(f64, f64)> = path.pixels.iter().map(|&(x, y)| (x as f64 + 0.5, y as f64 + 0.5)).collect();
-        let piece = Piece { widths: path.pixels.iter().map(|&p| width_at(p)).collect(), points };
-        let one_free_end = path.free_start != path.free_end;
-        if one_free_end && piece.length() <= spur_px {
-            let (first, last) = (piece.points[0], piece.points[piece.points.len() - 1]);
-            spurs.push(if path.free_start { Spur { base: last, tip: first } } else { Spur { base: first, tip: last } });
-        } else {
-            pieces.push(piece);
+    for branch in branches {
+        match branch.arm() {
+            Some(spur) if branch.piece.length() <= spur_px => spurs.push(spur),
+            _ => pieces.push(branch.piece),
         }
     }
     (pieces, spurs)

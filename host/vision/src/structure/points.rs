@@ -1,0 +1,467 @@
+//! Bedding attitudes: a point symbol of the explanation drawn as a strike line with a dip tick on
+//! one side (inclined beds, foliation) or ticks on both (vertical beds). On a mask's skeleton such
+//! a symbol is one junction with three (four) short arms to free ends and nothing else: two arms
+//! in one line (the strike), the others across it. Each symbol's arms are measured on its own
+//! sample and looked for with those lengths and its stroke's width.
+//!
+//! Invariants: pure arithmetic on branches the caller traced; an arm belongs to one symbol at
+//! most; directions leave in degrees clockwise from the sheet's up (rows grow downwards).
+
+use std::collections::HashMap;
+
+use super::skeleton::{self, Branch, Spur};
+use crate::colour::{delta_e, lab};
+use crate::image::Rgb;
+use crate::layout::symbols::{SymbolEntry, SymbolKind};
+use geomap_model::layout::PixelBox;
+
+/// Arms whose bases are this close (pixels, plus the stroke's width) leave from one junction.
+const JUNCTION_PX: f64 = 3.0;
+/// The strike's two arms point at least this far apart, in degrees.
+const STRAIGHT_DEGREES: f64 = 150.0;
+/// A tick stands within this many degrees of square to the strike.
+const SQUARE_DEGREES: f64 = 30.0;
+/// The shorter strike arm is at least this share of the longer (the strike is centred on its tick).
+const BALANCE: f64 = 0.5;
+
+/// How an attitude symbol is drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// A strike line with one tick on its dip side.
+    Tick,
+    /// A strike line with a tick on each side (vertical beds).
+    Cross,
+}
+
+/// The TA1 point type (`enum_point_type`) and the shape of an explanation's point symbol, for the
+/// attitudes looked for; `None` for the rest (a horizontal bed's circled cross, a mine, a spring).
+pub fn ta1_point_type(symbol: &str) -> Option<(&'static str, Shape)> {
+    Some(match symbol {
+        "strike and dip of beds" | "strike and dip" | "inclined bedding" => ("inclined bedding", Shape::Tick),
+        "bedding" => ("bedding", Shape::Tick),
+        "overturned bedding" => ("overturned bedding", Shape::Tick),
+        "foliation" => ("foliation", Shape::Tick),
+        "vertical bedding" => ("vertical bedding", Shape::Cross),
+        _ => return None,
+    })
+}
+
+/// An attitude symbol of the explanation, as its symbols are looked for.
+#[derive(Debug, Clone)]
+pub struct PointPrompt {
+    /// Its index among the layout's symbol entries.
+    pub entry: usize,
+    /// Its name as the entry begins ("strike and dip of beds").
+    pub symbol: String,
+    /// The entry's words.
+    pub words: String,
+    /// Its TA1 point type.
+    pub ta1_type: &'static str,
+    /// How it is drawn.
+    pub shape: Shape,
+    /// The colour its sample is drawn in.
+    pub colour: (u8, u8, u8),
+    /// The stroke's width in pixels.
+    pub width_px: f64,
+    /// The strike line's length along its skeleton, in pixels.
+    pub strike_px: f64,
+    /// A tick's length from the strike line, in pixels.
+    pub tick_px: f64,
+}
+
+impl PointPrompt {
+    /// The attitude symbols among the layout's symbol entries (in order), not yet measured.
+    pub fn of_entries(entries: &[SymbolEntry]) -> Vec<PointPrompt> {
+        entries
+            .iter()
+            .enumerate()
+            .filter(|(_, entry)| entry.kind == SymbolKind::Point)
+            .filter_map(|(index, entry)| {
+                let (ta1_type, shape) = ta1_point_type(&entry.symbol)?;
+                Some(PointPrompt {
+                    entry: index,
+                    symbol: entry.symbol.clone(),
+                    words: entry.text.clone(),
+                    ta1_type,
+                    shape,
+                    colour: (0, 0, 0),
+                    width_px: 1.0,
+                    strike_px: 0.0,
+                    tick_px: 0.0,
+                })
+            })
+            .collect()
+    }
+
+    /// The prompt measured on its sample's pixels: the ink's colour (the median of its most
+    /// strongly inked pixels), then on that colour's mask the largest symbol of its shape; `None`
+    /// when the sample shows none.
+    pub fn calibrated(mut self, sample: &Rgb) -> Option<PointPrompt> {
+        let pixels: Vec<(u8, u8, u8)> = sample.pixels.chunks_exact(3).map(|p| (p[0], p[1], p[2])).collect();
+        let labs: Vec<[f64; 3]> = pixels.iter().map(|&p| lab(p)).collect();
+        let lightest = labs.iter().map(|l| l[0]).fold(0.0, f64::max);
+        let paper = lab(crate::colour::median_colour(pixels.iter().zip(&labs).filter(|(_, l)| l[0] >= lightest - 8.0).map(|(p, _)| *p))?);
+        let strength: Vec<f64> = labs.iter().map(|l| delta_e(*l, paper)).collect();
+        let strongest = strength.iter().copied().fold(0.0, f64::max);
+        if strongest < super::LINE_DELTA_E {
+            return None;
+        }
+        let core = crate::colour::median_colour(pixels.iter().zip(&strength).filter(|(_, s)| **s >= 0.9 * strongest).map(|(p, _)| *p))?;
+        let core_lab = lab(core);
+        let mask = super::stroke_pixels(&labs, core_lab, paper, sample.width as usize);
+        let branches = skeleton::branches(&mask, sample.width as usize, sample.height as usize);
+        let largest = symbols(&branches, f64::from(sample.width.max(sample.height)))
+            .into_iter()
+            .filter(|symbol| symbol.shape == self.shape)
+            .max_by(|a, b| a.strike_px.total_cmp(&b.strike_px))?;
+        (self.colour, self.width_px, self.strike_px, self.tick_px) = (core, largest.width_px.max(1.0), largest.strike_px, largest.tick_px);
+        Some(self)
+    }
+
+    /// How well a symbol seen on the map fits this one, 0–1 (0: not this symbol).
+    fn fit(&self, seen: &Symbol) -> f64 {
+        let ratio = |seen: f64, expected: f64| seen / expected.max(1.0);
+        let (strike, tick, width) = (ratio(seen.strike_px, self.strike_px), ratio(seen.tick_px, self.tick_px), ratio(seen.width_px, self.width_px));
+        // A small symbol's stroke measures one to four pixels wide as the scan's blur and JPEG
+        // take it: its width counts least.
+        if seen.shape != self.shape || !(0.6..=1.6).contains(&strike) || !(0.5..=2.0).contains(&tick) || !(1.0 / 3.0..=3.0).contains(&width) {
+            return 0.0;
+        }
+        (-(strike.ln().abs() + 0.5 * tick.ln().abs() + 0.25 * width.ln().abs())).exp()
+    }
+}
+
+/// Where an attitude entry's sample is measured: its box, four pixels wider on every side (a
+/// point sample may stand below its words' row, under a heading such as "Strike and dip of beds").
+pub fn sample_box(entry: &SymbolEntry) -> PixelBox {
+    let (sample, margin) = (&entry.sample, super::SAMPLE_MARGIN);
+    PixelBox { x0: sample.x0 - margin, y0: sample.y0 - margin, x1: sample.x1 + margin, y1: sample.y1 + margin }
+}
+
+/// An attitude symbol found on the map.
+#[derive(Debug, Clone)]
+pub struct FoundPoint {
+    /// The prompt (index into the finder's point prompts) it was given to.
+    pub prompt: usize,
+    /// Where its strike line and tick meet, in the scan's pixels.
+    pub at: (f64, f64),
+    /// Its tick's direction, degrees clockwise from the sheet's up; `None` for a cross (vertical beds).
+    pub dip_direction: Option<f64>,
+    /// 0–1: how well its lengths and width agree with its symbol's.
+    pub confidence: f64,
+}
+
+/// A symbol of an attitude's shape seen on a skeleton.
+#[derive(Debug, Clone)]
+struct Symbol {
+    shape: Shape,
+    /// The junction, in the skeleton's pixels.
+    at: (f64, f64),
+    strike_px: f64,
+    tick_px: f64,
+    width_px: f64,
+    /// The dip side's direction square to the strike line (a unit vector, rows downwards): the
+    /// strike is long enough to give the angle, the tick only says which side; for a cross, either.
+    tick: (f64, f64),
+    /// Its arms, as indices into the branches.
+    arms: Vec<usize>,
+}
+
+/// The symbols of an attitude's shape among `branches`: junctions with three or four arms no
+/// longer than `longest_arm_px` and no other branch.
+fn symbols(branches: &[Branch], longest_arm_px: f64) -> Vec<Symbol> {
+    // Every branch end that is not free, by cell, to tell a junction of arms alone from one on a line.
+    let cell = 8.0;
+    let key = |p: (f64, f64)| ((p.0 / cell).floor() as i64, (p.1 / cell).floor() as i64);
+    let mut joined_ends: HashMap<(i64, i64), Vec<(f64, f64)>> = HashMap::new();
+    let mut arms: Vec<(usize, Spur)> = Vec::new();
+    for (index, branch) in branches.iter().enumerate() {
+        let points = &branch.piece.points;
+        for (end, free) in [(points[0], branch.free.0), (points[points.len() - 1], branch.free.1)] {
+            if !free {
+                joined_ends.entry(key(end)).or_default().push(end);
+            }
+        }
+        if let Some(arm) = branch.arm().filter(|_| branch.piece.length() <= longest_arm_px) {
+            arms.push((index, arm));
+        }
+    }
+    let mut by_cell: HashMap<(i64, i64), Vec<usize>> = HashMap::new();
+    for (k, (_, arm)) in arms.iter().enumerate() {
+        by_cell.entry(key(arm.base)).or_default().push(k);
+    }
+    let mut taken = vec![false; arms.len()];
+    let mut found = Vec::new();
+    for k in 0..arms.len() {
+        if taken[k] {
+            continue;
+        }
+        let (index, arm) = arms[k];
+        let reach = JUNCTION_PX + branches[index].piece.width();
+        let near = |p: (f64, f64)| {
+            let (cx, cy) = key(p);
+            (-1..=1).flat_map(move |dx| (-1..=1).map(move |dy| (cx + dx, cy + dy)))
+        };
+        let group: Vec<usize> = near(arm.base)
+            .flat_map(|c| by_cell.get(&c).into_iter().flatten().copied())
+            .filter(|&j| !taken[j] && super::chains::distance(arms[j].1.base, arm.base) <= reach)
+            .collect();
+        let ends =
+            near(arm.base).flat_map(|c| joined_ends.get(&c).into_iter().flatten().copied()).filter(|&e| super::chains::distance(e, arm.base) <= reach).count();
+        group.iter().for_each(|&j| taken[j] = true);
+        // Every joined end at the junction is one of its arms' bases: nothing else meets there.
+        if ends != group.len() {
+            continue;
+        }
+        let spurs: Vec<(usize, Spur)> = group.iter().map(|&j| arms[j]).collect();
+        if let Some(symbol) = shaped(branches, &spurs) {
+            found.push(symbol);
+        }
+    }
+    found
+}
+
+/// The attitude that arms leaving one junction draw, if they draw one.
+fn shaped(branches: &[Branch], arms: &[(usize, Spur)]) -> Option<Symbol> {
+    let length = |spur: &Spur| super::chains::distance(spur.base, spur.tip);
+    let direction = |spur: &Spur| {
+        let l = length(spur).max(1e-9);
+        ((spur.tip.0 - spur.base.0) / l, (spur.tip.1 - spur.base.1) / l)
+    };
+    let cos = |a: (f64, f64), b: (f64, f64)| a.0 * b.0 + a.1 * b.1;
+    // The strike: the pair of arms pointing most nearly apart.
+    let mut pairs = Vec::new();
+    for i in 0..arms.len() {
+        for j in i + 1..arms.len() {
+            pairs.push((i, j, cos(direction(&arms[i].1), direction(&arms[j].1))));
+        }
+    }
+    let straight = STRAIGHT_DEGREES.to_radians().cos();
+    let square = (90.0 - SQUARE_DEGREES).to_radians().cos();
+    let (shape, strike, ticks) = match arms.len() {
+        3 => {
+            let &(i, j, c) = pairs.iter().min_by(|a, b| a.2.total_cmp(&b.2))?;
+            (c <= straight).then_some((Shape::Tick, (i, j), vec![3 - i - j]))?
+        }
+        4 => {
+            // Two straight pairs: the longer is the strike.
+            let straight_pairs: Vec<(usize, usize)> = pairs.iter().filter(|p| p.2 <= straight).map(|p| (p.0, p.1)).collect();
+            let [a, b] = straight_pairs[..] else { return None };
+            let span = |(i, j): (usize, usize)| length(&arms[i].1) + length(&arms[j].1);
+            let (strike, ticks) = if span(a) >= span(b) { (a, b) } else { (b, a) };
+            (Shape::Cross, strike, vec![ticks.0, ticks.1])
+        }
+        _ => return None,
+    };
+    let (a, b) = (length(&arms[strike.0].1), length(&arms[strike.1].1));
+    if a.min(b) < BALANCE * a.max(b) {
+        return None;
+    }
+    let axis = direction(&arms[strike.0].1);
+    if ticks.iter().any(|&t| cos(direction(&arms[t].1), axis).abs() > square) {
+        return None;
+    }
+    let tick_px = ticks.iter().map(|&t| length(&arms[t].1)).sum::<f64>() / ticks.len() as f64;
+    if tick_px > 0.8 * (a + b) {
+        return None; // a letter T: its stem is longer than its bar
+    }
+    let mut widths: Vec<f64> = arms.iter().flat_map(|(index, _)| branches[*index].piece.widths.iter().copied()).collect();
+    widths.sort_by(f64::total_cmp);
+    let bases = arms.iter().map(|(_, arm)| arm.base);
+    let at = bases.fold((0.0, 0.0), |sum, p| (sum.0 + p.0 / arms.len() as f64, sum.1 + p.1 / arms.len() as f64));
+    Some(Symbol {
+        shape,
+        at,
+        strike_px: a + b,
+        tick_px,
+        width_px: widths[widths.len() / 2],
+        tick: square_to_strike(arms[strike.0].1.tip, arms[strike.1].1.tip, direction(&arms[ticks[0]].1)),
+        arms: arms.iter().map(|(index, _)| *index).collect(),
+    })
+}
+
+/// The unit vector square to the strike line from `a` to `b` on the side `tick` points to.
+fn square_to_strike(a: (f64, f64), b: (f64, f64), tick: (f64, f64)) -> (f64, f64) {
+    let length = super::chains::distance(a, b).max(1e-9);
+    let (nx, ny) = (-(b.1 - a.1) / length, (b.0 - a.0) / length);
+    if nx * tick.0 + ny * tick.1 >= 0.0 { (nx, ny) } else { (-nx, -ny) }
+}
+
+/// The attitude symbols of `prompts` (indices `group` into `all`, all drawn in one colour) among
+/// `branches` (that colour's skeleton, its pixels offset by `origin` in the scan), and the branches
+/// they are drawn with.
+pub fn attitudes(branches: &[Branch], all: &[PointPrompt], group: &[usize], origin: (f64, f64)) -> (Vec<FoundPoint>, Vec<usize>) {
+    let longest = group.iter().map(|&p| 0.8 * all[p].strike_px).fold(0.0, f64::max);
+    let mut found = Vec::new();
+    let mut used = Vec::new();
+    for symbol in symbols(branches, longest) {
+        let best = group.iter().map(|&p| (p, all[p].fit(&symbol))).max_by(|a, b| a.1.total_cmp(&b.1));
+        let Some((prompt, confidence)) = best.filter(|(_, fit)| *fit >= 0.2) else { continue };
+        let dip_direction = (symbol.shape == Shape::Tick).then(|| bearing(symbol.tick));
+        found.push(FoundPoint {
+            prompt,
+            at: (symbol.at.0 + origin.0, symbol.at.1 + origin.1),
+            dip_direction,
+            confidence: (confidence * 1000.0).round() / 1000.0,
+        });
+        used.extend(symbol.arms);
+    }
+    (found, used)
+}
+
+/// Where the number printed beside an attitude is, in `window` (the scan around it; `at`, its
+/// junction, in the window's pixels): the ink of `prompt`'s colour on the window's ground, in
+/// pieces apart from the symbol's own, digit-sized (shorter than the strike line, taller than its
+/// stroke), the nearest one and those beside it on its line of type, within twice the strike
+/// line's length. `None` when no such ink is there.
+pub fn number_box(window: &Rgb, at: (f64, f64), prompt: &PointPrompt) -> Option<PixelBox> {
+    let (width, height) = (window.width as usize, window.height as usize);
+    let pixels: Vec<(u8, u8, u8)> = window.pixels.chunks_exact(3).map(|p| (p[0], p[1], p[2])).collect();
+    let ground = lab(crate::colour::median_colour(pixels.iter().copied())?);
+    let labs: Vec<[f64; 3]> = pixels.iter().map(|&p| lab(p)).collect();
+    let mask = super::stroke_pixels(&labs, lab(prompt.colour), ground, width);
+    // Pieces of ink (8-connected) as boxes, the symbol's own (the one at its junction) left out.
+    let mut label = vec![0_u32; mask.len()];
+    let mut boxes: Vec<(f64, f64, f64, f64)> = Vec::new();
+    for start in 0..mask.len() {
+        if mask[start] == 0 || label[start] != 0 {
+            continue;
+        }
+        boxes.push(((start % width) as f64, (start / width) as f64, (start % width) as f64 + 1.0, (start / width) as f64 + 1.0));
+        let id = boxes.len() as u32;
+        label[start] = id;
+        let mut queue = vec![start];
+        while let Some(i) = queue.pop() {
+            let (x, y) = ((i % width) as isize, (i / width) as isize);
+            let b = &mut boxes[id as usize - 1];
+            (b.0, b.1, b.2, b.3) = (b.0.min(x as f64), b.1.min(y as f64), b.2.max(x as f64 + 1.0), b.3.max(y as f64 + 1.0));
+            for (dx, dy) in skeleton::AROUND {
+                let (nx, ny) = (x + dx, y + dy);
+                if nx >= 0 && ny >= 0 && (nx as usize) < width && (ny as usize) < height {
+                    let n = ny as usize * width + nx as usize;
+                    if mask[n] != 0 && label[n] == 0 {
+                        label[n] = id;
+                        queue.push(n);
+                    }
+                }
+            }
+        }
+    }
+    let own = (at.1 as usize).checked_mul(width).map(|row| row + at.0 as usize).and_then(|i| label.get(i).copied()).unwrap_or(0);
+    let reach = 2.0 * prompt.strike_px;
+    let gap_to = |b: &(f64, f64, f64, f64), p: (f64, f64)| (b.0 - p.0).max(p.0 - b.2).max(0.0).hypot((b.1 - p.1).max(p.1 - b.3).max(0.0));
+    let digits: Vec<&(f64, f64, f64, f64)> = boxes
+        .iter()
+        .enumerate()
+        .filter(|(k, b)| *k as u32 + 1 != own && (b.3 - b.1) < prompt.strike_px && (b.3 - b.1) > 1.5 * prompt.width_px && gap_to(b, at) <= reach)
+        .map(|(_, b)| b)
+        .collect();
+    let nearest = **digits.iter().min_by(|a, b| gap_to(a, at).total_cmp(&gap_to(b, at)))?;
+    // The number's other digits: on its line of type, each within half a digit's height of the last.
+    let mut number = nearest;
+    loop {
+        let tall = number.3 - number.1;
+        let beside = digits.iter().find(|b| {
+            let overlap = b.3.min(number.3) - b.1.max(number.1);
+            let gap = (b.0 - number.2).max(number.0 - b.2);
+            overlap >= 0.5 * tall.min(b.3 - b.1) && gap <= 0.6 * tall && !(b.0 >= number.0 && b.2 <= number.2)
+        });
+        match beside {
+            Some(b) => number = (number.0.min(b.0), number.1.min(b.1), number.2.max(b.2), number.3.max(b.3)),
+            None => break,
+        }
+    }
+    let pad = 0.25 * (number.3 - number.1);
+    Some(PixelBox {
+        x0: (number.0 - pad).max(0.0),
+        y0: (number.1 - pad).max(0.0),
+        x1: (number.2 + pad).min(width as f64),
+        y1: (number.3 + pad).min(height as f64),
+    })
+}
+
+/// A direction (rows downwards) in degrees clockwise from the sheet's up, 0–360.
+fn bearing((dx, dy): (f64, f64)) -> f64 {
+    let degrees = dx.atan2(-dy).to_degrees().rem_euclid(360.0);
+    (degrees * 10.0).round() / 10.0 % 360.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A `width × height` mask with each segment `(x0, y0, x1, y1)` drawn `stroke` pixels wide.
+    fn drawn(width: usize, height: usize, segments: &[(f64, f64, f64, f64)], stroke: f64) -> Vec<u8> {
+        let mut mask = vec![0; width * height];
+        for y in 0..height {
+            for x in 0..width {
+                let (px, py) = (x as f64 + 0.5, y as f64 + 0.5);
+                let inked = segments.iter().any(|&(x0, y0, x1, y1)| {
+                    let (dx, dy) = (x1 - x0, y1 - y0);
+                    let t = (((px - x0) * dx + (py - y0) * dy) / (dx * dx + dy * dy)).clamp(0.0, 1.0);
+                    (px - x0 - t * dx).hypot(py - y0 - t * dy) <= stroke / 2.0
+                });
+                mask[y * width + x] = u8::from(inked);
+            }
+        }
+        mask
+    }
+
+    /// A strike line `strike` long at `(x, y)` with its tick `tick` long pointing `towards` degrees
+    /// clockwise from up.
+    fn attitude(x: f64, y: f64, towards: f64, strike: f64, tick: f64) -> [(f64, f64, f64, f64); 2] {
+        let (dx, dy) = (towards.to_radians().sin(), -towards.to_radians().cos());
+        let (sx, sy) = (-dy * strike / 2.0, dx * strike / 2.0);
+        [(x - sx, y - sy, x + sx, y + sy), (x, y, x + dx * tick, y + dy * tick)]
+    }
+
+    fn prompt(shape: Shape) -> PointPrompt {
+        PointPrompt {
+            entry: 0,
+            symbol: String::new(),
+            words: String::new(),
+            ta1_type: "inclined bedding",
+            shape,
+            colour: (0, 0, 0),
+            width_px: 3.0,
+            strike_px: 26.0,
+            tick_px: 8.0,
+        }
+    }
+
+    #[test]
+    fn an_attitude_is_found_with_its_dip_direction_and_a_letter_t_or_a_crossing_line_is_not() {
+        let mut segments = Vec::new();
+        for (k, towards) in [0.0, 35.0, 90.0, 160.0, 200.0, 300.0].into_iter().enumerate() {
+            segments.extend(attitude(30.0 + 50.0 * k as f64, 30.0, towards, 28.0, 9.0));
+        }
+        // A letter T (its stem longer than its bar) and a line crossing a strike line.
+        segments.extend([(20.0, 80.0, 34.0, 80.0), (27.0, 80.0, 27.0, 97.0)]);
+        segments.extend(attitude(100.0, 90.0, 90.0, 28.0, 9.0));
+        segments.push((60.0, 90.0, 140.0, 90.0));
+        let (w, h) = (340, 120);
+        let mask = drawn(w, h, &segments, 3.0);
+        let branches = skeleton::branches(&mask, w, h);
+        let (found, used) = attitudes(&branches, &[prompt(Shape::Tick)], &[0], (1000.0, 2000.0));
+        assert_eq!(found.len(), 6, "{found:?}");
+        assert_eq!(used.len(), 18);
+        for (k, towards) in [0.0, 35.0, 90.0, 160.0, 200.0, 300.0].into_iter().enumerate() {
+            let point = found.iter().find(|p| (p.at.0 - 1030.0 - 50.0 * k as f64).abs() < 3.0).unwrap_or_else(|| panic!("{k}: {found:?}"));
+            assert!((point.at.1 - 2030.0).abs() < 3.0, "{point:?}");
+            let off = (point.dip_direction.unwrap() - towards + 540.0).rem_euclid(360.0) - 180.0;
+            assert!(off.abs() <= 6.0, "{towards}: {point:?}");
+            assert!(point.confidence > 0.5, "{point:?}");
+        }
+    }
+
+    #[test]
+    fn vertical_beds_are_a_cross_without_a_dip_direction() {
+        let [strike, tick] = attitude(40.0, 40.0, 60.0, 30.0, 9.0);
+        let (dx, dy) = (tick.2 - tick.0, tick.3 - tick.1);
+        let mask = drawn(80, 80, &[strike, tick, (40.0, 40.0, 40.0 - dx, 40.0 - dy)], 3.0);
+        let branches = skeleton::branches(&mask, 80, 80);
+        let (found, _) = attitudes(&branches, &[prompt(Shape::Tick), PointPrompt { strike_px: 28.0, ..prompt(Shape::Cross) }], &[0, 1], (0.0, 0.0));
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!((found[0].prompt, found[0].dip_direction), (1, None));
+    }
+}
