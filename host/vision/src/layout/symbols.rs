@@ -161,9 +161,11 @@ pub(super) fn symbol_entries(lines: &[Line], image: &Rgb, taken: &[PixelBox]) ->
         let Some(sample) = sample_left_of(image, &line.bbox, &others) else { continue };
         let (width, tall) = (sample.x1 - sample.x0, sample.y1 - sample.y0);
         // The sample's shape has the last word: a long thin one is a line whatever the words say,
-        // unless they name a point symbol with its number printed beside it (a strike line and its dip).
+        // unless they name a point symbol with its number printed beside it (a strike line and its
+        // dip); a point's name asks for a longer, thinner sample (a strike line is long too).
         let number = number_beside(lines, &sample, h);
-        let kind = if width >= 3.0 * tall && width >= 2.0 * h && !(kind == SymbolKind::Point && number.is_some()) {
+        let (named_point, thin) = (kind == SymbolKind::Point, if kind == SymbolKind::Point { 5.0 } else { 3.0 });
+        let kind = if width >= thin * tall && width >= 2.0 * h && !(named_point && number.is_some()) {
             SymbolKind::Line
         } else if kind == SymbolKind::Line && width < 1.5 * h {
             SymbolKind::Point
@@ -313,15 +315,11 @@ fn decorations(ink: &dyn Fn(u32, u32) -> bool, (x0, x1): (u32, u32), (y0, y1): (
     describe(&above, "above").into_iter().chain(describe(&below, "below")).collect()
 }
 
-/// The number printed beside a point sample: a line of one to three digits within two type heights.
+/// The number printed beside a point sample: a line of one to three digits (a stray mark aside,
+/// [`super::numbers::printed_number`]) within two type heights.
 fn number_beside(lines: &[Line], sample: &PixelBox, h: f64) -> Option<String> {
     let near = PixelBox { x0: sample.x0 - 2.0 * h, y0: sample.y0 - 2.0 * h, x1: sample.x1 + 2.0 * h, y1: sample.y1 + 2.0 * h };
-    lines
-        .iter()
-        .filter(|line| overlaps(&near, &line.bbox))
-        .map(|line| line.text.trim())
-        .find(|text| (1..=3).contains(&text.len()) && text.chars().all(|c| c.is_ascii_digit()))
-        .map(str::to_owned)
+    lines.iter().filter(|line| overlaps(&near, &line.bbox)).find_map(|line| super::numbers::printed_number(&line.text)).map(|number| number.to_string())
 }
 
 #[cfg(test)]

@@ -15,8 +15,10 @@ use crate::image::Rgb;
 use crate::layout::symbols::{SymbolEntry, SymbolKind};
 use geomap_model::layout::PixelBox;
 
-/// Arms whose bases are this close (pixels, plus the stroke's width) leave from one junction.
+/// Arms whose bases are this close (pixels, plus [`JUNCTION_WIDTHS`] stroke widths) leave from one junction.
 const JUNCTION_PX: f64 = 3.0;
+/// See [`JUNCTION_PX`].
+const JUNCTION_WIDTHS: f64 = 1.5;
 /// The strike's two arms point at least this far apart, in degrees.
 const STRAIGHT_DEGREES: f64 = 150.0;
 /// A tick stands within this many degrees of square to the strike.
@@ -177,6 +179,11 @@ fn symbols(branches: &[Branch], longest_arm_px: f64) -> Vec<Symbol> {
     let mut arms: Vec<(usize, Spur)> = Vec::new();
     for (index, branch) in branches.iter().enumerate() {
         let points = &branch.piece.points;
+        // A thick stroke's junction thins to two nodes a stroke's width apart: the piece between
+        // them is inside the junction, not a branch leaving it.
+        if branch.free == (false, false) && branch.piece.length() <= JUNCTION_WIDTHS * branch.piece.width() {
+            continue;
+        }
         for (end, free) in [(points[0], branch.free.0), (points[points.len() - 1], branch.free.1)] {
             if !free {
                 joined_ends.entry(key(end)).or_default().push(end);
@@ -197,7 +204,7 @@ fn symbols(branches: &[Branch], longest_arm_px: f64) -> Vec<Symbol> {
             continue;
         }
         let (index, arm) = arms[k];
-        let reach = JUNCTION_PX + branches[index].piece.width();
+        let reach = JUNCTION_PX + JUNCTION_WIDTHS * branches[index].piece.width();
         let near = |p: (f64, f64)| {
             let (cx, cy) = key(p);
             (-1..=1).flat_map(move |dx| (-1..=1).map(move |dy| (cx + dx, cy + dy)))
@@ -451,6 +458,24 @@ mod tests {
             let off = (point.dip_direction.unwrap() - towards + 540.0).rem_euclid(360.0) - 180.0;
             assert!(off.abs() <= 6.0, "{towards}: {point:?}");
             assert!(point.confidence > 0.5, "{point:?}");
+        }
+    }
+
+    #[test]
+    fn a_thick_attitude_on_a_large_scan_is_found_as_a_thin_one() {
+        let mut segments = Vec::new();
+        for (k, towards) in [20.0, 135.0, 250.0].into_iter().enumerate() {
+            segments.extend(attitude(70.0 + 130.0 * k as f64, 70.0, towards, 100.0, 32.0));
+        }
+        let mask = drawn(420, 140, &segments, 10.0);
+        let branches = skeleton::branches(&mask, 420, 140);
+
+        let thick = PointPrompt { width_px: 10.0, strike_px: 90.0, tick_px: 26.0, ..prompt(Shape::Tick) };
+        let (mut found, _) = attitudes(&branches, &[thick], &[0], (0.0, 0.0));
+        assert_eq!(found.len(), 3, "{found:?}");
+        found.sort_by(|a, b| a.at.0.total_cmp(&b.at.0));
+        for (point, towards) in found.iter().zip([20.0, 135.0, 250.0]) {
+            assert!((point.dip_direction.unwrap() - towards).abs() <= 3.0, "{towards}: {point:?}");
         }
     }
 
