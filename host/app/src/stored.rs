@@ -270,9 +270,9 @@ impl App {
     }
 
     /// What the server has read of map `map_id`'s sheet for an extraction with layout `layout_id`:
-    /// the words that layout stored beside it and the lines of the map's readings, and whether the
-    /// layout's words cover the whole scan (the text method reads it all; the detectors only
-    /// their components).
+    /// the words that layout stored beside it and the lines of the map's readings, and whether any
+    /// of them may cover the main map: a reading, or a layout that read one region (the text
+    /// method reads the whole scan as one; the detectors read their components, one region each).
     pub fn words_read(&self, map_id: &str, layout_id: &str) -> Result<(Vec<Line>, bool), AppError> {
         let document = self.registry.document(Document::Layout, map_id, layout_id)?.ok_or_else(|| AppError::gone(map_id, MapGone::UnknownArtifact))?;
         let mut lines = self.reading_lines(map_id)?;

@@ -205,7 +205,13 @@ fn dip_of(text: &str) -> Option<u32> {
 /// within the symbol's strike length plus two of the number's heights; nearest pairs first, each
 /// number given once. Returns per point the dip and the words' box.
 pub(crate) fn dips(points: &[FoundPoint], prompts: &[PointPrompt], words: &[Line]) -> Vec<Option<(u32, PixelBox)>> {
-    let numbers: Vec<(u32, &PixelBox)> = words.iter().filter_map(|line| Some((dip_of(&line.text)?, &line.bbox))).collect();
+    // A number read more than once (by the layout and by a reading) is one number.
+    let mut numbers: Vec<(u32, &PixelBox)> = Vec::new();
+    for (dip, bbox) in words.iter().filter_map(|line| Some((dip_of(&line.text)?, &line.bbox))) {
+        if !numbers.iter().any(|(other, seen)| *other == dip && overlaps(seen, bbox)) {
+            numbers.push((dip, bbox));
+        }
+    }
     let mut pairs: Vec<(f64, usize, usize)> = Vec::new();
     for (p, point) in points.iter().enumerate() {
         let prompt = &prompts[point.prompt];
@@ -266,7 +272,27 @@ pub(crate) fn reread_dips(
             *dip = Some((degrees, PixelBox { x0: number.x0 + left, y0: number.y0 + top, x1: number.x1 + left, y1: number.y1 + top }));
         }
     }
+    // A number is one attitude's: the nearest of those it was read for keeps it.
+    let distance = |p: usize, b: &PixelBox| ((b.x0 + b.x1) / 2.0 - points[p].at.0).hypot((b.y0 + b.y1) / 2.0 - points[p].at.1);
+    let read: Vec<usize> = (0..dips.len()).filter(|&p| dips[p].is_some()).collect();
+    let mut dropped = Vec::new();
+    for (k, &a) in read.iter().enumerate() {
+        for &b in &read[k + 1..] {
+            let (Some((_, box_a)), Some((_, box_b))) = (&dips[a], &dips[b]) else { continue };
+            if overlaps(box_a, box_b) {
+                dropped.push(if distance(a, box_a) <= distance(b, box_b) { b } else { a });
+            }
+        }
+    }
+    for p in dropped {
+        dips[p] = None;
+    }
     Ok(dips)
+}
+
+/// Whether two boxes share any area.
+fn overlaps(a: &PixelBox, b: &PixelBox) -> bool {
+    a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1
 }
 
 /// The ID of `prompt`'s point type.
@@ -414,6 +440,9 @@ mod tests {
         let points = [at(100.0, 100.0), at(140.0, 100.0), at(400.0, 400.0)];
         let words = [word("35", 105.0, 105.0), word("12", 150.0, 108.0), word("Tb", 395.0, 395.0), word("60", 600.0, 600.0)];
         let found = dips(&points, std::slice::from_ref(&prompt), &words);
+        let twice = [word("35", 105.0, 105.0), word("35", 106.0, 105.0), word("12", 150.0, 108.0)];
+        let once = dips(&[at(100.0, 100.0), at(80.0, 100.0)], std::slice::from_ref(&prompt), &twice);
+        assert_eq!(once.iter().filter(|d| d.is_some_and(|(dip, _)| dip == 35)).count(), 1, "one number read twice is one attitude's: {once:?}");
         assert_eq!(found.iter().map(|d| d.map(|(dip, _)| dip)).collect::<Vec<_>>(), [Some(35), Some(12), None]);
         let mut structure = Structure::default();
         add_point_rows(&mut structure, std::slice::from_ref(&prompt), &points, &found, &[Some(91.0), Some(92.0), Some(93.0)]);

@@ -619,12 +619,17 @@ fn segment_distance(point: (f64, f64), a: (f64, f64), b: (f64, f64)) -> f64 {
     (point.0 - a.0 - t * dx).hypot(point.1 - a.1 - t * dy)
 }
 
-/// Adds a feature of `geometry` and `values` (the TA1 polygon fields, in order) to layer `name`.
+/// Adds a feature of `geometry` and `values` (its layer's fields, in order; a NaN real is NULL) to layer `name`.
 fn add_feature(package: &Dataset, name: &str, geometry: Geometry, values: &[gdal::vector::FieldValue]) -> Result<(), GeorefError> {
     let layer = package.layer_by_name(name).map_err(gdal_error("write a polygon"))?;
     let mut feature = gdal::vector::Feature::new(layer.defn()).map_err(gdal_error("write a polygon"))?;
     for (index, value) in values.iter().enumerate() {
-        feature.set_field(index, value).map_err(gdal_error("write a polygon"))?;
+        match value {
+            // An absent number (a dip not read) is NULL, not a NaN that only SQLite turns into one.
+            gdal::vector::FieldValue::RealValue(number) if number.is_nan() => feature.set_field_null(index),
+            value => feature.set_field(index, value),
+        }
+        .map_err(gdal_error("write a polygon"))?;
     }
     feature.set_geometry(geometry).map_err(gdal_error("write a polygon"))?;
     feature.create(&layer).map_err(gdal_error("write a polygon"))

@@ -29,6 +29,9 @@ const LINE_DELTA_E: f64 = 30.0;
 /// belongs to its strokes when it touches one within [`LINE_DELTA_E`]: a stroke's blurred edge, or
 /// a thin stroke JPEG smeared with its neighbour's hue.
 const EDGE_DELTA_E: f64 = 30.0;
+/// Edge pixels are kept at most this many steps from a stroke pixel (a smeared tick, not a
+/// dark neighbour the flood could follow).
+const EDGE_REACH_PX: u32 = 12;
 /// The bit a colour mark carries for a stroke's edge pixel.
 const EDGE: u8 = 0x80;
 /// Symbols whose colours are closer than this are one colour: their lines are told apart by
@@ -532,25 +535,32 @@ fn stroke_pixels(labs: &[[f64; 3]], ink: [f64; 3], paper: [f64; 3], width: usize
 
 /// A stroke mask from `classes` (`width` a row; 2: a stroke's pixel, 1: an edge pixel, 0: not
 /// its colour), in place: 1 for the stroke pixels and the edge pixels joined to one through
-/// edge pixels (8-connected), 0 for the rest.
+/// edge pixels (8-connected) within [`EDGE_REACH_PX`] steps, 0 for the rest.
 fn grown(classes: &mut [u8], width: usize) {
-    let mut queue: Vec<usize> = (0..classes.len()).filter(|&i| classes[i] == 2).collect();
-    for &i in &queue {
+    let mut ring: Vec<usize> = (0..classes.len()).filter(|&i| classes[i] == 2).collect();
+    for &i in &ring {
         classes[i] = 3;
     }
-    while let Some(i) = queue.pop() {
-        let (x, y) = ((i % width) as isize, (i / width) as isize);
-        for (dx, dy) in skeleton::AROUND {
-            let (nx, ny) = (x + dx, y + dy);
-            if nx < 0 || ny < 0 || nx as usize >= width {
-                continue;
-            }
-            let n = ny as usize * width + nx as usize;
-            if classes.get(n) == Some(&1) {
-                classes[n] = 3;
-                queue.push(n);
+    for _ in 0..EDGE_REACH_PX {
+        let mut next = Vec::new();
+        for i in ring {
+            let (x, y) = ((i % width) as isize, (i / width) as isize);
+            for (dx, dy) in skeleton::AROUND {
+                let (nx, ny) = (x + dx, y + dy);
+                if nx < 0 || ny < 0 || nx as usize >= width {
+                    continue;
+                }
+                let n = ny as usize * width + nx as usize;
+                if classes.get(n) == Some(&1) {
+                    classes[n] = 3;
+                    next.push(n);
+                }
             }
         }
+        if next.is_empty() {
+            break;
+        }
+        ring = next;
     }
     for class in classes.iter_mut() {
         *class = u8::from(*class == 3);

@@ -176,12 +176,14 @@ fn symbols(branches: &[Branch], longest_arm_px: f64) -> Vec<Symbol> {
     let cell = 8.0;
     let key = |p: (f64, f64)| ((p.0 / cell).floor() as i64, (p.1 / cell).floor() as i64);
     let mut joined_ends: HashMap<(i64, i64), Vec<(f64, f64)>> = HashMap::new();
+    let mut inner: HashMap<(i64, i64), Vec<usize>> = HashMap::new();
     let mut arms: Vec<(usize, Spur)> = Vec::new();
     for (index, branch) in branches.iter().enumerate() {
         let points = &branch.piece.points;
         // A thick stroke's junction thins to two nodes a stroke's width apart: the piece between
         // them is inside the junction, not a branch leaving it.
         if branch.free == (false, false) && branch.piece.length() <= JUNCTION_WIDTHS * branch.piece.width() {
+            inner.entry(key(points[0])).or_default().push(index);
             continue;
         }
         for (end, free) in [(points[0], branch.free.0), (points[points.len() - 1], branch.free.1)] {
@@ -221,7 +223,10 @@ fn symbols(branches: &[Branch], longest_arm_px: f64) -> Vec<Symbol> {
             continue;
         }
         let spurs: Vec<(usize, Spur)> = group.iter().map(|&j| arms[j]).collect();
-        if let Some(symbol) = shaped(branches, &spurs) {
+        if let Some(mut symbol) = shaped(branches, &spurs) {
+            // The junction's inner piece goes with it, so no line takes it for a mark.
+            let inside = near(arm.base).flat_map(|c| inner.get(&c).into_iter().flatten().copied());
+            symbol.arms.extend(inside.filter(|&j| super::chains::distance(branches[j].piece.points[0], arm.base) <= reach));
             found.push(symbol);
         }
     }
