@@ -21,7 +21,8 @@ pub fn number_word(word: &str) -> Option<String> {
 const STROKE_MARKS: &[char] = &['T', '\'', '°', '|', '+', '-', '_', '/', '\\', '.', ','];
 
 /// The number a short line of words is beside a point symbol (a dip): one to three digits with at
-/// most one of [`STROKE_MARKS`] on either side (`T35`, `35'`), never a letter (`K2` is a unit's code).
+/// most one mark a symbol's stroke is read as on either side (`T35`, `35'`), never a letter (`K2` is a
+/// unit's code).
 pub fn printed_number(text: &str) -> Option<u32> {
     let text = text.trim();
     let start = text.find(|c: char| c.is_ascii_digit())?;
