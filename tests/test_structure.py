@@ -132,18 +132,45 @@ async def test_faults_a_thrust_and_folds_become_ta1_line_features_scored_against
 
 
 
-async def test_without_an_explanation_the_units_are_extracted_and_the_line_tables_are_empty_with_a_warning(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache):  # noqa: F811
+async def test_without_an_explanation_the_structure_is_found_by_its_look_at_lower_confidence(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache, era):  # noqa: F811
     server = reading_server(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache)
     unit_maps.draw(server.map_root / "bare.jpg", structure=True, explanation=False)
     layout = await prepared_layout(server, "bare.jpg")
-    assert not [entry for entry in layout["symbol_entries"] if entry["kind"] == "line"], layout["symbol_entries"]
-    async with server.connect() as client:
+    assert not [entry for entry in layout["symbol_entries"] if entry["kind"] in ("line", "point")], layout["symbol_entries"]
+    async with server.connect(era) as client:
         result = await client.call_tool("geomap_extract_units", {"map_id": layout["map_id"]})
     assert result.is_error is False, result
     units = result.structured_content
-    assert units["lines"] == [] and units["points"] == [] and sum(unit["polygons"] for unit in units["units"]) > 0, units
-    assert [w for w in units["warnings"] if w.startswith("No explanation of line symbols was read on this sheet")], units["warnings"]
-    assert layer(units["geopackage_path"], "line_feature") == [] and layer(units["geopackage_path"], "line_type") == []
+    print("line types by look:", [(line["type"], line["count"], line["width_px"], line["mean_confidence"]) for line in units["lines"]])
+    assert sum(unit["polygons"] for unit in units["units"]) > 0, units
+    assert units["lines"] and all(line["prompted_by"] == "look" for line in units["lines"] + units["points"]), units["lines"]
+    assert [w for w in units["warnings"] if w.startswith("No explanation of line symbols was read on this sheet") and "by their look" in w], units["warnings"]
+
+    features = layer(units["geopackage_path"], "line_feature")
+    types = {row["properties"]["id"]: row["properties"] for row in layer(units["geopackage_path"], "line_type")}
+    type_of = lambda feature: types[feature["properties"]["type"]]["name"]  # noqa: E731
+    truth = unit_maps.structure_truth()
+    scores = {}
+    for kind in ("fault", "thrust fault", "anticline", "syncline"):
+        want = [points for t, _, points in truth if t == kind]
+        got = polylines([f for f in features if type_of(f) == kind])
+        scores[kind] = round(unit_maps.buffer_f1(want, got, BUFFER_PX), 3)
+    print("buffer F1 per type by look:", scores)
+    # The thrust is the heaviest dark line and has its teeth; the folds their arrows. The faults are
+    # red, and only dark lines are looked for without an explanation.
+    assert scores["thrust fault"] >= 0.85 and min(scores["anticline"], scores["syncline"]) >= 0.7, scores
+    assert all(0 < f["properties"]["confidence"] <= 0.7 for f in features), "found by look: lower confidence"
+    assert all(type_of(f) != "contact" for f in features), "contacts are the polygons' edges"
+
+    # The attitudes by their shape, their dips read beside them, their directions from the sheet's up.
+    points = layer(units["geopackage_path"], "point_feature")
+    got = [(*f["geometry"]["coordinates"], f["properties"]["dip_direction"], f["properties"]["dip"]) for f in points]
+    score = unit_maps.point_scores(unit_maps.attitude_truth(), got, unit_maps.STRIKE_PX / 2)
+    print("attitudes by look:", score, units["points"])
+    assert score["f1"] >= 0.85 and score["dip_direction_within_10"] >= 0.9 and score["dip_exact"] >= 0.9, score
+    (attitude,) = units["points"]
+    assert (attitude["type"], attitude["prompted_by"], attitude["dip_direction_from"]) == ("inclined bedding", "look", "sheet up"), attitude
+    assert abs(attitude["strike_px"] - unit_maps.STRIKE_PX) <= 6, "the symbol's size is measured on the map"
 
 
 async def test_the_usgs_scan_gives_its_faults_from_its_own_explanation(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache):  # noqa: F811

@@ -45,7 +45,8 @@ pub struct LineSummary {
     pub length_km: Option<f64>,
     /// Their mean confidence, 0–1 (width and marks against the symbol's sample).
     pub mean_confidence: f64,
-    /// What found them: `explanation` (the symbol's sample as the prompt).
+    /// What found them: `explanation` (the symbol's sample as the prompt) or `look` (no
+    /// explanation of line symbols: dark lines by their width and marks).
     pub prompted_by: String,
     /// The colour looked for, as measured on the symbol's sample.
     pub colour_hex: String,
@@ -77,9 +78,23 @@ fn marks_name(marks: Marks) -> &'static str {
     }
 }
 
+/// What a type's ID begins with for `symbol` and its explanation `entry`: the entry's number,
+/// or `look` and the symbol's name for one looked for by its look alone.
+fn type_key(kind: &str, entry: Option<usize>, symbol: &str) -> String {
+    match entry {
+        Some(entry) => format!("{kind}_type_{}", entry + 1),
+        None => format!("{kind}_type_look_{}", symbol.replace(' ', "_")),
+    }
+}
+
 /// The ID of `prompt`'s line type drawn with `pattern`.
 fn type_id(prompt: &LinePrompt, pattern: Pattern) -> String {
-    format!("line_type_{}_{}", prompt.entry + 1, pattern_name(pattern))
+    format!("{}_{}", type_key("line", prompt.entry, &prompt.symbol), pattern_name(pattern))
+}
+
+/// What found a prompt's features: `explanation` (its entry's sample) or `look`.
+fn prompted_by(entry: Option<usize>) -> String {
+    if entry.is_some() { "explanation" } else { "look" }.to_owned()
 }
 
 /// The GeoPackage's line rows: a type per symbol (as its sample is drawn) and per other pattern
@@ -98,7 +113,8 @@ pub(crate) fn line_rows(prompts: &[LinePrompt], found: &[FoundLine]) -> Structur
             });
         }
     };
-    for prompt in prompts {
+    // Every symbol of the explanation has its type, found or not; one looked for by its look, when found.
+    for prompt in prompts.iter().filter(|prompt| prompt.entry.is_some()) {
         if let Some(ta1) = prompt.ta1_type {
             add_type(&mut lines, prompt, prompt.pattern, ta1);
         }
@@ -127,7 +143,7 @@ pub(crate) fn line_summaries(prompts: &[LinePrompt], lines: &Structure, lengths_
         .iter()
         .filter_map(|prompt| {
             let ta1 = prompt.ta1_type?;
-            let prefix = format!("line_type_{}_", prompt.entry + 1);
+            let prefix = format!("{}_", type_key("line", prompt.entry, &prompt.symbol));
             let mine: Vec<(usize, &LineRow)> = lines.lines.iter().enumerate().filter(|(_, f)| f.type_id.starts_with(&prefix)).collect();
             // Sums start from 0.0 (an empty float sum is -0.0).
             let length_px =
@@ -142,19 +158,20 @@ pub(crate) fn line_summaries(prompts: &[LinePrompt], lines: &Structure, lengths_
                 length_px: (length_px * 10.0).round() / 10.0,
                 length_km: length_km.filter(|_| !mine.is_empty()).map(|km| (km * 1000.0).round() / 1000.0),
                 mean_confidence: (mean_confidence * 1000.0).round() / 1000.0,
-                prompted_by: "explanation".to_owned(),
+                prompted_by: prompted_by(prompt.entry),
                 colour_hex: hex(prompt.colour),
-                width_px: prompt.width_px,
+                width_px: (prompt.width_px * 10.0).round() / 10.0,
                 marks: marks_name(prompt.marks).to_owned(),
             })
         })
         .collect()
 }
 
-/// What the result warns of: no explanation of line symbols at all, or a symbol found nowhere.
+/// What the result warns of: no explanation of line symbols at all (the lines were looked for by
+/// their look), or a symbol of the explanation found nowhere.
 pub(crate) fn line_warnings(prompts: &[LinePrompt], summaries: &[LineSummary]) -> Vec<String> {
-    if prompts.is_empty() {
-        return vec!["No explanation of line symbols was read on this sheet (it may be on another sheet or in a pamphlet), so no faults or folds were extracted: the GeoPackage's line tables are empty.".to_owned()];
+    if prompts.iter().all(|prompt| prompt.entry.is_none()) {
+        return vec!["No explanation of line symbols was read on this sheet (it may be on another sheet or in a pamphlet): faults and folds were found by their look alone, at lower confidence (dark lines much wider than the map's common dark stroke as faults, their teeth or ball for the finer type, arrows across a line as a fold), and lines of other colours were not looked for.".to_owned()];
     }
     summaries
         .iter()
@@ -179,7 +196,8 @@ pub struct PointSummary {
     pub dips_read: u64,
     /// Their mean confidence, 0–1 (strike, tick and stroke against the symbol's sample).
     pub mean_confidence: f64,
-    /// What found them: `explanation` (the symbol's sample as the prompt).
+    /// What found them: `explanation` (the symbol's sample as the prompt) or `look` (no
+    /// explanation of point symbols: dark strike lines with a tick, measured on the map).
     pub prompted_by: String,
     /// What `dip_direction` is measured from, clockwise: `grid north` (through the newest
     /// georeference) or `sheet up` (the map is not georeferenced).
@@ -297,7 +315,7 @@ fn overlaps(a: &PixelBox, b: &PixelBox) -> bool {
 
 /// The ID of `prompt`'s point type.
 fn point_type_id(prompt: &PointPrompt) -> String {
-    format!("point_type_{}", prompt.entry + 1)
+    type_key("point", prompt.entry, &prompt.symbol)
 }
 
 /// Adds the point rows to `structure`: a type per attitude symbol and a feature per attitude
@@ -310,7 +328,9 @@ pub(crate) fn add_point_rows(
     dips: &[Option<(u32, PixelBox)>],
     dip_directions: &[Option<f64>],
 ) {
-    structure.point_types.extend(prompts.iter().map(|prompt| PointTypeRow {
+    // Every symbol of the explanation has its type, found or not; one looked for by its shape, when found.
+    let written = |p: usize| prompts[p].entry.is_some() || found.iter().any(|point| point.prompt == p);
+    structure.point_types.extend((0..prompts.len()).filter(|&p| written(p)).map(|p| &prompts[p]).map(|prompt| PointTypeRow {
         id: point_type_id(prompt),
         name: prompt.ta1_type.to_owned(),
         description: prompt.words.clone(),
@@ -346,7 +366,7 @@ pub(crate) fn point_summaries(prompts: &[PointPrompt], structure: &Structure, ge
                 count: mine.len() as u64,
                 dips_read: mine.iter().filter(|p| p.dip_words.is_some()).count() as u64,
                 mean_confidence: (mean_confidence * 1000.0).round() / 1000.0,
-                prompted_by: "explanation".to_owned(),
+                prompted_by: prompted_by(prompt.entry),
                 dip_direction_from: if georeferenced { "grid north" } else { "sheet up" }.to_owned(),
                 width_px: (prompt.width_px * 10.0).round() / 10.0,
                 strike_px: (prompt.strike_px * 10.0).round() / 10.0,
@@ -364,7 +384,13 @@ pub(crate) fn point_warnings(unmeasured: &[String], summaries: &[PointSummary], 
         .map(|words| format!("The explanation's point symbol “{words}” shows no strike line and tick on its sample, so it was not looked for."))
         .collect();
     for summary in summaries {
-        if summary.count == 0 {
+        if summary.prompted_by == "look" {
+            warnings.push(format!(
+                "No explanation of point symbols was read on this sheet: {} strike-and-dip symbols were found by their shape alone (a dark strike line with one tick, its lengths measured on the map), at lower confidence.",
+                summary.count
+            ));
+        }
+        if summary.count == 0 && summary.prompted_by == "explanation" {
             warnings.push(format!("The explanation's point symbol “{}” was found nowhere on the main map.", summary.words));
         } else if summary.dips_read < summary.count && summary.point_type != "vertical bedding" {
             let why = if words_read {
@@ -385,7 +411,7 @@ mod tests {
 
     fn prompt(entry: usize, symbol: &str, pattern: Pattern) -> LinePrompt {
         LinePrompt {
-            entry,
+            entry: Some(entry),
             symbol: symbol.to_owned(),
             words: format!("{symbol}—words"),
             ta1_type: ta1_line_type(symbol),
@@ -425,7 +451,7 @@ mod tests {
         assert_eq!([dip_of("35"), dip_of("8"), dip_of("T35"), dip_of("35'"), dip_of("90")], [Some(35), Some(8), Some(35), Some(35), Some(90)]);
         assert_eq!([dip_of("95"), dip_of("Tb"), dip_of("135")], [None; 3]);
         let prompt = PointPrompt {
-            entry: 5,
+            entry: Some(5),
             symbol: "strike and dip of beds".to_owned(),
             words: "Strike and dip of beds".to_owned(),
             ta1_type: "inclined bedding",

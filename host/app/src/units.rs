@@ -397,25 +397,32 @@ impl App {
         let started = Instant::now();
         let classifying = progress.stage(0.0, 0.4);
         classifying.fraction(0.0, "classifying the main map")?;
-        // Each line symbol measured on its own sample the way its lines will be on the map.
-        let prompts = LinePrompt::of_entries(&layout.symbol_entries)
-            .into_iter()
-            .map(|prompt| {
-                let around = sample_window(&layout.symbol_entries[prompt.entry]);
-                Ok::<_, AppError>(prompt.calibrated(&map.window(self, around.pixels(layout.width, layout.height))?))
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        // Each attitude symbol measured on its own sample; one whose sample shows none is not looked for.
+        // Each line symbol measured on its own sample the way its lines will be on the map; without
+        // any, lines are looked for by their look.
+        let mut prompts = Vec::new();
+        for (entry, prompt) in LinePrompt::of_entries(&layout.symbol_entries).into_iter().filter_map(|p| Some((p.entry?, p))) {
+            let around = sample_window(&layout.symbol_entries[entry]);
+            prompts.push(prompt.calibrated(&map.window(self, around.pixels(layout.width, layout.height))?));
+        }
+        if prompts.is_empty() {
+            prompts = LinePrompt::by_look();
+        }
+        // Each attitude symbol measured on its own sample; one whose sample shows none is not
+        // looked for. Without any attitude symbol, attitudes are looked for by their shape.
         let (mut points, mut unmeasured) = (Vec::new(), Vec::new());
-        for prompt in PointPrompt::of_entries(&layout.symbol_entries) {
-            let around = sample_box(&layout.symbol_entries[prompt.entry]);
+        let attitude_entries = PointPrompt::of_entries(&layout.symbol_entries);
+        for (entry, prompt) in attitude_entries.iter().filter_map(|p| Some((p.entry?, p.clone()))) {
+            let around = sample_box(&layout.symbol_entries[entry]);
             let words = prompt.words.clone();
             match prompt.calibrated(&map.window(self, around.pixels(layout.width, layout.height))?) {
                 Some(measured) => points.push(measured),
                 None => unmeasured.push(words),
             }
         }
-        let mut finder = StructureFinder::new(prompts.clone(), points.clone(), &plan.swatches, PAPER, (width, height), (left, top));
+        if attitude_entries.is_empty() {
+            points = PointPrompt::by_look();
+        }
+        let mut finder = StructureFinder::new(prompts, points, &plan.swatches, PAPER, (width, height), (left, top));
         let classified = classes::classify_map(&plan.swatches, width, height, |first_row, rows| {
             classifying.fraction(f64::from(first_row) / f64::from(height.max(1)), "classifying the main map")?;
             let strip = map.window(self, (left, top + first_row, right, top + first_row + rows))?;
@@ -435,13 +442,14 @@ impl App {
         let started = Instant::now();
         progress.fraction(0.5, "tracing the explanation's line and point symbols")?;
         let drawn = finder.found(&|| progress.is_cancelled()).ok_or(VisionError::Cancelled)?;
-        let mut structure = line_rows(&prompts, &drawn.lines);
+        let (prompts, points) = (&drawn.line_prompts, &drawn.point_prompts);
+        let mut structure = line_rows(prompts, &drawn.lines);
         let (words, words_read) = self.words_read(&map_id, &layout_id)?;
-        let mut dips = dips(&drawn.points, &points, &words);
+        let mut dips = dips(&drawn.points, points, &words);
         // Each number read again where its ink stands, when the OCR models are installed.
         if let (false, Ok(reader)) = (drawn.points.is_empty(), self.text_reader()) {
             let scan = (map.record.width as u32, map.record.height as u32);
-            dips = reread_dips(&drawn.points, &points, dips, &reader, scan, &|region| Ok(map.window(self, region)?))?;
+            dips = reread_dips(&drawn.points, points, dips, &reader, scan, &|region| Ok(map.window(self, region)?))?;
         }
         timings.lines_ms = millis(started);
 
@@ -472,7 +480,7 @@ impl App {
             }
             None => drawn.points.iter().map(|p| p.dip_direction).collect::<Vec<_>>(),
         };
-        add_point_rows(&mut structure, &points, &drawn.points, &dips, &dip_directions);
+        add_point_rows(&mut structure, points, &drawn.points, &dips, &dip_directions);
         let units_id = format!("unt_{}", geomap_model::random_hex(10));
         let title = layout.title.clone().filter(|title| !title.trim().is_empty()).unwrap_or_else(|| map.record.relative_path.clone());
         let map_row = MapRow { map_id: map_id.clone(), name: title, image_url: map_uri(&map_id), width: map.record.width, height: map.record.height };
@@ -491,9 +499,9 @@ impl App {
         let unclassified_share = round(tally.pixels[0] as f64 / plan.pixels() as f64, 5);
         let (min_area, mut warnings) = (plan.min_area, plan.warnings);
         warnings.extend(extraction_warnings(&units, unclassified_share, min_area));
-        let line_summaries = line_summaries(&prompts, &structure, &written.line_lengths_km);
-        warnings.extend(line_warnings(&prompts, &line_summaries));
-        let point_summaries = point_summaries(&points, &structure, revision.is_some());
+        let line_summaries = line_summaries(prompts, &structure, &written.line_lengths_km);
+        warnings.extend(line_warnings(prompts, &line_summaries));
+        let point_summaries = point_summaries(points, &structure, revision.is_some());
         warnings.extend(point_warnings(&unmeasured, &point_summaries, words_read));
         let folder = layout_dir(&self.settings.artifact_root, &map_id, &units_id);
         let path_of = |name: &str| folder.join(name).to_string_lossy().into_owned();

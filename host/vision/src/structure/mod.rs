@@ -4,7 +4,9 @@
 //! marked while the units are classified; each colour's mask is thinned to centrelines
 //! ([`skeleton`]), the pieces joined across junctions and dash gaps ([`chains`]), and each line
 //! given to the symbol of its colour whose width and decorations it shares; lines given to a
-//! contact are dropped (contacts are the polygons' edges).
+//! contact are dropped (contacts are the polygons' edges). Without an explanation, dark lines and
+//! attitudes are looked for by their look ([`LinePrompt::by_look`], [`points::PointPrompt::by_look`]),
+//! measured on the map's own strokes.
 //!
 //! Invariants: pure arithmetic on buffers this module owns (one byte a pixel of the main map for
 //! the colour marks, one more while a colour is thinned); lines leave in the scan's pixels;
@@ -48,6 +50,16 @@ const TABLE_BITS: u32 = 6;
 const MAX_TURN: f64 = 35.0;
 /// Marks beside a line within this many stroke widths of it are its decorations.
 const DECORATION_REACH: f64 = 3.0;
+/// The ink lines and attitudes are looked for in when the explanation has none of their symbols:
+/// dark ink (every near-black sample is one colour).
+const LOOK_INK: (u8, u8, u8) = (20, 20, 20);
+/// Without an explanation, a dark line whose stroke is this many times the map's common dark
+/// stroke (its contacts') is a fault.
+const HEAVY: f64 = 1.8;
+/// Branches shorter than this (pixels) do not count towards the map's common stroke width.
+const COMMON_MIN_PX: f64 = 20.0;
+/// A feature found by its look alone keeps this share of its fit as its confidence.
+const LOOK_CONFIDENCE: f64 = 0.7;
 
 /// The TA1 line type (`enum_line_type`) a symbol's name gives its lines; `None` for a contact,
 /// which is a polygon edge and never a line feature.
@@ -131,11 +143,12 @@ impl Marks {
     }
 }
 
-/// A line symbol of the explanation, as its lines are looked for.
+/// A line symbol of the explanation, or one looked for by its look alone, as its lines are looked for.
 #[derive(Debug, Clone)]
 pub struct LinePrompt {
-    /// Its index among the layout's symbol entries.
-    pub entry: usize,
+    /// Its index among the layout's symbol entries; `None` for a symbol looked for by its look
+    /// alone ([`LinePrompt::by_look`]).
+    pub entry: Option<usize>,
     /// Its name as the entry begins ("thrust fault").
     pub symbol: String,
     /// The entry's words.
@@ -166,7 +179,7 @@ impl LinePrompt {
                 let style = entry.line.as_ref()?;
                 let colour = geomap_model::parse_hex(&style.colour_hex)?;
                 Some(LinePrompt {
-                    entry: index,
+                    entry: Some(index),
                     symbol: entry.symbol.clone(),
                     words: entry.text.clone(),
                     ta1_type: ta1_line_type(&entry.symbol),
@@ -176,6 +189,43 @@ impl LinePrompt {
                     period_px: style.period_px,
                     marks: Marks::of_entry(entry),
                 })
+            })
+            .collect()
+    }
+
+    /// The line symbols looked for when the explanation has none: dark lines, the map's common
+    /// dark stroke as its contacts and a stroke 1.8 times as wide as a fault, its teeth
+    /// making it a thrust, a ball a normal fault, and arrows across it a fold (pointing away: an
+    /// anticline; towards: a syncline). Their widths are measured on the map as it is traced.
+    pub fn by_look() -> Vec<LinePrompt> {
+        let looks = [
+            ("contact", Marks::None, "Dark line of the map's common stroke (a contact, found by its look)"),
+            ("fault", Marks::None, "Heavy dark line (found by its look: no explanation of line symbols read)"),
+            ("thrust fault", Marks::Teeth, "Heavy dark line with teeth on one side (found by its look: no explanation of line symbols read)"),
+            ("normal fault", Marks::Ball, "Heavy dark line with a ball on one side (found by its look: no explanation of line symbols read)"),
+            (
+                "anticline",
+                Marks::Arrows(Some(Away(true))),
+                "Dark line with arrows pointing away from it (found by its look: no explanation of line symbols read)",
+            ),
+            (
+                "syncline",
+                Marks::Arrows(Some(Away(false))),
+                "Dark line with arrows pointing towards it (found by its look: no explanation of line symbols read)",
+            ),
+        ];
+        looks
+            .into_iter()
+            .map(|(symbol, marks, words)| LinePrompt {
+                entry: None,
+                symbol: symbol.to_owned(),
+                words: words.to_owned(),
+                ta1_type: ta1_line_type(symbol),
+                colour: LOOK_INK,
+                width_px: 1.0,
+                pattern: Pattern::Solid,
+                period_px: None,
+                marks,
             })
             .collect()
     }
@@ -196,13 +246,18 @@ pub struct FoundLine {
     pub confidence: f64,
 }
 
-/// The lines and attitude symbols found on the main map.
+/// The lines and attitude symbols found on the main map, and the prompts as they were looked for
+/// (one looked for by its look alone measured on the map).
 #[derive(Debug, Clone, Default)]
 pub struct Structure {
     /// Lines, each given to a line prompt.
     pub lines: Vec<FoundLine>,
     /// Attitude symbols, each given to a point prompt.
     pub points: Vec<FoundPoint>,
+    /// The line prompts, in the finder's order, as looked for.
+    pub line_prompts: Vec<LinePrompt>,
+    /// The point prompts, in the finder's order, as looked for.
+    pub point_prompts: Vec<PointPrompt>,
 }
 
 /// The line and point prompts drawn in one colour.
@@ -305,18 +360,21 @@ impl StructureFinder {
 
     /// The lines and attitude symbols of every prompt, colour by colour; `cancelled` is asked
     /// between colours. A colour's attitude symbols are taken from its skeleton first, so their
-    /// strokes are never pieces of a line.
-    pub fn found(self, cancelled: &dyn Fn() -> bool) -> Option<Structure> {
+    /// strokes are never pieces of a line. Prompts looked for by their look alone are measured on
+    /// their colour's skeleton first.
+    pub fn found(mut self, cancelled: &dyn Fn() -> bool) -> Option<Structure> {
         let (width, height) = (self.width as usize, self.height as usize);
         let mut found = Structure::default();
         let mut mask = vec![0_u8; self.marks.len()];
         let origin = (f64::from(self.origin.0), f64::from(self.origin.1));
-        for (colour, group) in self.colours.iter().enumerate() {
+        let colours = std::mem::take(&mut self.colours);
+        for (colour, group) in colours.iter().enumerate() {
             if cancelled() {
                 return None;
             }
             self.stroke_mask(colour as u8 + 1, &mut mask);
             let mut branches = skeleton::branches(&mask, width, height);
+            self.measured_by_look(group, &branches);
             if !group.points.is_empty() {
                 let (points, used) = points::attitudes(&branches, &self.points, &group.points, origin);
                 found.points.extend(points);
@@ -342,7 +400,28 @@ impl StructureFinder {
                 }
             }
         }
+        (found.line_prompts, found.point_prompts) = (self.prompts, self.points);
         Some(found)
+    }
+
+    /// Measures `group`'s prompts looked for by their look alone on their colour's skeleton
+    /// (`branches`): a contact's width is the colour's common stroke, every other line's [`HEAVY`]
+    /// times it, and an attitude's lengths are those its shape shows most often.
+    fn measured_by_look(&mut self, group: &ColourGroup, branches: &[Branch]) {
+        let lines = group.lines.iter().copied().filter(|&p| self.prompts[p].entry.is_none());
+        let points = group.points.iter().copied().filter(|&p| self.points[p].entry.is_none());
+        let (lines, points): (Vec<usize>, Vec<usize>) = (lines.collect(), points.collect());
+        if lines.is_empty() && points.is_empty() {
+            return;
+        }
+        let common = common_width(branches);
+        for p in lines {
+            let prompt = &mut self.prompts[p];
+            prompt.width_px = if prompt.ta1_type.is_none() { common } else { HEAVY * common };
+        }
+        for p in points {
+            self.points[p].measure_on_map(branches, common);
+        }
     }
 
     /// Into `mask`, the pixels of colour `label`'s strokes: those marked with it, and its edge
@@ -373,6 +452,7 @@ impl StructureFinder {
             })
             .max_by(|a, b| a.1.total_cmp(&b.1))?;
         let chosen = &self.prompts[prompt];
+        let confidence = if chosen.entry.is_none() { LOOK_CONFIDENCE * confidence } else { confidence };
         let shortest = (12.0 * chosen.width_px).max(2.5 * chosen.period_px.unwrap_or(0.0)).max(30.0);
         if chosen.ta1_type.is_none() || length < shortest || confidence < 0.2 {
             return None;
@@ -387,6 +467,22 @@ impl StructureFinder {
         let polarity = if matches!(seen, Marks::Teeth | Marks::Ball) { side } else { 0 };
         Some(FoundLine { prompt, parts, polarity, confidence: (confidence * 1000.0).round() / 1000.0 })
     }
+}
+
+/// A skeleton's common stroke width: the median of its branches' widths, each counted by its
+/// length (branches shorter than [`COMMON_MIN_PX`] left out); at least a pixel.
+fn common_width(branches: &[Branch]) -> f64 {
+    let mut widths: Vec<(f64, f64)> = branches.iter().map(|b| (b.piece.width(), b.piece.length())).filter(|(_, length)| *length >= COMMON_MIN_PX).collect();
+    widths.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let half = widths.iter().map(|(_, length)| length).sum::<f64>() / 2.0;
+    let mut run = 0.0;
+    for (width, length) in widths {
+        run += length;
+        if run >= half {
+            return width.max(1.0);
+        }
+    }
+    1.0
 }
 
 /// The lines of a mask's skeleton `branches` whose strokes are at most `widest` pixels wide,
@@ -597,7 +693,8 @@ fn marks_beside(points: &[(f64, f64)], marks: &MarkIndex, width: f64, ink: &dyn 
             _ => continue,
         };
         // Within reach, and reaching away from the line.
-        if base.1 > reach || tip.1 < base.1 + 1.0 {
+        // Beside the line: not on it, and not past either end (a line's overshoot across a contact).
+        if base.1 > reach || tip.1 < base.1 + 1.0 || tip.0 == 0 || tip.0 == points.len() - 1 {
             continue;
         }
         let far = if chains::distance(points[base.0], mark.tip) >= chains::distance(points[base.0], mark.base) { mark.tip } else { mark.base };
@@ -658,7 +755,7 @@ mod tests {
 
     fn prompt(symbol: &str, colour: (u8, u8, u8), width_px: f64, pattern: Pattern, period_px: Option<f64>, marks: Marks) -> LinePrompt {
         LinePrompt {
-            entry: 0,
+            entry: Some(0),
             symbol: symbol.to_owned(),
             words: symbol.to_owned(),
             ta1_type: ta1_line_type(symbol),
@@ -724,6 +821,29 @@ mod tests {
         assert_eq!(thrust.parts[0].0, Pattern::Solid);
         let runs_right = thrust.parts[0].1.first().unwrap().0 < thrust.parts[0].1.last().unwrap().0;
         assert_eq!(thrust.polarity, if runs_right { 1 } else { -1 }, "teeth below: right of a line running east: {thrust:?}");
+    }
+
+    #[test]
+    fn without_an_explanation_a_dark_line_far_wider_than_the_common_stroke_is_a_fault_and_its_teeth_a_thrust() {
+        let black = (20, 20, 20);
+        let (w, h) = (400, 300);
+        // Contacts 2 px wide (most of the dark ink), a plain 4-px line and a 4-px line with teeth.
+        let mut paint = vec![((20, 30, 380, 32), black), ((20, 60, 380, 62), black), ((30, 20, 32, 290), black), ((20, 120, 380, 124), black)];
+        paint.push(((60, 220, 380, 224), black));
+        for k in 0..7 {
+            paint.push(((80 + 40 * k, 224, 85 + 40 * k, 234), black));
+        }
+        let image = strip(w, h, &paint);
+        let mut finder = StructureFinder::new(LinePrompt::by_look(), Vec::new(), &[(230, 120, 110)], (250, 250, 250), (w, h), (0, 0));
+        finder.mark(&image, 0);
+        let found = finder.found(&|| false).unwrap();
+        let symbols: Vec<&str> = found.lines.iter().map(|line| found.line_prompts[line.prompt].symbol.as_str()).collect();
+        assert_eq!(symbols.len(), 2, "contacts are dropped: {symbols:?}");
+        assert!(symbols.contains(&"fault") && symbols.contains(&"thrust fault"), "{symbols:?}");
+        let contact = &found.line_prompts[0];
+        assert!((1.5..=3.0).contains(&contact.width_px), "the common stroke: {contact:?}");
+        assert!((found.line_prompts[1].width_px - HEAVY * contact.width_px).abs() < 1e-9);
+        assert!(found.lines.iter().all(|line| line.confidence <= LOOK_CONFIDENCE), "{:?}", found.lines);
     }
 
     #[test]

@@ -25,6 +25,11 @@ const STRAIGHT_DEGREES: f64 = 150.0;
 const SQUARE_DEGREES: f64 = 30.0;
 /// The shorter strike arm is at least this share of the longer (the strike is centred on its tick).
 const BALANCE: f64 = 0.5;
+/// Without an explanation, an attitude's arms are at most this many of the map's common strokes long.
+const LOOK_ARM_WIDTHS: f64 = 12.0;
+/// Without an explanation, attitudes are looked for when at least this many symbols of their
+/// shape are on the map (their lengths are measured on them).
+const LOOK_LEAST: usize = 5;
 
 /// How an attitude symbol is drawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,11 +53,12 @@ pub fn ta1_point_type(symbol: &str) -> Option<(&'static str, Shape)> {
     })
 }
 
-/// An attitude symbol of the explanation, as its symbols are looked for.
+/// An attitude symbol of the explanation, or one looked for by its shape alone, as its symbols are looked for.
 #[derive(Debug, Clone)]
 pub struct PointPrompt {
-    /// Its index among the layout's symbol entries.
-    pub entry: usize,
+    /// Its index among the layout's symbol entries; `None` for a symbol looked for by its shape
+    /// alone ([`PointPrompt::by_look`]).
+    pub entry: Option<usize>,
     /// Its name as the entry begins ("strike and dip of beds").
     pub symbol: String,
     /// The entry's words.
@@ -81,7 +87,7 @@ impl PointPrompt {
             .filter_map(|(index, entry)| {
                 let (ta1_type, shape) = ta1_point_type(&entry.symbol)?;
                 Some(PointPrompt {
-                    entry: index,
+                    entry: Some(index),
                     symbol: entry.symbol.clone(),
                     words: entry.text.clone(),
                     ta1_type,
@@ -93,6 +99,39 @@ impl PointPrompt {
                 })
             })
             .collect()
+    }
+
+    /// The attitude looked for when the explanation has none: a dark strike line with a dip tick,
+    /// its lengths measured on the map ([`PointPrompt::measure_on_map`]).
+    pub fn by_look() -> Vec<PointPrompt> {
+        vec![PointPrompt {
+            entry: None,
+            symbol: "strike and dip of beds".to_owned(),
+            words: "Dark strike line with a dip tick (found by its shape: no explanation of point symbols read)".to_owned(),
+            ta1_type: "inclined bedding",
+            shape: Shape::Tick,
+            colour: super::LOOK_INK,
+            width_px: 1.0,
+            strike_px: 0.0,
+            tick_px: 0.0,
+        }]
+    }
+
+    /// Measures a prompt looked for by its shape on the map's skeleton (`branches`, its strokes
+    /// commonly `common_width` wide): the median lengths and width of the symbols of its shape
+    /// whose arms are at most twelve strokes long. Fewer than five such
+    /// symbols leave it unmeasured (its strike 0), and it is not looked for.
+    pub fn measure_on_map(&mut self, branches: &[Branch], common_width: f64) {
+        let seen: Vec<Symbol> = symbols(branches, LOOK_ARM_WIDTHS * common_width).into_iter().filter(|s| s.shape == self.shape).collect();
+        if seen.len() < LOOK_LEAST {
+            return;
+        }
+        let median = |of: fn(&Symbol) -> f64| {
+            let mut values: Vec<f64> = seen.iter().map(of).collect();
+            values.sort_by(f64::total_cmp);
+            values[values.len() / 2]
+        };
+        (self.width_px, self.strike_px, self.tick_px) = (median(|s| s.width_px).max(1.0), median(|s| s.strike_px), median(|s| s.tick_px));
     }
 
     /// The prompt measured on its sample's pixels: the ink's colour (the median of its most
@@ -122,6 +161,9 @@ impl PointPrompt {
 
     /// How well a symbol seen on the map fits this one, 0–1 (0: not this symbol).
     fn fit(&self, seen: &Symbol) -> f64 {
+        if self.strike_px <= 0.0 {
+            return 0.0; // not measured
+        }
         let ratio = |seen: f64, expected: f64| seen / expected.max(1.0);
         let (strike, tick, width) = (ratio(seen.strike_px, self.strike_px), ratio(seen.tick_px, self.tick_px), ratio(seen.width_px, self.width_px));
         // A small symbol's stroke measures one to four pixels wide as the scan's blur and JPEG
@@ -308,7 +350,8 @@ pub fn attitudes(branches: &[Branch], all: &[PointPrompt], group: &[usize], orig
     let mut used = Vec::new();
     for symbol in symbols(branches, longest) {
         let best = group.iter().map(|&p| (p, all[p].fit(&symbol))).max_by(|a, b| a.1.total_cmp(&b.1));
-        let Some((prompt, confidence)) = best.filter(|(_, fit)| *fit >= 0.2) else { continue };
+        let Some((prompt, fit)) = best.filter(|(_, fit)| *fit >= 0.2) else { continue };
+        let confidence = if all[prompt].entry.is_none() { super::LOOK_CONFIDENCE * fit } else { fit };
         let dip_direction = (symbol.shape == Shape::Tick).then(|| bearing(symbol.tick));
         found.push(FoundPoint {
             prompt,
@@ -429,7 +472,7 @@ mod tests {
 
     fn prompt(shape: Shape) -> PointPrompt {
         PointPrompt {
-            entry: 0,
+            entry: Some(0),
             symbol: String::new(),
             words: String::new(),
             ta1_type: "inclined bedding",
@@ -464,6 +507,27 @@ mod tests {
             assert!(off.abs() <= 6.0, "{towards}: {point:?}");
             assert!(point.confidence > 0.5, "{point:?}");
         }
+    }
+
+    #[test]
+    fn without_an_explanation_attitudes_are_measured_on_the_map_when_enough_of_them_agree() {
+        let mut segments = Vec::new();
+        for (k, towards) in [10.0, 80.0, 150.0, 220.0, 290.0, 340.0].into_iter().enumerate() {
+            segments.extend(attitude(30.0 + 50.0 * k as f64, 30.0, towards, 28.0, 9.0));
+        }
+        let mask = drawn(340, 60, &segments, 3.0);
+        let branches = skeleton::branches(&mask, 340, 60);
+        let (mut looked, mut few) = (PointPrompt::by_look().remove(0), PointPrompt::by_look().remove(0));
+        looked.measure_on_map(&branches, 3.0);
+        assert!((looked.strike_px - 28.0).abs() <= 4.0 && (looked.tick_px - 9.0).abs() <= 3.0, "{looked:?}");
+        let (found, _) = attitudes(&branches, &[looked], &[0], (0.0, 0.0));
+        assert_eq!(found.len(), 6, "{found:?}");
+        assert!(found.iter().all(|p| p.confidence <= super::super::LOOK_CONFIDENCE), "{found:?}");
+
+        let branches = skeleton::branches(&drawn(340, 60, &segments[..8], 3.0), 340, 60);
+        few.measure_on_map(&branches, 3.0);
+        assert_eq!(few.strike_px, 0.0, "four symbols are too few to say what an attitude looks like");
+        assert!(attitudes(&branches, &[few], &[0], (0.0, 0.0)).0.is_empty());
     }
 
     #[test]
