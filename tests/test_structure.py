@@ -1,7 +1,8 @@
 """The map's structure end to end: a drawn geologic map (units under contours, contacts, printed codes
 and a slight skew, JPEG) with faults solid where certain and dashed where approximate, a thrust with
 teeth, an anticline and a syncline with their arrows, 40 strike-and-dip symbols in every direction
-with their dips printed, and an explanation of its line and point symbols beside the legend. The
+with their dips printed, a line of section A–A′ with its cross section, and an explanation of its
+line and point symbols beside the legend (cut off in the second test: found by their look). The
 layout is read with the real OCR models; geomap_extract_units writes the lines and the attitudes into
 the same TA1 GeoPackage as the polygons; each line type is scored the TA1 way (buffer F1 against the
 lines as drawn), the thrust's polarity checked against the side its teeth are on, and the attitudes
@@ -130,6 +131,22 @@ async def test_faults_a_thrust_and_folds_become_ta1_line_features_scored_against
     placed_points = layer(units["geopackage_path"], "point_feature_georeferenced")
     assert len(placed_points) == len(points) and all(WEST <= p["geometry"]["coordinates"][0] <= EAST for p in placed_points)
 
+    # The line of section A–A′: a thin straight line with its letters at its ends, linked to the
+    # cross section the layout found, from A to A′.
+    (component,) = [c for c in layout["components"] if c["class"] == "cross_section"]
+    print("sections:", units["sections"], [w for w in units["warnings"] if "section" in w])
+    (section,) = units["sections"]
+    assert section["name"] == "A–A′" and section["section_bbox"] == component["bbox"], section
+    want = unit_maps.section_truth()
+    assert math.dist(section["from"], want[0]) <= 6 and math.dist(section["to"], want[1]) <= 6, (section, want)
+    assert section["length_km"] > 0 and 0 < section["confidence"] <= 1, section
+    (row,) = layer(units["geopackage_path"], "cross_section")
+    assert row["geometry"]["type"] == "LineString" and row["properties"]["name"] == "A–A′" and row["properties"]["provenance"] == "modelled", row
+    assert math.dist(row["geometry"]["coordinates"][0], want[0]) <= 6, row
+    (placed_row,) = layer(units["geopackage_path"], "cross_section_georeferenced")
+    assert all(WEST <= lon <= EAST and SOUTH <= lat <= NORTH for lon, lat in placed_row["geometry"]["coordinates"]), placed_row
+    assert all(type_of(f) != "fault" or unit_maps.buffer_f1([want], polylines([f]), BUFFER_PX) < 0.5 for f in features), "the line of section is no fault"
+
 
 
 async def test_without_an_explanation_the_structure_is_found_by_its_look_at_lower_confidence(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache, era):  # noqa: F811
@@ -171,6 +188,9 @@ async def test_without_an_explanation_the_structure_is_found_by_its_look_at_lowe
     (attitude,) = units["points"]
     assert (attitude["type"], attitude["prompted_by"], attitude["dip_direction_from"]) == ("inclined bedding", "look", "sheet up"), attitude
     assert abs(attitude["strike_px"] - unit_maps.STRIKE_PX) <= 6, "the symbol's size is measured on the map"
+    # The line of section needs no explanation: its letters and its cross section's caption name it.
+    (section,) = units["sections"]
+    assert section["name"] == "A–A′" and math.dist(section["from"], unit_maps.section_truth()[0]) <= 6, section
 
 
 async def test_the_usgs_scan_gives_its_faults_from_its_own_explanation(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache):  # noqa: F811
@@ -186,6 +206,7 @@ async def test_the_usgs_scan_gives_its_faults_from_its_own_explanation(tmp_path,
     units = result.structured_content
     print("lines:", [(line["type"], line["count"], line["length_px"], line["mean_confidence"]) for line in units["lines"]], "timings:", units["timings"])
     print("points:", units["points"], [w for w in units["warnings"] if "point symbol" in w or "attitudes" in w])
+    print("sections:", units["sections"], [w for w in units["warnings"] if "section" in w])
     by_type = {line["type"]: line for line in units["lines"]}
     assert "contact" not in by_type, "contacts are the polygons' edges"
     assert by_type["fault"]["count"] >= 50 and by_type["fault"]["length_px"] >= 5000, by_type["fault"]

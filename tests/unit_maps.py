@@ -40,6 +40,13 @@ LINE_SYMBOLS = [
     ("Anticline—Showing crestline", BLACK, 5, None, "away"),
     ("Syncline—Showing troughline", BLACK, 5, None, "towards"),
 ]
+# The line of section A–A′ on the main map, in its frame's pixels (thinner than the contacts, its
+# letters beyond its ends), and its cross section under the legend: the caption's top left and the
+# profile's box, in the scan's pixels at scale 1.
+SECTION = [(440, 835), (930, 790)]
+SECTION_LETTERS = ("A", "A′")
+SECTION_CAPTION_AT = (1120, 640)
+SECTION_PROFILE = (1120, 690, 1880, 930)
 # A strike-and-dip symbol: strike line and tick lengths at scale 1 (the stroke is the contacts' width).
 STRIKE_PX, TICK_PX = 28, 9
 DIP_FONT_PX = 18
@@ -62,7 +69,7 @@ def attitudes() -> list[tuple[float, float, float, int]]:
     in degrees clockwise from up, dip), clear of the contacts, the structure lines, the codes and each
     other, their dip directions spread all round."""
     rng = random.Random(35)
-    keep_off = [outline + [outline[0]] for _, outline in polygons_in_frame()] + [[p for _, points in parts for p in points] for _, parts in STRUCTURE]
+    keep_off = [outline + [outline[0]] for _, outline in polygons_in_frame()] + [[p for _, points in parts for p in points] for _, parts in STRUCTURE] + [SECTION]
     codes = [(sum(x for x, _ in o) / len(o), sum(y for _, y in o) / len(o)) for _, o in polygons_in_frame()] + [(900, 450)]
     chosen: list = []
     candidates = [(x + rng.uniform(-12, 12), y + rng.uniform(-12, 12)) for y in range(50, 880, 52) for x in range(50, 980, 52)]
@@ -160,6 +167,8 @@ def draw(path: Path, *, scale: float = 1.0, quality: int = 88, structure: bool =
         draw_image.text((cx, cy), UNITS[unit][0], fill=(20, 20, 20), font=font)
     draw_image.text((box[0] + 900 * scale, box[1] + 450 * scale), UNITS[0][0], fill=(20, 20, 20), font=font)
     dip_font = ImageFont.truetype(str(FONT), max(8, round(DIP_FONT_PX * scale)))
+    if structure:  # the line of section, its letters and its cross section
+        draw_section(draw_image, box, scale)
     if structure:  # strike-and-dip symbols with their dips
         for sx, sy, towards, dip in attitudes():
             draw_attitude(draw_image, box[0] + sx * scale, box[1] + sy * scale, towards, scale, str(dip), dip_font)
@@ -195,6 +204,34 @@ def draw(path: Path, *, scale: float = 1.0, quality: int = 88, structure: bool =
     image = image.filter(ImageFilter.GaussianBlur(0.7))
     image.save(path, quality=quality)
     return truth
+
+
+def draw_section(draw_image: "ImageDraw.ImageDraw", box: tuple, scale: float) -> None:
+    """The line of section `SECTION` on the main map (2 px at scale 1, its letters a type height
+    beyond its ends) and its cross section under the legend: the caption, then a profile in a frame
+    with its letters over its ends."""
+    bold = ImageFont.truetype(str(BOLD), round(26 * scale))
+    (x0, y0), (x1, y1) = [(box[0] + x * scale, box[1] + y * scale) for x, y in SECTION]
+    draw_image.line([(x0, y0), (x1, y1)], fill=BLACK, width=max(1, round(2 * scale)))
+    length = math.hypot(x1 - x0, y1 - y0)
+    dx, dy = (x1 - x0) / length, (y1 - y0) / length
+    reach = 22 * scale
+    draw_image.text((x0 - dx * reach, y0 - dy * reach), SECTION_LETTERS[0], fill=BLACK, font=bold, anchor="mm")
+    draw_image.text((x1 + dx * reach, y1 + dy * reach), SECTION_LETTERS[1], fill=BLACK, font=bold, anchor="mm")
+    font = ImageFont.truetype(str(FONT), round(28 * scale))
+    cx, cy = SECTION_CAPTION_AT
+    draw_image.text((cx * scale, cy * scale), "CROSS SECTION A-A'", fill=(20, 20, 20), font=font)
+    left, top, right, bottom = (v * scale for v in SECTION_PROFILE)
+    draw_image.rectangle((left, top + 30 * scale, right, bottom), outline=BLACK, width=max(1, round(2 * scale)))
+    ground = [(left + t, top + 30 * scale + (60 + 25 * math.sin(t / (90 * scale))) * scale) for t in range(0, int(right - left), max(1, int(4 * scale)))]
+    draw_image.line(ground, fill=BLACK, width=max(1, round(2 * scale)))
+    draw_image.text((left, top), SECTION_LETTERS[0], fill=BLACK, font=bold)
+    draw_image.text((right - 30 * scale, top), SECTION_LETTERS[1], fill=BLACK, font=bold)
+
+
+def section_truth(scale: float = 1.0) -> list:
+    """The line of section as it is on the scan, from A to A′."""
+    return [on_structure_scan(x, y, scale) for x, y in SECTION]
 
 
 def along(points: list, step: float) -> list:

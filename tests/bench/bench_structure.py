@@ -12,6 +12,7 @@ with 90 % of dips read exactly, the whole extraction of a 10000×6185 scan in at
 2-core machine. A benchmark, not a test: run with ./dev bench.
 """
 
+import math
 import shutil
 import sys
 import time
@@ -45,8 +46,8 @@ async def extract(client, name: str) -> tuple[dict, float]:
 
 
 def scores(units: dict, scale: float) -> dict:
-    """Buffer F1 per line type, and the attitudes' scores (their dip directions from the sheet's up:
-    the benchmark's maps are not georeferenced)."""
+    """Buffer F1 per line type, the attitudes' scores (their dip directions from the sheet's up:
+    the benchmark's maps are not georeferenced) and the line of section's ends against the drawing."""
     features = layer(units["geopackage_path"], "line_feature")
     types = {row["properties"]["id"]: row["properties"]["name"] for row in layer(units["geopackage_path"], "line_type")}
     truth = unit_maps.structure_truth(scale)
@@ -56,6 +57,9 @@ def scores(units: dict, scale: float) -> dict:
     }
     points = [(*f["geometry"]["coordinates"], f["properties"]["dip_direction"], f["properties"]["dip"]) for f in layer(units["geopackage_path"], "point_feature")]
     found["attitudes"] = unit_maps.point_scores(unit_maps.attitude_truth(scale), points, unit_maps.STRIKE_PX * scale / 2)
+    # The line of section: how far each found end is from its drawn end, in pixels at scale 1.
+    want = unit_maps.section_truth(scale)
+    found["section_end_offsets_px"] = [[round(math.dist(s[end], point) / scale, 1) for end, point in zip(("from", "to"), want)] for s in units["sections"]]
     return found
 
 

@@ -76,6 +76,11 @@ impl StoredLayout {
     pub fn main_map(&self) -> Option<PixelBox> {
         self.components.iter().find(|component| component.class == "main_map").map(|component| component.bbox)
     }
+
+    /// The cross sections whose letters were read: their boxes and letters.
+    pub fn cross_sections(&self) -> Vec<(PixelBox, [String; 2])> {
+        self.components.iter().filter(|c| c.class == "cross_section").filter_map(|c| Some((c.bbox, c.letters.clone()?))).collect()
+    }
 }
 
 /// A legend entry with a swatch colour.
@@ -118,6 +123,9 @@ pub struct StoredComponent {
     pub class: String,
     /// Its box in the scan's pixels.
     pub bbox: PixelBox,
+    /// A cross section's letters (`A`, `A′`), when read.
+    #[serde(default)]
+    pub letters: Option<[String; 2]>,
 }
 
 /// A legend entry of a stored layout: its swatch colour and its unit's words.

@@ -2,8 +2,9 @@
 //! `geomap_vision::structure` found, prompted by the explanation's symbols, as TA1 `line_type`
 //! and `line_feature` rows (one feature per part of one pattern, so a fault solid where certain
 //! and dashed where approximate is two features of two types) and `point_type` and
-//! `point_feature` rows (each attitude's dip read from the number printed beside it), and the
-//! summary per symbol the result reports.
+//! `point_feature` rows (each attitude's dip read from the number printed beside it), the lines of
+//! section as `cross_section` rows (a straight line with a cross section's letters at its ends),
+//! and the summary per symbol the result reports.
 //!
 //! Invariants: every line symbol of the explanation but a contact, and every attitude symbol, has
 //! a type row, found or not, and one found nowhere is a warning; a type's ID names its symbol's
@@ -13,7 +14,7 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use geomap_georef::units::{LineRow, LineTypeRow, PointRow, PointTypeRow, Structure};
+use geomap_georef::units::{LineRow, LineTypeRow, PointRow, PointTypeRow, SectionRow, Structure};
 use geomap_model::layout::PixelBox;
 use geomap_vision::VisionError;
 use geomap_vision::colour::hex;
@@ -22,6 +23,7 @@ use geomap_vision::layout::numbers::printed_number;
 use geomap_vision::layout::symbols::Pattern;
 use geomap_vision::ocr::reader::{Line, Reader};
 use geomap_vision::structure::points::{FoundPoint, PointPrompt, Shape, number_box};
+use geomap_vision::structure::sections::Crossing;
 
 use crate::error::AppError;
 use geomap_vision::structure::{Away, FoundLine, LinePrompt, Marks};
@@ -400,6 +402,180 @@ pub(crate) fn point_warnings(unmeasured: &[String], summaries: &[PointSummary], 
             };
             warnings.push(format!("{} of {} “{}” attitudes have no dip: {why}.", summary.count - summary.dips_read, summary.count, summary.symbol));
         }
+    }
+    warnings
+}
+
+/// One line of section found on the main map for a cross section the layout found.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct SectionSummary {
+    /// Its letters, as the cross section's caption gives them (`A–A′`).
+    pub name: String,
+    /// The cross section it is drawn for: its box in the scan's pixels, as the layout found it.
+    pub section_bbox: PixelBox,
+    /// Its end at the unprimed letter (A), in the scan's pixels.
+    pub from: [f64; 2],
+    /// Its end at the primed letter (A′), in the scan's pixels.
+    pub to: [f64; 2],
+    /// Its length in the scan's pixels.
+    pub length_px: f64,
+    /// Its length on the ground in km, when the map is georeferenced.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub length_km: Option<f64>,
+    /// 0–1: 0.9 when the prime was read at one end, 0.75 when the primed letter was told by its
+    /// wider box, 0.6 when the ends were taken left to right (the prime read at neither).
+    pub confidence: f64,
+    /// How its ends were told apart: `prime read`, `wider letter` or `left to right`.
+    pub ends_from: String,
+}
+
+/// A letter printed on the main map: whether it carries a prime, and its box.
+struct Letter<'a> {
+    primed: bool,
+    bbox: &'a PixelBox,
+}
+
+/// The words that are `letter` alone or with a prime (A, A', A′).
+fn letters<'a>(words: &'a [Line], letter: &str) -> Vec<Letter<'a>> {
+    words
+        .iter()
+        .filter_map(|line| {
+            let text: String = line.text.chars().filter(|c| !c.is_whitespace()).collect();
+            let rest = text.strip_prefix(letter)?;
+            let primed = match rest {
+                "" => false,
+                "\'" | "′" | "’" | "`" | "´" => true,
+                _ => return None,
+            };
+            Some(Letter { primed, bbox: &line.bbox })
+        })
+        .collect()
+}
+
+/// Steps of a letter-to-letter segment read from the scan at once.
+const SECTION_CHUNK_STEPS: usize = 512;
+
+/// A line of section drawn between two letters: its ends, nearest the first letter first.
+fn drawn_between(
+    first: &Letter,
+    second: &Letter,
+    window: &dyn Fn((u32, u32, u32, u32)) -> Result<Rgb, AppError>,
+    (width, height): (u32, u32),
+) -> Result<Option<[(f64, f64); 2]>, AppError> {
+    let centre = |b: &PixelBox| ((b.x0 + b.x1) / 2.0, (b.y0 + b.y1) / 2.0);
+    let (from, to) = (centre(first.bbox), centre(second.bbox));
+    let tall = (first.bbox.y1 - first.bbox.y0).max(second.bbox.y1 - second.bbox.y0);
+    let length = (to.0 - from.0).hypot(to.1 - from.1);
+    if length < 4.0 * tall {
+        return Ok(None);
+    }
+    let crossing = Crossing { from, to, reach: 1.5 * tall };
+    let steps = crossing.steps();
+    // How far along the segment each letter's box reaches from its centre.
+    let (ux, uy) = ((to.0 - from.0).abs() / length, (to.1 - from.1).abs() / length);
+    let half = |b: &PixelBox| ((b.x1 - b.x0) / 2.0 / ux.max(1e-9)).min((b.y1 - b.y0) / 2.0 / uy.max(1e-9)).ceil() as usize;
+    let inner = (half(first.bbox), steps.saturating_sub(half(second.bbox) + 1));
+    let mut dips = Vec::with_capacity(steps);
+    for first_step in (0..steps).step_by(SECTION_CHUNK_STEPS) {
+        let last_step = (first_step + SECTION_CHUNK_STEPS).min(steps);
+        let (x0, y0, x1, y1) = crossing.window(first_step, last_step);
+        let clamp = |v: f64, most: u32| v.clamp(0.0, f64::from(most)) as u32;
+        let region = (clamp(x0, width), clamp(y0, height), clamp(x1.ceil(), width), clamp(y1.ceil(), height));
+        if region.2 <= region.0 || region.3 <= region.1 {
+            dips.extend(std::iter::repeat_n(Vec::new(), last_step - first_step));
+            continue;
+        }
+        dips.extend(crossing.dips(&window(region)?, (f64::from(region.0), f64::from(region.1)), first_step, last_step));
+    }
+    Ok(crossing.line(&dips, inner))
+}
+
+/// The line of section of each cross section (`sections`: the layout's boxes and letters): a thin
+/// straight line drawn between two of its letters (lines of `words` that are the letter alone or
+/// primed) on the main map (`main_map`), found on the scan's pixels (`window` reads a region of
+/// the `scan`-sized image), the longest where several pairs have one. Its end at the primed letter is
+/// the one whose prime was read, else the wider letter's, else the right-hand one. Per section,
+/// the row and the summary, `None` when no pair of its letters has a line between them.
+pub(crate) fn section_rows(
+    sections: &[(PixelBox, [String; 2])],
+    words: &[Line],
+    main_map: &PixelBox,
+    window: &dyn Fn((u32, u32, u32, u32)) -> Result<Rgb, AppError>,
+    scan: (u32, u32),
+) -> Result<Vec<Option<(SectionRow, SectionSummary)>>, AppError> {
+    let mut found = Vec::with_capacity(sections.len());
+    for (section_bbox, [letter, primed]) in sections {
+        let on_map = |b: &PixelBox| main_map.x0 <= b.x0 && b.x1 <= main_map.x1 && main_map.y0 <= b.y0 && b.y1 <= main_map.y1;
+        let marks: Vec<Letter> = letters(words, letter).into_iter().filter(|mark| on_map(mark.bbox)).collect();
+        let mut drawn = Vec::new();
+        for i in 0..marks.len() {
+            for j in i + 1..marks.len() {
+                if let Some(ends) = drawn_between(&marks[i], &marks[j], window, scan)? {
+                    drawn.push((i, j, ends));
+                }
+            }
+        }
+        let span = |[a, b]: &[(f64, f64); 2]| (b.0 - a.0).hypot(b.1 - a.1);
+        let Some(&(i, j, [a, b])) = drawn.iter().max_by(|x, y| span(&x.2).total_cmp(&span(&y.2))) else {
+            found.push(None);
+            continue;
+        };
+        let length = span(&[a, b]);
+        let width = |k: usize| marks[k].bbox.x1 - marks[k].bbox.x0;
+        let (a_is_primed, ends_from, confidence) = if marks[i].primed != marks[j].primed {
+            (marks[i].primed, "prime read", 0.9)
+        } else if width(i).max(width(j)) >= 1.2 * width(i).min(width(j)) {
+            (width(i) > width(j), "wider letter", 0.75)
+        } else {
+            (a.0 > b.0, "left to right", 0.6)
+        };
+        let (from, to) = if a_is_primed { (b, a) } else { (a, b) };
+        let name = format!("{letter}–{primed}");
+        let round = |v: f64| (v * 10.0).round() / 10.0;
+        let row = SectionRow {
+            name: name.clone(),
+            points: vec![from, to],
+            confidence,
+            section_bbox: (section_bbox.x0, section_bbox.y0, section_bbox.x1, section_bbox.y1),
+        };
+        let summary = SectionSummary {
+            name,
+            section_bbox: *section_bbox,
+            from: [round(from.0), round(from.1)],
+            to: [round(to.0), round(to.1)],
+            length_px: round(length),
+            length_km: None,
+            confidence,
+            ends_from: ends_from.to_owned(),
+        };
+        found.push(Some((row, summary)));
+    }
+    Ok(found)
+}
+
+/// What the result warns of for the cross sections: one whose line of section was found nowhere,
+/// one whose letters were not read, and, without the main map's words, why none was looked for.
+pub(crate) fn section_warnings(
+    sections: &[(PixelBox, [String; 2])],
+    found: &[Option<(SectionRow, SectionSummary)>],
+    unlettered: usize,
+    words_read: bool,
+) -> Vec<String> {
+    let mut warnings: Vec<String> = sections
+        .iter()
+        .zip(found)
+        .filter(|(_, found)| found.is_none())
+        .map(|((_, [letter, primed]), _)| {
+            let why = if words_read {
+                "no line on the main map is drawn between two of its letters"
+            } else {
+                "the main map's words were not read (geomap_process_image reads them with the text method, or geomap_read_text)"
+            };
+            format!("The line of section of cross section {letter}–{primed} was not found: {why}.")
+        })
+        .collect();
+    if unlettered > 0 {
+        warnings.push(format!("{unlettered} cross section(s) of the layout have no letters read, so their lines of section were not looked for."));
     }
     warnings
 }

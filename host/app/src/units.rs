@@ -32,7 +32,8 @@ use geomap_vision::{VisionError, millis};
 
 use crate::stored::{LegendUnit, StoredEntry, StoredLayout, Swatch};
 use crate::structure::{
-    LineSummary, PointSummary, add_point_rows, dips, line_rows, line_summaries, line_warnings, point_summaries, point_warnings, reread_dips,
+    LineSummary, PointSummary, SectionSummary, add_point_rows, dips, line_rows, line_summaries, line_warnings, point_summaries, point_warnings, reread_dips,
+    section_rows, section_warnings,
 };
 use crate::terms::{AgeSpan, AgeTermInfo, LithologyInfo};
 use crate::uris::{layout_dir, layout_uri, map_uri};
@@ -224,6 +225,9 @@ pub struct UnitExtraction {
     /// Per attitude symbol of the explanation (strike and dip of beds, vertical beds, foliation),
     /// the attitudes found with it, in the GeoPackage's `point_type` and `point_feature` tables.
     pub points: Vec<PointSummary>,
+    /// Per cross section of the layout whose line of section was found on the main map: its
+    /// letters, ends and length, in the GeoPackage's `cross_section` table.
+    pub sections: Vec<SectionSummary>,
     /// The share of the main map that matches no unit (water, paper, colours the legend lacks).
     pub unclassified_share: f64,
     /// The stored document as an MCP resource.
@@ -481,6 +485,11 @@ impl App {
             None => drawn.points.iter().map(|p| p.dip_direction).collect::<Vec<_>>(),
         };
         add_point_rows(&mut structure, points, &drawn.points, &dips, &dip_directions);
+        let cross_sections = layout.cross_sections();
+        let scan = (map.record.width as u32, map.record.height as u32);
+        let main_map = PixelBox { x0: f64::from(left), y0: f64::from(top), x1: f64::from(right), y1: f64::from(bottom) };
+        let sections = section_rows(&cross_sections, &words, &main_map, &|region| Ok(map.window(self, region)?), scan)?;
+        structure.sections = sections.iter().flatten().map(|(row, _)| row.clone()).collect();
         let units_id = format!("unt_{}", geomap_model::random_hex(10));
         let title = layout.title.clone().filter(|title| !title.trim().is_empty()).unwrap_or_else(|| map.record.relative_path.clone());
         let map_row = MapRow { map_id: map_id.clone(), name: title, image_url: map_uri(&map_id), width: map.record.width, height: map.record.height };
@@ -503,6 +512,14 @@ impl App {
         warnings.extend(line_warnings(prompts, &line_summaries));
         let point_summaries = point_summaries(points, &structure, revision.is_some());
         warnings.extend(point_warnings(&unmeasured, &point_summaries, words_read));
+        let unlettered = layout.components.iter().filter(|c| c.class == "cross_section" && c.letters.is_none()).count();
+        warnings.extend(section_warnings(&cross_sections, &sections, unlettered, words_read));
+        let mut lengths = written.section_lengths_km.iter();
+        let sections: Vec<SectionSummary> = sections
+            .into_iter()
+            .flatten()
+            .map(|(_, summary)| SectionSummary { length_km: lengths.next().copied().flatten().map(|km| (km * 1000.0).round() / 1000.0), ..summary })
+            .collect();
         let folder = layout_dir(&self.settings.artifact_root, &map_id, &units_id);
         let path_of = |name: &str| folder.join(name).to_string_lossy().into_owned();
         let extraction = UnitExtraction {
@@ -524,6 +541,7 @@ impl App {
             units,
             lines: line_summaries,
             points: point_summaries,
+            sections,
             unclassified_share,
             timings,
             warnings,

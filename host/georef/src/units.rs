@@ -2,9 +2,9 @@
 //! sieved to a minimum mapping unit, polygonized, simplified within half a pixel
 //! and written as a GeoPackage in the DARPA CriticalMAAS TA1 schema (`map`,
 //! `geologic_unit`, `polygon_type`, `polygon_feature`, `line_type`,
-//! `line_feature`, `point_type` and `point_feature` in pixel coordinates, and
-//! the three feature tables again with `_georeferenced` in the revision's CRS
-//! when there is one), with
+//! `line_feature`, `point_type`, `point_feature` and `cross_section` in pixel
+//! coordinates, and the four feature tables again with `_georeferenced` in the
+//! revision's CRS when there is one), with
 //! the raster as a Cloud Optimized GeoTIFF whose palette is the swatches.
 //!
 //! Invariants: the class raster holds 0 for no unit and `1..=n` for the units
@@ -121,8 +121,21 @@ pub struct PointRow {
     pub confidence: f64,
 }
 
+/// One line of section (TA1's `cross_section`), in the scan's pixels.
+#[derive(Debug, Clone)]
+pub struct SectionRow {
+    /// Its letters, `A–A′`.
+    pub name: String,
+    /// Its vertices, from the unprimed letter's end to the primed one's.
+    pub points: Vec<(f64, f64)>,
+    /// 0–1.
+    pub confidence: f64,
+    /// The box of the cross section it is drawn for, in the scan's pixels.
+    pub section_bbox: (f64, f64, f64, f64),
+}
+
 /// The structure to write beside the units: the line and point types (every explanation symbol,
-/// found or not) and their features.
+/// found or not), their features and the lines of section.
 #[derive(Debug, Clone, Default)]
 pub struct Structure {
     /// `line_type` rows.
@@ -133,6 +146,8 @@ pub struct Structure {
     pub point_types: Vec<PointTypeRow>,
     /// `point_feature` rows.
     pub points: Vec<PointRow>,
+    /// `cross_section` rows.
+    pub sections: Vec<SectionRow>,
 }
 
 /// What the GeoPackage's `map` row says of the map.
@@ -168,6 +183,8 @@ pub struct Written {
     pub crs: Option<String>,
     /// Each line feature's length on the ground in km, when georeferenced (in the order given).
     pub line_lengths_km: Vec<Option<f64>>,
+    /// Each line of section's length on the ground in km, when georeferenced (in the order given).
+    pub section_lengths_km: Vec<Option<f64>>,
 }
 
 /// Pixel → CRS through a revision.
@@ -325,46 +342,18 @@ impl UnitRaster {
         let driver = DriverManager::get_driver_by_name("GPKG").map_err(gdal_error("find GDAL's GeoPackage driver"))?;
         let mut package = driver.create_vector_only(&path).map_err(gdal_error("create the GeoPackage"))?;
         write_tables(&package, map, units, structure)?;
-        let feature_fields = [
-            ("id", OGRFieldType::OFTString),
-            ("map_id", OGRFieldType::OFTString),
-            ("type", OGRFieldType::OFTString),
-            ("confidence", OGRFieldType::OFTReal),
-            ("provenance", OGRFieldType::OFTString),
-        ];
-        let options = ["FID=fid", "GEOMETRY_NAME=geometry"];
-        let create = |package: &mut Dataset, name: &str, srs: Option<&SpatialRef>| -> Result<(), GeorefError> {
-            let layer = package
-                .create_layer(LayerOptions { name, srs, ty: OGRwkbGeometryType::wkbMultiPolygon, options: Some(&options) })
-                .map_err(gdal_error("create a GeoPackage layer"))?;
-            layer.create_defn_fields(&feature_fields).map_err(gdal_error("create a GeoPackage layer"))
-        };
-        create(&mut package, "polygon_feature", None)?;
-        if let Some((_, srs, _)) = &georeferenced {
-            create(&mut package, "polygon_feature_georeferenced", Some(srs))?;
-        }
+        let srs = georeferenced.as_ref().map(|(_, srs, _)| srs);
+        let feature_fields = [("type", OGRFieldType::OFTString), ("confidence", OGRFieldType::OFTReal), ("provenance", OGRFieldType::OFTString)];
+        feature_layers(&mut package, "polygon_feature", OGRwkbGeometryType::wkbMultiPolygon, &feature_fields, srs)?;
         let line_fields = [
-            ("id", OGRFieldType::OFTString),
-            ("map_id", OGRFieldType::OFTString),
             ("name", OGRFieldType::OFTString),
             ("type", OGRFieldType::OFTString),
             ("polarity", OGRFieldType::OFTInteger),
             ("confidence", OGRFieldType::OFTReal),
             ("provenance", OGRFieldType::OFTString),
         ];
-        let create_lines = |package: &mut Dataset, name: &str, srs: Option<&SpatialRef>| -> Result<(), GeorefError> {
-            let layer = package
-                .create_layer(LayerOptions { name, srs, ty: OGRwkbGeometryType::wkbMultiLineString, options: Some(&options) })
-                .map_err(gdal_error("create a GeoPackage layer"))?;
-            layer.create_defn_fields(&line_fields).map_err(gdal_error("create a GeoPackage layer"))
-        };
-        create_lines(&mut package, "line_feature", None)?;
-        if let Some((_, srs, _)) = &georeferenced {
-            create_lines(&mut package, "line_feature_georeferenced", Some(srs))?;
-        }
+        feature_layers(&mut package, "line_feature", OGRwkbGeometryType::wkbMultiLineString, &line_fields, srs)?;
         let point_fields = [
-            ("id", OGRFieldType::OFTString),
-            ("map_id", OGRFieldType::OFTString),
             ("type", OGRFieldType::OFTString),
             ("dip_direction", OGRFieldType::OFTReal),
             ("dip", OGRFieldType::OFTReal),
@@ -372,16 +361,14 @@ impl UnitRaster {
             ("provenance", OGRFieldType::OFTString),
             ("dip_words_bbox", OGRFieldType::OFTString),
         ];
-        let create_points = |package: &mut Dataset, name: &str, srs: Option<&SpatialRef>| -> Result<(), GeorefError> {
-            let layer = package
-                .create_layer(LayerOptions { name, srs, ty: OGRwkbGeometryType::wkbPoint, options: Some(&options) })
-                .map_err(gdal_error("create a GeoPackage layer"))?;
-            layer.create_defn_fields(&point_fields).map_err(gdal_error("create a GeoPackage layer"))
-        };
-        create_points(&mut package, "point_feature", None)?;
-        if let Some((_, srs, _)) = &georeferenced {
-            create_points(&mut package, "point_feature_georeferenced", Some(srs))?;
-        }
+        feature_layers(&mut package, "point_feature", OGRwkbGeometryType::wkbPoint, &point_fields, srs)?;
+        let section_fields = [
+            ("name", OGRFieldType::OFTString),
+            ("confidence", OGRFieldType::OFTReal),
+            ("provenance", OGRFieldType::OFTString),
+            ("section_bbox", OGRFieldType::OFTString),
+        ];
+        feature_layers(&mut package, "cross_section", OGRwkbGeometryType::wkbLineString, &section_fields, srs)?;
         let transaction = package.start_transaction().map_err(gdal_error("write the GeoPackage"))?;
         let mut source = outlines.layer(0).map_err(gdal_error("read the outlines"))?;
         let total = source.feature_count().max(1) as f64;
@@ -431,26 +418,32 @@ impl UnitRaster {
             ];
             let mut length_km = None;
             if let Some((revision, srs, to_crs)) = &georeferenced {
-                let dense = if revision.geotransform.is_none() { densified(&line.points) } else { line.points.clone() };
-                let (mut xs, mut ys): (Vec<f64>, Vec<f64>) = dense.into_iter().unzip();
-                if !to_crs.apply(&mut xs, &mut ys) {
-                    return Err(GeorefError::InvalidBounds("A line's vertex lies where the revision's transform does not reach.".to_owned()));
-                }
-                let placed: Vec<(f64, f64)> = xs.into_iter().zip(ys).collect();
-                length_km = Some(
-                    placed
-                        .windows(2)
-                        .map(|pair| {
-                            let scale = GroundScale::of(srs, (pair[0].1 + pair[1].1) / 2.0);
-                            ((pair[1].0 - pair[0].0) * scale.x).hypot((pair[1].1 - pair[0].1) * scale.y)
-                        })
-                        .sum::<f64>()
-                        / 1000.0,
-                );
+                let placed = placed_line(&line.points, revision, to_crs)?;
+                length_km = Some(ground_km(&placed, srs));
                 add_feature(&transaction, "line_feature_georeferenced", multi_line(&placed).map_err(gdal_error("build a line"))?, &values)?;
             }
             line_lengths_km.push(length_km);
             add_feature(&transaction, "line_feature", multi_line(&line.points).map_err(gdal_error("build a line"))?, &values)?;
+        }
+        let mut section_lengths_km = Vec::with_capacity(structure.sections.len());
+        for (index, section) in structure.sections.iter().enumerate() {
+            let (x0, y0, x1, y1) = section.section_bbox;
+            let values = [
+                gdal::vector::FieldValue::StringValue(format!("{}_s{}", map.map_id, index + 1)),
+                gdal::vector::FieldValue::StringValue(map.map_id.clone()),
+                gdal::vector::FieldValue::StringValue(section.name.clone()),
+                gdal::vector::FieldValue::RealValue((section.confidence * 1000.0).round() / 1000.0),
+                gdal::vector::FieldValue::StringValue("modelled".to_owned()),
+                gdal::vector::FieldValue::StringValue(format!("{x0} {y0} {x1} {y1}")),
+            ];
+            let mut length_km = None;
+            if let Some((revision, srs, to_crs)) = &georeferenced {
+                let placed = placed_line(&section.points, revision, to_crs)?;
+                length_km = Some(ground_km(&placed, srs));
+                add_feature(&transaction, "cross_section_georeferenced", line_string(&placed).map_err(gdal_error("build a line"))?, &values)?;
+            }
+            section_lengths_km.push(length_km);
+            add_feature(&transaction, "cross_section", line_string(&section.points).map_err(gdal_error("build a line"))?, &values)?;
         }
         for (index, point) in structure.points.iter().enumerate() {
             let optional = |value: Option<f64>| value.map_or(gdal::vector::FieldValue::RealValue(f64::NAN), gdal::vector::FieldValue::RealValue);
@@ -480,7 +473,7 @@ impl UnitRaster {
         }
         transaction.commit().map_err(gdal_error("write the GeoPackage"))?;
         self.write_raster(folder, units, georeferenced.as_ref().map(|(revision, srs, _)| (*revision, srs)), &progress.stage(0.95, 1.0))?;
-        Ok(Written { polygons, crs: revision.map(|revision| revision.crs.clone()), line_lengths_km })
+        Ok(Written { polygons, crs: revision.map(|revision| revision.crs.clone()), line_lengths_km, section_lengths_km })
     }
 
     /// The unit raster as a Cloud Optimized GeoTIFF: the swatches as its palette, the codes as
@@ -671,13 +664,62 @@ fn multi(polygon: Geometry) -> gdal::errors::Result<Geometry> {
     Ok(multi)
 }
 
-/// `points` as a one-part MULTILINESTRING (the TA1 geometry type).
-fn multi_line(points: &[(f64, f64)]) -> gdal::errors::Result<Geometry> {
+/// `points` as a LINESTRING.
+fn line_string(points: &[(f64, f64)]) -> gdal::errors::Result<Geometry> {
     let mut line = Geometry::empty(OGRwkbGeometryType::wkbLineString)?;
     points.iter().for_each(|&point| line.add_point_2d(point));
+    Ok(line)
+}
+
+/// `points` as a one-part MULTILINESTRING (the TA1 geometry type).
+fn multi_line(points: &[(f64, f64)]) -> gdal::errors::Result<Geometry> {
     let mut multi = Geometry::empty(OGRwkbGeometryType::wkbMultiLineString)?;
-    multi.add_geometry(line)?;
+    multi.add_geometry(line_string(points)?)?;
     Ok(multi)
+}
+
+/// A feature table in the scan's pixels and, when `srs` is given, its `_georeferenced` twin in
+/// that CRS: the TA1 `id` and `map_id` fields, then `fields`.
+fn feature_layers(
+    package: &mut Dataset,
+    name: &str,
+    geometry: OGRwkbGeometryType::Type,
+    fields: &[(&str, OGRFieldType::Type)],
+    srs: Option<&SpatialRef>,
+) -> Result<(), GeorefError> {
+    let options = ["FID=fid", "GEOMETRY_NAME=geometry"];
+    let all: Vec<(&str, OGRFieldType::Type)> =
+        [("id", OGRFieldType::OFTString), ("map_id", OGRFieldType::OFTString)].into_iter().chain(fields.iter().copied()).collect();
+    let mut tables = vec![(name.to_owned(), None)];
+    tables.extend(srs.map(|srs| (format!("{name}_georeferenced"), Some(srs))));
+    for (name, srs) in &tables {
+        let layer =
+            package.create_layer(LayerOptions { name, srs: *srs, ty: geometry, options: Some(&options) }).map_err(gdal_error("create a GeoPackage layer"))?;
+        layer.create_defn_fields(&all).map_err(gdal_error("create a GeoPackage layer"))?;
+    }
+    Ok(())
+}
+
+/// A line's vertices taken through the revision's transform (densified first when it is not affine).
+fn placed_line(points: &[(f64, f64)], revision: &Revision, to_crs: &ToCrs) -> Result<Vec<(f64, f64)>, GeorefError> {
+    let dense = if revision.geotransform.is_none() { densified(points) } else { points.to_vec() };
+    let (mut xs, mut ys): (Vec<f64>, Vec<f64>) = dense.into_iter().unzip();
+    if !to_crs.apply(&mut xs, &mut ys) {
+        return Err(GeorefError::InvalidBounds("A line's vertex lies where the revision's transform does not reach.".to_owned()));
+    }
+    Ok(xs.into_iter().zip(ys).collect())
+}
+
+/// The length on the ground in km of a line placed in `srs`.
+fn ground_km(placed: &[(f64, f64)], srs: &SpatialRef) -> f64 {
+    placed
+        .windows(2)
+        .map(|pair| {
+            let scale = GroundScale::of(srs, (pair[0].1 + pair[1].1) / 2.0);
+            ((pair[1].0 - pair[0].0) * scale.x).hypot((pair[1].1 - pair[0].1) * scale.y)
+        })
+        .sum::<f64>()
+        / 1000.0
 }
 
 /// `points` with vertices added so no edge is longer than [`DENSIFY_PX`].
@@ -886,6 +928,12 @@ mod tests {
                 },
                 PointRow { type_id: "point_type_6".to_owned(), at: (30.0, 5.0), dip_direction: Some(10.0), dip: None, dip_words: None, confidence: 0.6 },
             ],
+            sections: vec![SectionRow {
+                name: "A–A′".to_owned(),
+                points: vec![(3.0, 28.0), (37.0, 26.0)],
+                confidence: 0.9,
+                section_bbox: (50.0, 0.0, 90.0, 20.0),
+            }],
         };
         let written = raster.write(folder.path(), &map, &units, &structure, &|_, _| Some(1.0), None, &Progress::none()).unwrap();
         assert_eq!(written.line_lengths_km, vec![None], "no revision, no ground length");
@@ -904,6 +952,13 @@ mod tests {
             })
             .collect();
         assert_eq!(read, [(Some(35.0), Some(135.0), "point_type_6".to_owned()), (None, Some(10.0), "point_type_6".to_owned())], "no dip read is NULL");
+        let mut sections = dataset.layer_by_name("cross_section").unwrap();
+        assert_eq!(written.section_lengths_km, vec![None]);
+        let section = sections.features().next().expect("the line of section");
+        let mut vertices = Vec::new();
+        section.geometry().unwrap().get_points(&mut vertices);
+        assert_eq!(vertices, [(3.0, 28.0, 0.0), (37.0, 26.0, 0.0)], "a LINESTRING from A to A′");
+        assert_eq!(section.field_as_string(section.field_index("section_bbox").unwrap()).unwrap().as_deref(), Some("50 0 90 20"));
     }
 
     #[test]

@@ -182,7 +182,8 @@ mod tests {
             line("Testing Quadrangle", 250.0, 545.0, 550.0, 584.0),
             line("Huge labelling inside", 100.0, 100.0, 400.0, 160.0),
             line("by A. Author and B. Author", 300.0, 600.0, 500.0, 620.0),
-            line("FLATMONOCLINE", 900.0, 500.0, 930.0, 700.0), // a label running up the page
+            line("FLATMONOCLINE", 900.0, 500.0, 930.0, 700.0),      // a label running up the page
+            line("CROSS SECTION A-A'", 600.0, 700.0, 990.0, 760.0), // a part's caption in larger type
         ];
         let title = title(&lines, Some(&map), &[]).expect("a title");
         assert_eq!(title.text, "Geologic map of the Testing Quadrangle");

@@ -61,6 +61,28 @@ fn caption_class(text: &str) -> Option<&'static str> {
     }
 }
 
+/// The headings a part's caption begins with.
+const HEADINGS: [&str; 11] = [
+    "CROSSSECTION",
+    "GEOLOGICSECTION",
+    "SECTION",
+    "CORRELATION",
+    "STRATIGRAPHICCOLUMN",
+    "COLUMNARSECTION",
+    "GENERALIZEDSECTION",
+    "INDEXMAP",
+    "INDEXTO",
+    "LOCATIONMAP",
+    "MAPSHOWINGLOCATION",
+];
+
+/// Whether a line is a part's caption that begins with its heading ("CROSS SECTION A-A'",
+/// "CORRELATION OF MAP UNITS"): never the map's title ("Geologic map and cross sections of …" may be).
+pub(super) fn is_heading(text: &str) -> bool {
+    let squeezed = letters_only(text);
+    caption_class(text).is_some() && HEADINGS.iter().any(|heading| squeezed.starts_with(heading))
+}
+
 /// A cross section's letters as printed ("A-A'", "B–B′"): a capital, a dash, the same capital and a prime.
 pub fn section_letters(text: &str) -> Option<(String, String)> {
     let mut chars: Vec<char> = text.chars().filter(|c| !c.is_whitespace()).collect();

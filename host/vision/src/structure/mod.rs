@@ -14,6 +14,7 @@
 
 pub mod chains;
 pub mod points;
+pub mod sections;
 pub mod skeleton;
 
 use crate::colour::{delta_e, delta_e94, lab};

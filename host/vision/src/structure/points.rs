@@ -374,7 +374,16 @@ pub fn number_box(window: &Rgb, at: (f64, f64), prompt: &PointPrompt) -> Option<
     let pixels: Vec<(u8, u8, u8)> = window.pixels.chunks_exact(3).map(|p| (p[0], p[1], p[2])).collect();
     let ground = lab(crate::colour::median_colour(pixels.iter().copied())?);
     let labs: Vec<[f64; 3]> = pixels.iter().map(|&p| lab(p)).collect();
-    let mask = super::stroke_pixels(&labs, lab(prompt.colour), ground, width);
+    // The ink as the symbol is printed here: its darkest pixels at its junction.
+    let radius = (prompt.width_px + 1.0).ceil() as isize;
+    let around: Vec<usize> = (-radius..=radius)
+        .flat_map(|dy| (-radius..=radius).map(move |dx| (at.0 as isize + dx, at.1 as isize + dy)))
+        .filter(|&(x, y)| x >= 0 && y >= 0 && (x as usize) < width && (y as usize) < height)
+        .map(|(x, y)| y as usize * width + x as usize)
+        .collect();
+    let darkest = around.iter().map(|&i| labs[i][0]).fold(f64::INFINITY, f64::min);
+    let ink = crate::colour::median_colour(around.iter().filter(|&&i| labs[i][0] <= darkest + 15.0).map(|&i| pixels[i])).unwrap_or(prompt.colour);
+    let mask = super::stroke_pixels(&labs, lab(ink), ground, width);
     // Pieces of ink (8-connected) as boxes, the symbol's own (the one at its junction) left out.
     let mut label = vec![0_u32; mask.len()];
     let mut boxes: Vec<(f64, f64, f64, f64)> = Vec::new();
