@@ -36,6 +36,22 @@ def polylines(features: list) -> list:
     return [[tuple(point) for point in part] for feature in features for part in feature["geometry"]["coordinates"]]
 
 
+SCORED = ("fault", "thrust fault", "anticline", "syncline")
+
+
+def line_scores(units: dict, scale: float = 1.0) -> tuple[list, dict, dict]:
+    """The line features an extraction wrote, its line types by ID, and the buffer F1 of each scored
+    type against the lines as drawn (the TA1 score)."""
+    features = layer(units["geopackage_path"], "line_feature")
+    types = {row["properties"]["id"]: row["properties"] for row in layer(units["geopackage_path"], "line_type")}
+    truth = unit_maps.structure_truth(scale)
+    scores = {}
+    for kind in SCORED:
+        got = polylines([f for f in features if types[f["properties"]["type"]]["name"] == kind])
+        scores[kind] = round(unit_maps.buffer_f1([points for t, _, points in truth if t == kind], got, BUFFER_PX * scale), 3)
+    return features, types, scores
+
+
 async def test_faults_a_thrust_and_folds_become_ta1_line_features_scored_against_the_drawing(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache, era):  # noqa: F811
     server = reading_server(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache)
     unit_maps.draw(server.map_root / "structure.jpg", structure=True)
@@ -51,15 +67,8 @@ async def test_faults_a_thrust_and_folds_become_ta1_line_features_scored_against
     summary = {line["type"]: line for line in units["lines"]}
     print("line types:", json.dumps(units["lines"], indent=1))
 
-    features = layer(units["geopackage_path"], "line_feature")
-    types = {row["properties"]["id"]: row["properties"] for row in layer(units["geopackage_path"], "line_type")}
+    features, types, scores = line_scores(units)
     type_of = lambda feature: types[feature["properties"]["type"]]["name"]  # noqa: E731
-    truth = unit_maps.structure_truth()
-    scores = {}
-    for kind in ("fault", "thrust fault", "anticline", "syncline"):
-        want = [points for t, _, points in truth if t == kind]
-        got = polylines([f for f in features if type_of(f) == kind])
-        scores[kind] = round(unit_maps.buffer_f1(want, got, BUFFER_PX), 3)
     print("buffer F1 per type:", scores)
     assert scores["fault"] >= 0.85, scores
     assert scores["thrust fault"] >= 0.85, scores
@@ -70,6 +79,7 @@ async def test_faults_a_thrust_and_folds_become_ta1_line_features_scored_against
     fault_patterns = {types[f["properties"]["type"]]["dash_pattern"] for f in features if type_of(f) == "fault"}
     assert fault_patterns == {"solid", "dashed"}, fault_patterns
     dashed = polylines([f for f in features if types[f["properties"]["type"]]["dash_pattern"] == "dashed"])
+    truth = unit_maps.structure_truth()
     want_dashed = [points for t, pattern, points in truth if t == "fault" and pattern == "dashed"]
     assert unit_maps.buffer_f1(want_dashed, dashed, BUFFER_PX) >= 0.8, dashed
 
@@ -163,15 +173,8 @@ async def test_without_an_explanation_the_structure_is_found_by_its_look_at_lowe
     assert units["lines"] and all(line["prompted_by"] == "look" for line in units["lines"] + units["points"]), units["lines"]
     assert [w for w in units["warnings"] if w.startswith("No explanation of line symbols was read on this sheet") and "by their look" in w], units["warnings"]
 
-    features = layer(units["geopackage_path"], "line_feature")
-    types = {row["properties"]["id"]: row["properties"] for row in layer(units["geopackage_path"], "line_type")}
+    features, types, scores = line_scores(units)
     type_of = lambda feature: types[feature["properties"]["type"]]["name"]  # noqa: E731
-    truth = unit_maps.structure_truth()
-    scores = {}
-    for kind in ("fault", "thrust fault", "anticline", "syncline"):
-        want = [points for t, _, points in truth if t == kind]
-        got = polylines([f for f in features if type_of(f) == kind])
-        scores[kind] = round(unit_maps.buffer_f1(want, got, BUFFER_PX), 3)
     print("buffer F1 per type by look:", scores)
     # The thrust is the heaviest dark line and has its teeth; the folds their arrows. The faults are
     # red, and only dark lines are looked for without an explanation.

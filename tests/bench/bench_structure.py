@@ -24,13 +24,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import unit_maps  # noqa: E402
 from conftest import SHARED_ASSETS, Mirror, Server  # noqa: E402
 from test_detect import CACHE, OCR_WHEEL, WHEEL  # noqa: E402
-from test_structure import BUFFER_PX, layer, polylines  # noqa: E402
+from test_structure import layer, line_scores  # noqa: E402
 
 from harness import run  # noqa: E402
 
 SCAN = SHARED_ASSETS / "sample_usgs.jpg"
 ENLARGED = (10_000, 6185)
-TYPES = ("fault", "thrust fault", "anticline", "syncline")
 
 
 async def extract(client, name: str) -> tuple[dict, float]:
@@ -48,13 +47,7 @@ async def extract(client, name: str) -> tuple[dict, float]:
 def scores(units: dict, scale: float) -> dict:
     """Buffer F1 per line type, the attitudes' scores (their dip directions from the sheet's up:
     the benchmark's maps are not georeferenced) and the line of section's ends against the drawing."""
-    features = layer(units["geopackage_path"], "line_feature")
-    types = {row["properties"]["id"]: row["properties"]["name"] for row in layer(units["geopackage_path"], "line_type")}
-    truth = unit_maps.structure_truth(scale)
-    found = {
-        kind: round(unit_maps.buffer_f1([p for t, _, p in truth if t == kind], polylines([f for f in features if types[f["properties"]["type"]] == kind]), BUFFER_PX * scale), 3)
-        for kind in TYPES
-    }
+    _, _, found = line_scores(units, scale)
     points = [(*f["geometry"]["coordinates"], f["properties"]["dip_direction"], f["properties"]["dip"]) for f in layer(units["geopackage_path"], "point_feature")]
     found["attitudes"] = unit_maps.point_scores(unit_maps.attitude_truth(scale), points, unit_maps.STRIKE_PX * scale / 2)
     # The line of section: how far each found end is from its drawn end, in pixels at scale 1.

@@ -343,32 +343,25 @@ impl UnitRaster {
         let mut package = driver.create_vector_only(&path).map_err(gdal_error("create the GeoPackage"))?;
         write_tables(&package, map, units, structure)?;
         let srs = georeferenced.as_ref().map(|(_, srs, _)| srs);
-        let feature_fields = [("type", OGRFieldType::OFTString), ("confidence", OGRFieldType::OFTReal), ("provenance", OGRFieldType::OFTString)];
-        feature_layers(&mut package, "polygon_feature", OGRwkbGeometryType::wkbMultiPolygon, &feature_fields, srs)?;
-        let line_fields = [
-            ("name", OGRFieldType::OFTString),
-            ("type", OGRFieldType::OFTString),
-            ("polarity", OGRFieldType::OFTInteger),
-            ("confidence", OGRFieldType::OFTReal),
-            ("provenance", OGRFieldType::OFTString),
+        // Each feature table after its TA1 `id` and `map_id`.
+        let (text, real, integer) = (OGRFieldType::OFTString, OGRFieldType::OFTReal, OGRFieldType::OFTInteger);
+        let tables: [(&str, OGRwkbGeometryType::Type, &[Field]); 4] = [
+            ("polygon_feature", OGRwkbGeometryType::wkbMultiPolygon, &[("type", text), ("confidence", real), ("provenance", text)]),
+            (
+                "line_feature",
+                OGRwkbGeometryType::wkbMultiLineString,
+                &[("name", text), ("type", text), ("polarity", integer), ("confidence", real), ("provenance", text)],
+            ),
+            (
+                "point_feature",
+                OGRwkbGeometryType::wkbPoint,
+                &[("type", text), ("dip_direction", real), ("dip", real), ("confidence", real), ("provenance", text), ("dip_words_bbox", text)],
+            ),
+            ("cross_section", OGRwkbGeometryType::wkbLineString, &[("name", text), ("confidence", real), ("provenance", text), ("section_bbox", text)]),
         ];
-        feature_layers(&mut package, "line_feature", OGRwkbGeometryType::wkbMultiLineString, &line_fields, srs)?;
-        let point_fields = [
-            ("type", OGRFieldType::OFTString),
-            ("dip_direction", OGRFieldType::OFTReal),
-            ("dip", OGRFieldType::OFTReal),
-            ("confidence", OGRFieldType::OFTReal),
-            ("provenance", OGRFieldType::OFTString),
-            ("dip_words_bbox", OGRFieldType::OFTString),
-        ];
-        feature_layers(&mut package, "point_feature", OGRwkbGeometryType::wkbPoint, &point_fields, srs)?;
-        let section_fields = [
-            ("name", OGRFieldType::OFTString),
-            ("confidence", OGRFieldType::OFTReal),
-            ("provenance", OGRFieldType::OFTString),
-            ("section_bbox", OGRFieldType::OFTString),
-        ];
-        feature_layers(&mut package, "cross_section", OGRwkbGeometryType::wkbLineString, &section_fields, srs)?;
+        for (name, geometry, fields) in tables {
+            feature_layers(&mut package, name, geometry, fields, srs)?;
+        }
         let transaction = package.start_transaction().map_err(gdal_error("write the GeoPackage"))?;
         let mut source = outlines.layer(0).map_err(gdal_error("read the outlines"))?;
         let total = source.feature_count().max(1) as f64;
@@ -416,14 +409,7 @@ impl UnitRaster {
                 gdal::vector::FieldValue::RealValue((line.confidence * 1000.0).round() / 1000.0),
                 gdal::vector::FieldValue::StringValue("modelled".to_owned()),
             ];
-            let mut length_km = None;
-            if let Some((revision, srs, to_crs)) = &georeferenced {
-                let placed = placed_line(&line.points, revision, to_crs)?;
-                length_km = Some(ground_km(&placed, srs));
-                add_feature(&transaction, "line_feature_georeferenced", multi_line(&placed).map_err(gdal_error("build a line"))?, &values)?;
-            }
-            line_lengths_km.push(length_km);
-            add_feature(&transaction, "line_feature", multi_line(&line.points).map_err(gdal_error("build a line"))?, &values)?;
+            line_lengths_km.push(add_line(&transaction, "line_feature", &line.points, &values, georeferenced.as_ref(), multi_line)?);
         }
         let mut section_lengths_km = Vec::with_capacity(structure.sections.len());
         for (index, section) in structure.sections.iter().enumerate() {
@@ -436,14 +422,7 @@ impl UnitRaster {
                 gdal::vector::FieldValue::StringValue("modelled".to_owned()),
                 gdal::vector::FieldValue::StringValue(format!("{x0} {y0} {x1} {y1}")),
             ];
-            let mut length_km = None;
-            if let Some((revision, srs, to_crs)) = &georeferenced {
-                let placed = placed_line(&section.points, revision, to_crs)?;
-                length_km = Some(ground_km(&placed, srs));
-                add_feature(&transaction, "cross_section_georeferenced", line_string(&placed).map_err(gdal_error("build a line"))?, &values)?;
-            }
-            section_lengths_km.push(length_km);
-            add_feature(&transaction, "cross_section", line_string(&section.points).map_err(gdal_error("build a line"))?, &values)?;
+            section_lengths_km.push(add_line(&transaction, "cross_section", &section.points, &values, georeferenced.as_ref(), line_string)?);
         }
         for (index, point) in structure.points.iter().enumerate() {
             let optional = |value: Option<f64>| value.map_or(gdal::vector::FieldValue::RealValue(f64::NAN), gdal::vector::FieldValue::RealValue);
@@ -678,18 +657,20 @@ fn multi_line(points: &[(f64, f64)]) -> gdal::errors::Result<Geometry> {
     Ok(multi)
 }
 
+/// A table's field: its name and type.
+type Field<'a> = (&'a str, OGRFieldType::Type);
+
 /// A feature table in the scan's pixels and, when `srs` is given, its `_georeferenced` twin in
 /// that CRS: the TA1 `id` and `map_id` fields, then `fields`.
 fn feature_layers(
     package: &mut Dataset,
     name: &str,
     geometry: OGRwkbGeometryType::Type,
-    fields: &[(&str, OGRFieldType::Type)],
+    fields: &[Field],
     srs: Option<&SpatialRef>,
 ) -> Result<(), GeorefError> {
     let options = ["FID=fid", "GEOMETRY_NAME=geometry"];
-    let all: Vec<(&str, OGRFieldType::Type)> =
-        [("id", OGRFieldType::OFTString), ("map_id", OGRFieldType::OFTString)].into_iter().chain(fields.iter().copied()).collect();
+    let all: Vec<Field> = [("id", OGRFieldType::OFTString), ("map_id", OGRFieldType::OFTString)].into_iter().chain(fields.iter().copied()).collect();
     let mut tables = vec![(name.to_owned(), None)];
     tables.extend(srs.map(|srs| (format!("{name}_georeferenced"), Some(srs))));
     for (name, srs) in &tables {
@@ -698,6 +679,26 @@ fn feature_layers(
         layer.create_defn_fields(&all).map_err(gdal_error("create a GeoPackage layer"))?;
     }
     Ok(())
+}
+
+/// Adds a line feature of `points` (drawn as `shape`) and `values` to `table` in pixels and, when
+/// `georeferenced`, to its `_georeferenced` twin; returns its length on the ground in km then.
+fn add_line(
+    package: &Dataset,
+    table: &str,
+    points: &[(f64, f64)],
+    values: &[gdal::vector::FieldValue],
+    georeferenced: Option<&(&Revision, SpatialRef, ToCrs)>,
+    shape: fn(&[(f64, f64)]) -> gdal::errors::Result<Geometry>,
+) -> Result<Option<f64>, GeorefError> {
+    let mut length_km = None;
+    if let Some((revision, srs, to_crs)) = georeferenced {
+        let placed = placed_line(points, revision, to_crs)?;
+        length_km = Some(ground_km(&placed, srs));
+        add_feature(package, &format!("{table}_georeferenced"), shape(&placed).map_err(gdal_error("build a line"))?, values)?;
+    }
+    add_feature(package, table, shape(points).map_err(gdal_error("build a line"))?, values)?;
+    Ok(length_km)
 }
 
 /// A line's vertices taken through the revision's transform (densified first when it is not affine).
