@@ -20,6 +20,7 @@ use geomap_vision::VisionError;
 use geomap_vision::colour::hex;
 use geomap_vision::image::Rgb;
 use geomap_vision::layout::numbers::printed_number;
+use geomap_vision::layout::parts::is_prime;
 use geomap_vision::layout::symbols::Pattern;
 use geomap_vision::ocr::reader::{Line, Reader};
 use geomap_vision::structure::points::{FoundPoint, PointPrompt, Shape, number_box};
@@ -258,6 +259,13 @@ pub(crate) fn dips(points: &[FoundPoint], prompts: &[PointPrompt], words: &[Line
     dips
 }
 
+/// The whole pixels of box `(x0, y0, x1, y1)` within a `width × height` scan, `None` when none are.
+fn clamped((x0, y0, x1, y1): (f64, f64, f64, f64), (width, height): (u32, u32)) -> Option<(u32, u32, u32, u32)> {
+    let clamp = |v: f64, most: u32| v.clamp(0.0, f64::from(most)) as u32;
+    let region = (clamp(x0.floor(), width), clamp(y0.floor(), height), clamp(x1.ceil(), width), clamp(y1.ceil(), height));
+    (region.2 > region.0 && region.3 > region.1).then_some(region)
+}
+
 /// Smallest recogniser score a number read beside an attitude is kept at.
 const DIP_MIN_SCORE: f64 = 0.6;
 
@@ -279,11 +287,7 @@ pub(crate) fn reread_dips(
             continue;
         }
         let reach = 2.5 * prompt.strike_px;
-        let clamp = |v: f64, most: u32| v.clamp(0.0, f64::from(most)) as u32;
-        let region = (clamp(point.at.0 - reach, width), clamp(point.at.1 - reach, height), clamp(point.at.0 + reach, width), clamp(point.at.1 + reach, height));
-        if region.2 <= region.0 || region.3 <= region.1 {
-            continue;
-        }
+        let Some(region) = clamped((point.at.0 - reach, point.at.1 - reach, point.at.0 + reach, point.at.1 + reach), (width, height)) else { continue };
         let pixels = window(region)?;
         let (left, top) = (f64::from(region.0), f64::from(region.1));
         let Some(number) = number_box(&pixels, (point.at.0 - left, point.at.1 - top), prompt) else { continue };
@@ -423,9 +427,10 @@ pub struct SectionSummary {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub length_km: Option<f64>,
     /// 0–1: 0.9 when the prime was read at one end, 0.75 when the primed letter was told by its
-    /// wider box, 0.6 when the ends were taken left to right (the prime read at neither).
+    /// wider box, 0.6 when the ends were taken left to right or, for a line running more up and
+    /// down than across, top to bottom (the prime read at neither).
     pub confidence: f64,
-    /// How its ends were told apart: `prime read`, `wider letter` or `left to right`.
+    /// How its ends were told apart: `prime read`, `wider letter`, `left to right` or `top to bottom`.
     pub ends_from: String,
 }
 
@@ -433,6 +438,7 @@ pub struct SectionSummary {
 struct Letter<'a> {
     primed: bool,
     bbox: &'a PixelBox,
+    score: f64,
 }
 
 /// The words that are `letter` alone or with a prime (A, A', A′).
@@ -441,19 +447,21 @@ fn letters<'a>(words: &'a [Line], letter: &str) -> Vec<Letter<'a>> {
         .iter()
         .filter_map(|line| {
             let text: String = line.text.chars().filter(|c| !c.is_whitespace()).collect();
-            let rest = text.strip_prefix(letter)?;
-            let primed = match rest {
-                "" => false,
-                "\'" | "′" | "’" | "`" | "´" => true,
+            let mut rest = text.strip_prefix(letter)?.chars();
+            let primed = match (rest.next(), rest.next()) {
+                (None, _) => false,
+                (Some(mark), None) if is_prime(mark) => true,
                 _ => return None,
             };
-            Some(Letter { primed, bbox: &line.bbox })
+            Some(Letter { primed, bbox: &line.bbox, score: line.score })
         })
         .collect()
 }
 
 /// Steps of a letter-to-letter segment read from the scan at once.
 const SECTION_CHUNK_STEPS: usize = 512;
+/// At most this many of a section's letters on the main map are paired (the best read first).
+const SECTION_MAX_LETTERS: usize = 8;
 
 /// A line of section drawn between two letters: its ends, nearest the first letter first.
 fn drawn_between(
@@ -464,12 +472,14 @@ fn drawn_between(
 ) -> Result<Option<[(f64, f64); 2]>, AppError> {
     let centre = |b: &PixelBox| ((b.x0 + b.x1) / 2.0, (b.y0 + b.y1) / 2.0);
     let (from, to) = (centre(first.bbox), centre(second.bbox));
-    let tall = (first.bbox.y1 - first.bbox.y0).max(second.bbox.y1 - second.bbox.y0);
+    let tall = (first.bbox.y1 - first.bbox.y0).max(second.bbox.y1 - second.bbox.y0).max(1.0);
     let length = (to.0 - from.0).hypot(to.1 - from.1);
     if length < 4.0 * tall {
         return Ok(None);
     }
-    let crossing = Crossing { from, to, reach: 1.5 * tall };
+    // A crossing line is narrower than half the smaller letter is tall; the letters stand further off.
+    let short = (first.bbox.y1 - first.bbox.y0).min(second.bbox.y1 - second.bbox.y0).max(1.0);
+    let crossing = Crossing { from, to, reach: 1.5 * tall, gap_steps: (short / 2.0) as usize };
     let steps = crossing.steps();
     // How far along the segment each letter's box reaches from its centre.
     let (ux, uy) = ((to.0 - from.0).abs() / length, (to.1 - from.1).abs() / length);
@@ -478,13 +488,10 @@ fn drawn_between(
     let mut dips = Vec::with_capacity(steps);
     for first_step in (0..steps).step_by(SECTION_CHUNK_STEPS) {
         let last_step = (first_step + SECTION_CHUNK_STEPS).min(steps);
-        let (x0, y0, x1, y1) = crossing.window(first_step, last_step);
-        let clamp = |v: f64, most: u32| v.clamp(0.0, f64::from(most)) as u32;
-        let region = (clamp(x0, width), clamp(y0, height), clamp(x1.ceil(), width), clamp(y1.ceil(), height));
-        if region.2 <= region.0 || region.3 <= region.1 {
+        let Some(region) = clamped(crossing.window(first_step, last_step), (width, height)) else {
             dips.extend(std::iter::repeat_n(Vec::new(), last_step - first_step));
             continue;
-        }
+        };
         dips.extend(crossing.dips(&window(region)?, (f64::from(region.0), f64::from(region.1)), first_step, last_step));
     }
     Ok(crossing.line(&dips, inner))
@@ -493,8 +500,9 @@ fn drawn_between(
 /// The line of section of each cross section (`sections`: the layout's boxes and letters): a thin
 /// straight line drawn between two of its letters (lines of `words` that are the letter alone or
 /// primed) on the main map (`main_map`), found on the scan's pixels (`window` reads a region of
-/// the `scan`-sized image), the longest where several pairs have one. Its end at the primed letter is
-/// the one whose prime was read, else the wider letter's, else the right-hand one. Per section,
+/// the `scan`-sized image), a pair of a letter and its primed twin first, then the longest. Its end
+/// at the primed letter is the one whose prime was read, else the wider letter's, else the
+/// right-hand (or, up and down, the lower) one. Per section,
 /// the row and the summary, `None` when no pair of its letters has a line between them.
 pub(crate) fn section_rows(
     sections: &[(PixelBox, [String; 2])],
@@ -506,7 +514,9 @@ pub(crate) fn section_rows(
     let mut found = Vec::with_capacity(sections.len());
     for (section_bbox, [letter, primed]) in sections {
         let on_map = |b: &PixelBox| main_map.x0 <= b.x0 && b.x1 <= main_map.x1 && main_map.y0 <= b.y0 && b.y1 <= main_map.y1;
-        let marks: Vec<Letter> = letters(words, letter).into_iter().filter(|mark| on_map(mark.bbox)).collect();
+        let mut marks: Vec<Letter> = letters(words, letter).into_iter().filter(|mark| on_map(mark.bbox)).collect();
+        marks.sort_by(|a, b| b.score.total_cmp(&a.score));
+        marks.truncate(SECTION_MAX_LETTERS);
         let mut drawn = Vec::new();
         for i in 0..marks.len() {
             for j in i + 1..marks.len() {
@@ -515,8 +525,10 @@ pub(crate) fn section_rows(
                 }
             }
         }
+        // A pair whose one letter is primed first (A and A′, not A and A), then the longest line.
         let span = |[a, b]: &[(f64, f64); 2]| (b.0 - a.0).hypot(b.1 - a.1);
-        let Some(&(i, j, [a, b])) = drawn.iter().max_by(|x, y| span(&x.2).total_cmp(&span(&y.2))) else {
+        let rank = |&(i, j, ends): &(usize, usize, [(f64, f64); 2])| (marks[i].primed != marks[j].primed, span(&ends));
+        let Some(&(i, j, [a, b])) = drawn.iter().max_by(|x, y| rank(x).partial_cmp(&rank(y)).unwrap_or(std::cmp::Ordering::Equal)) else {
             found.push(None);
             continue;
         };
@@ -526,8 +538,10 @@ pub(crate) fn section_rows(
             (marks[i].primed, "prime read", 0.9)
         } else if width(i).max(width(j)) >= 1.2 * width(i).min(width(j)) {
             (width(i) > width(j), "wider letter", 0.75)
-        } else {
+        } else if (b.0 - a.0).abs() >= (b.1 - a.1).abs() {
             (a.0 > b.0, "left to right", 0.6)
+        } else {
+            (a.1 > b.1, "top to bottom", 0.6)
         };
         let (from, to) = if a_is_primed { (b, a) } else { (a, b) };
         let name = format!("{letter}–{primed}");
@@ -567,7 +581,7 @@ pub(crate) fn section_warnings(
         .filter(|(_, found)| found.is_none())
         .map(|((_, [letter, primed]), _)| {
             let why = if words_read {
-                "no line on the main map is drawn between two of its letters"
+                "no two of its letters read on the main map have a line drawn between them (a letter smaller than the reader reads is missed)"
             } else {
                 "the main map's words were not read (geomap_process_image reads them with the text method, or geomap_read_text)"
             };

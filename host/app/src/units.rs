@@ -185,8 +185,8 @@ pub struct UnitTimings {
     pub classify_ms: f64,
     /// Filling linework and removing thin strokes.
     pub fill_ms: f64,
-    /// Tracing the explanation's line and point symbols (faults, folds, attitudes) on the main
-    /// map and reading the attitudes' dips.
+    /// Tracing the line and point symbols (faults, folds, attitudes) on the main map, reading the
+    /// attitudes' dips and finding the lines of section.
     pub lines_ms: f64,
     /// The sieve to the minimum mapping unit.
     pub sieve_ms: f64,
@@ -219,11 +219,13 @@ pub struct UnitExtraction {
     pub min_area_px: u64,
     /// Per legend unit with a swatch colour, in legend order.
     pub units: Vec<UnitSummary>,
-    /// Per line symbol of the explanation (contacts aside: they are the polygons' edges), the
-    /// lines found with it, in the GeoPackage's `line_type` and `line_feature` tables.
+    /// Per line symbol of the explanation, or looked for by its look without one (contacts
+    /// aside: they are the polygons' edges), the lines found with it, in the GeoPackage's
+    /// `line_type` and `line_feature` tables.
     pub lines: Vec<LineSummary>,
     /// Per attitude symbol of the explanation (strike and dip of beds, vertical beds, foliation),
-    /// the attitudes found with it, in the GeoPackage's `point_type` and `point_feature` tables.
+    /// or looked for by its shape without one, the attitudes found with it, in the GeoPackage's
+    /// `point_type` and `point_feature` tables.
     pub points: Vec<PointSummary>,
     /// Per cross section of the layout whose line of section was found on the main map: its
     /// letters, ends and length, in the GeoPackage's `cross_section` table.
@@ -233,9 +235,9 @@ pub struct UnitExtraction {
     /// The stored document as an MCP resource.
     pub resource_uri: String,
     /// The GeoPackage (TA1 schema: `map`, `geologic_unit`, `polygon_type`, `polygon_feature`,
-    /// `line_type`, `line_feature`, `point_type`, `point_feature` in pixel coordinates, and
-    /// `polygon_feature_georeferenced`, `line_feature_georeferenced` and
-    /// `point_feature_georeferenced` in the revision's CRS) as a resource.
+    /// `line_type`, `line_feature`, `point_type`, `point_feature`, `cross_section` in pixel
+    /// coordinates, and the four feature tables again with `_georeferenced` in the revision's
+    /// CRS) as a resource.
     pub geopackage_uri: String,
     /// The unit raster (a Cloud Optimized GeoTIFF, the swatches as its palette) as a resource.
     pub raster_uri: String,
@@ -247,7 +249,9 @@ pub struct UnitExtraction {
     pub raster_path: String,
     /// Time per stage.
     pub timings: UnitTimings,
-    /// Things to check: a unit with no pixels, a large unclassified area, swatches too close to tell apart.
+    /// Things to check: a unit with no pixels, a large unclassified area, swatches too close to
+    /// tell apart, symbols found nowhere or found by their look, attitudes without a dip, lines of
+    /// section not found.
     pub warnings: Vec<String>,
     /// The files stored with it.
     pub files: Vec<String>,
@@ -415,7 +419,8 @@ impl App {
         // looked for. Without any attitude symbol, attitudes are looked for by their shape.
         let (mut points, mut unmeasured) = (Vec::new(), Vec::new());
         let attitude_entries = PointPrompt::of_entries(&layout.symbol_entries);
-        for (entry, prompt) in attitude_entries.iter().filter_map(|p| Some((p.entry?, p.clone()))) {
+        let no_attitude_entries = attitude_entries.is_empty();
+        for (entry, prompt) in attitude_entries.into_iter().filter_map(|p| Some((p.entry?, p))) {
             let around = sample_box(&layout.symbol_entries[entry]);
             let words = prompt.words.clone();
             match prompt.calibrated(&map.window(self, around.pixels(layout.width, layout.height))?) {
@@ -423,7 +428,7 @@ impl App {
                 None => unmeasured.push(words),
             }
         }
-        if attitude_entries.is_empty() {
+        if no_attitude_entries {
             points = PointPrompt::by_look();
         }
         let mut finder = StructureFinder::new(prompts, points, &plan.swatches, PAPER, (width, height), (left, top));
@@ -455,6 +460,12 @@ impl App {
             let scan = (map.record.width as u32, map.record.height as u32);
             dips = reread_dips(&drawn.points, points, dips, &reader, scan, &|region| Ok(map.window(self, region)?))?;
         }
+        // Each cross section's line between its letters on the main map.
+        let cross_sections = layout.cross_sections();
+        let scan = (map.record.width as u32, map.record.height as u32);
+        let main_map = PixelBox { x0: f64::from(left), y0: f64::from(top), x1: f64::from(right), y1: f64::from(bottom) };
+        let sections = section_rows(&cross_sections, &words, &main_map, &|region| Ok(map.window(self, region)?), scan)?;
+        structure.sections = sections.iter().flatten().map(|(row, _)| row.clone()).collect();
         timings.lines_ms = millis(started);
 
         let started = Instant::now();
@@ -485,11 +496,6 @@ impl App {
             None => drawn.points.iter().map(|p| p.dip_direction).collect::<Vec<_>>(),
         };
         add_point_rows(&mut structure, points, &drawn.points, &dips, &dip_directions);
-        let cross_sections = layout.cross_sections();
-        let scan = (map.record.width as u32, map.record.height as u32);
-        let main_map = PixelBox { x0: f64::from(left), y0: f64::from(top), x1: f64::from(right), y1: f64::from(bottom) };
-        let sections = section_rows(&cross_sections, &words, &main_map, &|region| Ok(map.window(self, region)?), scan)?;
-        structure.sections = sections.iter().flatten().map(|(row, _)| row.clone()).collect();
         let units_id = format!("unt_{}", geomap_model::random_hex(10));
         let title = layout.title.clone().filter(|title| !title.trim().is_empty()).unwrap_or_else(|| map.record.relative_path.clone());
         let map_row = MapRow { map_id: map_id.clone(), name: title, image_url: map_uri(&map_id), width: map.record.width, height: map.record.height };

@@ -83,6 +83,11 @@ pub(super) fn is_heading(text: &str) -> bool {
     caption_class(text).is_some() && HEADINGS.iter().any(|heading| squeezed.starts_with(heading))
 }
 
+/// Whether a mark is a letter's prime as printed or read (A′, A', A’, A`).
+pub fn is_prime(c: char) -> bool {
+    matches!(c, '\'' | '′' | '’' | '`' | '´')
+}
+
 /// A cross section's letters as printed ("A-A'", "B–B′"): a capital, a dash, the same capital and a prime.
 pub fn section_letters(text: &str) -> Option<(String, String)> {
     let mut chars: Vec<char> = text.chars().filter(|c| !c.is_whitespace()).collect();
@@ -90,7 +95,7 @@ pub fn section_letters(text: &str) -> Option<(String, String)> {
     // The prime is small: the reader may drop it ("A-A").
     chars.windows(4).find_map(|w| {
         let dash = matches!(w[1], '-' | '–' | '—' | '‐' | '−');
-        let prime = matches!(w[3], '\'' | '′' | '’' | '`' | '´' | ' ');
+        let prime = is_prime(w[3]) || w[3] == ' ';
         (w[0].is_ascii_uppercase() && dash && w[2] == w[0] && prime).then(|| (w[0].to_string(), format!("{}′", w[0])))
     })
 }

@@ -407,7 +407,7 @@ impl StructureFinder {
 
     /// Measures `group`'s prompts looked for by their look alone on their colour's skeleton
     /// (`branches`): a contact's width is the colour's common stroke, every other line's [`HEAVY`]
-    /// times it, and an attitude's lengths are those its shape shows most often.
+    /// times it, and an attitude's lengths are the median of those its shape shows.
     fn measured_by_look(&mut self, group: &ColourGroup, branches: &[Branch]) {
         let lines = group.lines.iter().copied().filter(|&p| self.prompts[p].entry.is_none());
         let points = group.points.iter().copied().filter(|&p| self.points[p].entry.is_none());
@@ -453,11 +453,11 @@ impl StructureFinder {
             })
             .max_by(|a, b| a.1.total_cmp(&b.1))?;
         let chosen = &self.prompts[prompt];
-        let confidence = if chosen.entry.is_none() { LOOK_CONFIDENCE * confidence } else { confidence };
         let shortest = (12.0 * chosen.width_px).max(2.5 * chosen.period_px.unwrap_or(0.0)).max(30.0);
         if chosen.ta1_type.is_none() || length < shortest || confidence < 0.2 {
             return None;
         }
+        let confidence = if chosen.entry.is_none() { LOOK_CONFIDENCE * confidence } else { confidence };
         let dash = chosen.period_px.map_or(8.0 * chosen.width_px, |period| period) + 2.0 * chosen.width_px;
         let (left, top) = (f64::from(self.origin.0), f64::from(self.origin.1));
         let parts = chain

@@ -365,8 +365,8 @@ pub fn attitudes(branches: &[Branch], all: &[PointPrompt], group: &[usize], orig
 }
 
 /// Where the number printed beside an attitude is, in `window` (the scan around it; `at`, its
-/// junction, in the window's pixels): the ink of `prompt`'s colour on the window's ground, in
-/// pieces apart from the symbol's own, digit-sized (shorter than the strike line, taller than its
+/// junction, in the window's pixels): the ink of `prompt`'s colour as the symbol is printed there
+/// (its darkest pixels at its junction, when within ΔE 30 of `prompt`'s), in pieces apart from the symbol's own, digit-sized (shorter than the strike line, taller than its
 /// stroke), the nearest one and those beside it on its line of type, within twice the strike
 /// line's length. `None` when no such ink is there.
 pub fn number_box(window: &Rgb, at: (f64, f64), prompt: &PointPrompt) -> Option<PixelBox> {
@@ -382,7 +382,9 @@ pub fn number_box(window: &Rgb, at: (f64, f64), prompt: &PointPrompt) -> Option<
         .map(|(x, y)| y as usize * width + x as usize)
         .collect();
     let darkest = around.iter().map(|&i| labs[i][0]).fold(f64::INFINITY, f64::min);
-    let ink = crate::colour::median_colour(around.iter().filter(|&&i| labs[i][0] <= darkest + 15.0).map(|&i| pixels[i])).unwrap_or(prompt.colour);
+    let printed = crate::colour::median_colour(around.iter().filter(|&&i| labs[i][0] <= darkest + 15.0).map(|&i| pixels[i]));
+    // Only when it is the prompt's ink (not paper, not a crossing line of another colour).
+    let ink = printed.filter(|&ink| delta_e(lab(ink), lab(prompt.colour)) <= super::LINE_DELTA_E).unwrap_or(prompt.colour);
     let mask = super::stroke_pixels(&labs, lab(ink), ground, width);
     // Pieces of ink (8-connected) as boxes, the symbol's own (the one at its junction) left out.
     let mut label = vec![0_u32; mask.len()];

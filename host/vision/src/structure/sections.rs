@@ -14,7 +14,7 @@ use crate::image::Rgb;
 const DIP: f64 = 50.0;
 /// A step holds to the fitted line when its darkest pixel is at most this far from it (pixels).
 const HOLD_PX: f64 = 2.0;
-/// A line runs on across at most this many steps that do not hold to it (a crossing, a label).
+/// A line runs on across at least this many steps that do not hold to it (a crossing, a label).
 const GAP_STEPS: usize = 6;
 /// The line holds along at least this share of the way between its letters' boxes.
 const COVER: f64 = 0.7;
@@ -29,6 +29,9 @@ pub struct Crossing {
     pub to: (f64, f64),
     /// How far either side of the segment each step is searched, in pixels.
     pub reach: f64,
+    /// How many steps that do not hold to the line it runs on across (at least [`GAP_STEPS`]):
+    /// a crossing line darkens the whole step, and is wider on a larger scan.
+    pub gap_steps: usize,
 }
 
 impl Crossing {
@@ -54,8 +57,8 @@ impl Crossing {
     }
 
     /// For each of steps `first..last`, the offsets across the segment (pixels, along its normal)
-    /// of the pixels darker than their neighbours across the step and [`DIP`] darker than the
-    /// median across it. `window` holds the scan's pixels from `origin`.
+    /// of the pixels [`DIP`] darker than the median across it (where another line crosses, its
+    /// ink too: the hairline runs on through it). `window` holds the scan's pixels from `origin`.
     pub fn dips(&self, window: &Rgb, origin: (f64, f64), first: usize, last: usize) -> Vec<Vec<f64>> {
         let (along, normal) = self.axes();
         let reach = self.reach.ceil() as i64;
@@ -75,11 +78,7 @@ impl Crossing {
                 let mut sorted: Vec<f64> = across.iter().copied().filter(|l| !l.is_nan()).collect();
                 sorted.sort_by(f64::total_cmp);
                 let Some(&median) = sorted.get(sorted.len() / 2) else { return Vec::new() };
-                let darker = |i: usize, j: Option<usize>| j.and_then(|j| across.get(j)).is_none_or(|&other| other.is_nan() || across[i] <= other);
-                (0..across.len())
-                    .filter(|&i| median - across[i] >= DIP && darker(i, i.checked_sub(1)) && darker(i, Some(i + 1)))
-                    .map(|i| i as f64 - reach as f64)
-                    .collect()
+                (0..across.len()).filter(|&i| median - across[i] >= DIP).map(|i| i as f64 - reach as f64).collect()
             })
             .collect()
     }
@@ -87,7 +86,7 @@ impl Crossing {
     /// The line the steps' dips (`dips`, per step) draw: the straight line through most of them
     /// (voted for by its offsets at the first and the last step, then fitted by least squares to
     /// the dips within [`HOLD_PX`] of it), and the longest run of steps with a dip holding to it,
-    /// across gaps of at most [`GAP_STEPS`]; its two ends in the scan's pixels when the run covers
+    /// across gaps of at most `gap_steps`; its two ends in the scan's pixels when the run covers
     /// at least [`COVER`] of the steps between `inner` (the steps where the letters' boxes end).
     pub fn line(&self, dips: &[Vec<f64>], inner: (usize, usize)) -> Option<[(f64, f64); 2]> {
         let last = dips.len().checked_sub(1).filter(|&last| last > 0)? as f64;
@@ -117,7 +116,7 @@ impl Crossing {
         let mut run: Option<(usize, usize)> = None;
         for k in (0..dips.len()).filter(|&k| nearest(k, slope, offset).is_some()) {
             run = match run {
-                Some((start, end)) if k - end <= GAP_STEPS + 1 => Some((start, k)),
+                Some((start, end)) if k - end <= self.gap_steps.max(GAP_STEPS) + 1 => Some((start, k)),
                 _ => Some((k, k)),
             };
             if best.is_none_or(|(s, e)| run.is_some_and(|(rs, re)| re - rs > e - s)) {
@@ -185,7 +184,7 @@ mod tests {
         let (a, b) = ((40.0, 60.0), (260.0, 40.0));
         let image = sheet(300, 100, a, b, 110);
         // The letters stand beyond the line's ends, a little off its axis.
-        let crossing = Crossing { from: (20.0, 65.0), to: (280.0, 38.0), reach: 12.0 };
+        let crossing = Crossing { from: (20.0, 65.0), to: (280.0, 38.0), reach: 12.0, gap_steps: GAP_STEPS };
         let dips = crossing.dips(&image, (0.0, 0.0), 0, crossing.steps());
         let [from, to] = crossing.line(&dips, (12, crossing.steps() - 12)).expect("the hairline");
         assert!((from.0 - a.0).hypot(from.1 - a.1) <= 3.0 && (to.0 - b.0).hypot(to.1 - b.1) <= 3.0, "{from:?} {to:?}");
@@ -205,7 +204,7 @@ mod tests {
     #[test]
     fn no_line_between_the_letters_is_none() {
         let image = sheet(300, 100, (40.0, 60.0), (100.0, 55.0), 110);
-        let crossing = Crossing { from: (20.0, 65.0), to: (280.0, 38.0), reach: 12.0 };
+        let crossing = Crossing { from: (20.0, 65.0), to: (280.0, 38.0), reach: 12.0, gap_steps: GAP_STEPS };
         let dips = crossing.dips(&image, (0.0, 0.0), 0, crossing.steps());
         assert_eq!(crossing.line(&dips, (12, crossing.steps() - 12)), None, "a stub of a line is not a line of section");
         let blank = sheet(300, 100, (40.0, 60.0), (40.0, 60.0), 200);
