@@ -51,6 +51,9 @@ const TABLE_BITS: u32 = 6;
 const MAX_TURN: f64 = 35.0;
 /// Marks beside a line within this many stroke widths of it are its decorations.
 const DECORATION_REACH: f64 = 3.0;
+/// A mark within 30° of a line's direction past its end is the line running on (an overshoot
+/// across a contact), not a mark beside it: the cosine of that angle.
+const PAST_END_COS: f64 = 0.866;
 /// The ink lines and attitudes are looked for in when the explanation has none of their symbols:
 /// dark ink (every near-black sample is one colour).
 const LOOK_INK: (u8, u8, u8) = (20, 20, 20);
@@ -694,11 +697,19 @@ fn marks_beside(points: &[(f64, f64)], marks: &MarkIndex, width: f64, ink: &dyn 
             _ => continue,
         };
         // Within reach, and reaching away from the line.
-        // Beside the line: not on it, and not past either end (a line's overshoot across a contact).
-        if base.1 > reach || tip.1 < base.1 + 1.0 || tip.0 == 0 || tip.0 == points.len() - 1 {
+        if base.1 > reach || tip.1 < base.1 + 1.0 {
             continue;
         }
         let far = if chains::distance(points[base.0], mark.tip) >= chains::distance(points[base.0], mark.base) { mark.tip } else { mark.base };
+        // Beside the line, not running on past an end in its direction (its overshoot across a contact).
+        if tip.0 == 0 || tip.0 == points.len() - 1 {
+            let (dx, dy) = direction(tip.0);
+            let outward = if tip.0 == 0 { (-dx, -dy) } else { (dx, dy) };
+            let (vx, vy) = (far.0 - points[tip.0].0, far.1 - points[tip.0].1);
+            if vx * outward.0 + vy * outward.1 >= PAST_END_COS * vx.hypot(vy) {
+                continue;
+            }
+        }
         let (dx, dy) = direction(base.0);
         // Rows grow downwards, so a positive cross product is on the right.
         let cross = dx * (far.1 - points[base.0].1) - dy * (far.0 - points[base.0].0);
