@@ -11,13 +11,13 @@ use crate::image::Rgb;
 
 /// A step's darkest pixel is a line's when it is this much darker (luma, 0–255) than the median
 /// of the pixels across the step.
-const DIP: f64 = 50.0;
+pub const DIP: f64 = 50.0;
 /// A step holds to the fitted line when its darkest pixel is at most this far from it (pixels).
-const HOLD_PX: f64 = 2.0;
+pub const HOLD_PX: f64 = 2.0;
 /// A line runs on across at least this many steps that do not hold to it (a crossing, a label).
-const GAP_STEPS: usize = 6;
+pub const GAP_STEPS: usize = 6;
 /// The line holds along at least this share of the way between its letters' boxes.
-const COVER: f64 = 0.7;
+pub const COVER: f64 = 0.7;
 
 /// A segment's steps across which a line is looked for: one pixel apart from `from` to `to`
 /// (scan pixels), each searched `reach` pixels either side.
