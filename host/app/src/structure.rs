@@ -402,7 +402,7 @@ pub(crate) fn point_warnings(unmeasured: &[String], summaries: &[PointSummary], 
             let why = if words_read {
                 "no number was read beside them"
             } else {
-                "the main map's words were not read (geomap_find_layout reads them with the text method, or geomap_read_text)"
+                "the main map's words were not read (geomap_process_image reads them with the text method, or geomap_read_text)"
             };
             warnings.push(format!("{} of {} “{}” attitudes have no dip: {why}.", summary.count - summary.dips_read, summary.count, summary.symbol));
         }

@@ -449,7 +449,7 @@ impl App {
         timings.fill_ms = millis(started);
 
         let started = Instant::now();
-        progress.fraction(0.5, "tracing the explanation's line and point symbols")?;
+        progress.fraction(0.5, "tracing the line and point symbols and the lines of section")?;
         let drawn = finder.found(&|| progress.is_cancelled()).ok_or(VisionError::Cancelled)?;
         let (prompts, points) = (&drawn.line_prompts, &drawn.point_prompts);
         let mut structure = line_rows(prompts, &drawn.lines);

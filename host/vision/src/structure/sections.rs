@@ -1,8 +1,9 @@
 //! Lines of section: a thin straight line drawn between a cross section's two letters (A and A′)
 //! on the main map. Such a line is often thinner and lighter than any symbol's ink (a hairline
 //! that blur and JPEG leave far from black), so it is found on the pixels themselves: at each step
-//! along the segment from one letter to the other, the darkest pixel across it, darker than the
-//! ground around it; a straight line fitted through those; and the run of steps that hold to it.
+//! along the segment from one letter to the other, the pixels across it much darker than the
+//! ground around it; the straight line most of them vote for, fitted; and the run of steps that
+//! hold to it.
 //!
 //! Invariants: pure arithmetic on windows of the scan the caller reads; points in the scan's
 //! pixels; a line is returned only when it holds along most of the way between its letters.
