@@ -36,12 +36,14 @@ struct End {
     outward: (f64, f64),
 }
 
-/// The direction a piece leaves by at one end: over up to twelve pixels, skipping the last few
-/// (a junction bends a skeleton's end towards its other branches).
+/// The direction a piece leaves by at one end: over up to twelve pixels or three stroke widths,
+/// skipping the last quarter of them or a stroke's width, whichever is more (a junction bends a
+/// skeleton's end towards its other branches, the further the wider the stroke).
 fn end_of(piece: &Piece, index: usize, last: bool) -> End {
     let n = piece.points.len();
-    let reach = (n - 1).min(12);
-    let skip = reach / 4;
+    let width = piece.width();
+    let reach = (n - 1).min(12.max((3.0 * width).ceil() as usize));
+    let skip = (reach / 4).max((width.round() as usize).min(reach / 2));
     let (at, near, back) = if last {
         (piece.points[n - 1], piece.points[n - 1 - skip], piece.points[n - 1 - reach])
     } else {
@@ -294,6 +296,23 @@ mod tests {
         assert_eq!(chains.len(), 1);
         let patterns: Vec<Pattern> = chains[0].parts(40.0, 6.0, 0.5).iter().map(|p| p.0).collect();
         assert!(patterns == [Pattern::Solid, Pattern::Dashed] || patterns == [Pattern::Dashed, Pattern::Solid], "{patterns:?}");
+    }
+
+    #[test]
+    fn a_wide_stroke_is_joined_across_a_junction_that_bends_its_ends() {
+        // A 20-px stroke's two pieces either side of a tooth's junction: the last and first ten
+        // pixels of each bend 45° towards the tooth, as a skeleton does within a stroke's width.
+        let bent = |x0: f64, bend_at_end: bool| {
+            let mut points: Vec<(f64, f64)> = (0..=100).map(|k| (x0 + k as f64, 50.0)).collect();
+            let range = if bend_at_end { 91..=100 } else { 0..=9 };
+            for k in range {
+                let from_bend = if bend_at_end { k as f64 - 90.0 } else { 10.0 - k as f64 };
+                points[k].1 += from_bend;
+            }
+            Piece { widths: vec![20.0; points.len()], points }
+        };
+        let chains = join(vec![bent(0.0, true), bent(104.0, false)], Joining { max_gap: 30.0, max_turn: 35.0, junction: 42.0 });
+        assert_eq!(chains.len(), 1, "{chains:?}");
     }
 
     #[test]

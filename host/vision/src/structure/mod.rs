@@ -673,8 +673,9 @@ fn grown(classes: &mut [u8], width: usize) {
 /// colour?) tells which way they point: an arrowhead has more ink at its base than at its point.
 fn marks_beside(points: &[(f64, f64)], marks: &MarkIndex, width: f64, ink: &dyn Fn(f64, f64) -> bool) -> (Marks, i8) {
     let reach = DECORATION_REACH * width.max(1.0) + 6.0;
-    // Each mark: the point of the line it stands at, how far along the line that is, and the side.
-    let mut beside: Vec<(usize, f64, i8)> = Vec::new();
+    // Each mark: the point of the line it stands at, how far along the line that is, the side,
+    // and how far from the line its nearer and its further end are.
+    let mut beside: Vec<(usize, f64, i8, f64, f64)> = Vec::new();
     let mut along = Vec::with_capacity(points.len());
     let mut run = 0.0;
     for (i, p) in points.iter().enumerate() {
@@ -713,7 +714,7 @@ fn marks_beside(points: &[(f64, f64)], marks: &MarkIndex, width: f64, ink: &dyn 
         let (dx, dy) = direction(base.0);
         // Rows grow downwards, so a positive cross product is on the right.
         let cross = dx * (far.1 - points[base.0].1) - dy * (far.0 - points[base.0].0);
-        beside.push((base.0, along[base.0], if cross > 0.0 { 1 } else { -1 }));
+        beside.push((base.0, along[base.0], if cross > 0.0 { 1 } else { -1 }, base.1, tip.1));
     }
     if beside.is_empty() {
         return (Marks::None, 0);
@@ -721,7 +722,7 @@ fn marks_beside(points: &[(f64, f64)], marks: &MarkIndex, width: f64, ink: &dyn 
     let right = beside.iter().filter(|m| m.2 > 0).count();
     let left = beside.len() - right;
     let side = if right >= left { 1 } else { -1 };
-    let pair = beside.iter().find(|a| a.2 > 0 && beside.iter().any(|b| b.2 < 0 && (a.1 - b.1).abs() <= 2.0 * reach));
+    let pair = beside.iter().filter(|a| a.2 > 0).find_map(|a| Some((*a, *beside.iter().find(|b| b.2 < 0 && (a.1 - b.1).abs() <= 2.0 * reach)?)));
     // Teeth stand along the line, not in one cluster (a number printed beside it).
     let spread = {
         let along_side: Vec<f64> = beside.iter().filter(|m| m.2 == side).map(|m| m.1).collect();
@@ -729,21 +730,26 @@ fn marks_beside(points: &[(f64, f64)], marks: &MarkIndex, width: f64, ink: &dyn 
     };
     if right.max(left) >= 3 && right.max(left) * 4 >= beside.len() * 3 && spread >= 0.4 * run {
         (Marks::Teeth, side)
-    } else if let Some(&(at, _, _)) = pair {
-        // Ink in a band near the line against a band further out, on both sides of where the pair stands.
+    } else if let Some(((at, _, _, a_near, a_far), (_, _, _, b_near, b_far))) = pair {
+        // Ink in the nearer half of the band the pair spans against the further half, on both
+        // sides of where the pair stands (the band, and so the count, grows with the arrows).
         let (dx, dy) = direction(at);
         let (x, y) = points[at];
         let (mut near, mut far) = (0_u32, 0_u32);
-        let edge = width / 2.0 + 1.0;
-        for step in -10..=10 {
-            for out in 0..18 {
-                let r = edge + f64::from(out);
+        let inner = (width / 2.0 + 1.0).max(a_near.min(b_near));
+        let outer = a_far.max(b_far).max(inner + 2.0);
+        let middle = (inner + outer) / 2.0;
+        let along_px = (0.7 * (outer - inner)).max(10.0).round() as i32;
+        for step in -along_px..=along_px {
+            let mut r = inner;
+            while r <= outer {
                 for sign in [1.0, -1.0] {
                     let (px, py) = (x + f64::from(step) * dx - sign * r * dy, y + f64::from(step) * dy + sign * r * dx);
                     if ink(px, py) {
-                        if out < 9 { near += 1 } else { far += 1 }
+                        if r < middle { near += 1 } else { far += 1 }
                     }
                 }
+                r += 1.0;
             }
         }
         let pointing = if f64::from(near) > 1.2 * f64::from(far) {
@@ -856,6 +862,42 @@ mod tests {
         assert!((1.5..=3.0).contains(&contact.width_px), "the common stroke: {contact:?}");
         assert!((found.line_prompts[1].width_px - HEAVY * contact.width_px).abs() < 1e-9);
         assert!(found.lines.iter().all(|line| line.confidence <= LOOK_CONFIDENCE), "{:?}", found.lines);
+    }
+
+    #[test]
+    fn fold_arrows_tell_an_anticline_from_a_syncline_at_any_size() {
+        let black = (20, 20, 20);
+        for scale in [1_u32, 4] {
+            let prompts = vec![
+                prompt("anticline", black, f64::from(5 * scale), Pattern::Solid, None, Marks::Arrows(Some(Away(true)))),
+                prompt("syncline", black, f64::from(5 * scale), Pattern::Solid, None, Marks::Arrows(Some(Away(false)))),
+            ];
+            let (w, h) = (400 * scale, 200 * scale);
+            // Two 5-px lines (at scale 1), each with a pair of arrows 12 wide and 14 long at its
+            // middle, clear of it: the upper pointing away from its line, the lower towards it.
+            let mut paint = Vec::new();
+            for (centre, away) in [(50 * scale, true), (150 * scale, false)] {
+                let half = 5 * scale / 2;
+                paint.push(((20 * scale, centre - half, 380 * scale, centre - half + 5 * scale), black));
+                let (near, far) = (half + 3 * scale, half + 17 * scale);
+                for out in near..far {
+                    // The arrow's half width at `out`: widest at its base, none at its point.
+                    let from_base = if away { out - near } else { far - 1 - out };
+                    let spread = 6 * scale * (far - near - from_base) / (far - near);
+                    let x = 200 * scale;
+                    paint.push(((x - spread, centre + out, x + spread + 1, centre + out + 1), black));
+                    paint.push(((x - spread, centre - out, x + spread + 1, centre - out + 1), black));
+                }
+            }
+            let image = strip(w, h, &paint);
+            let mut finder = StructureFinder::new(prompts, Vec::new(), &[(230, 120, 110)], (250, 250, 250), (w, h), (0, 0));
+            finder.mark(&image, 0);
+            let found = finder.found(&|| false).unwrap();
+            let mut typed: Vec<(f64, &str)> = found.lines.iter().map(|line| (line.parts[0].1[0].1, found.line_prompts[line.prompt].symbol.as_str())).collect();
+            typed.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let symbols: Vec<&str> = typed.iter().map(|t| t.1).collect();
+            assert_eq!(symbols, ["anticline", "syncline"], "at {scale}×: {:?}", found.lines);
+        }
     }
 
     #[test]

@@ -94,13 +94,17 @@ pub fn branches(mask: &[u8], width: usize, height: usize) -> Vec<Branch> {
         .collect()
 }
 
-/// `branches` as pieces of line and spurs: branches no longer than `spur_px` from a junction to a free end.
+/// `branches` as pieces of line and spurs: branches no longer than `spur_px` from a junction to a
+/// free end. A branch between two junctions shorter than its stroke is wide is neither: it lies
+/// inside the ink where strokes meet (a seam between a tooth and its line leaves such loops), and
+/// the pieces around it are joined across it.
 pub fn split(branches: Vec<Branch>, spur_px: f64) -> (Vec<Piece>, Vec<Spur>) {
     let mut pieces = Vec::new();
     let mut spurs = Vec::new();
     for branch in branches {
         match branch.arm() {
             Some(spur) if branch.piece.length() <= spur_px => spurs.push(spur),
+            None if branch.free == (false, false) && branch.piece.length() < branch.piece.width() => {}
             _ => pieces.push(branch.piece),
         }
     }
@@ -344,6 +348,14 @@ mod tests {
         let (pieces, spurs) = centrelines(&cross, w, h, 5.0);
         assert!(spurs.is_empty(), "{spurs:?}");
         assert_eq!(pieces.len(), 4, "{pieces:?}");
+    }
+
+    #[test]
+    fn a_branch_inside_a_junction_is_dropped_and_a_dot_is_kept() {
+        let stub = |free| Branch { piece: Piece { points: vec![(10.5, 10.5), (11.5, 11.5), (12.5, 12.5)], widths: vec![12.0; 3] }, free };
+        let (pieces, spurs) = split(vec![stub((false, false)), stub((true, true))], 6.0);
+        assert!(spurs.is_empty(), "{spurs:?}");
+        assert_eq!(pieces.len(), 1, "between two junctions and shorter than its stroke is wide: dropped; on its own, a dot: {pieces:?}");
     }
 
     #[test]
