@@ -469,7 +469,7 @@ impl App {
         timings.lines_ms = millis(started);
 
         let started = Instant::now();
-        let mut gdal_raster = UnitRaster::new(raster, width as usize, height as usize, left, top)?;
+        let mut gdal_raster = UnitRaster::new(raster, (width as usize, height as usize), (left, top), self.settings.worker_threads)?;
         gdal_raster.sieve(plan.min_area as usize, &progress.stage(0.55, 0.65))?;
         let mut raster = vec![0_u8; plan.pixels() as usize];
         gdal_raster.read_classes(&mut raster)?;

@@ -172,6 +172,7 @@ pub struct UnitRaster {
     top: u32,
     width: usize,
     height: usize,
+    threads: usize,
 }
 
 /// What [`UnitRaster::write`] wrote.
@@ -265,7 +266,8 @@ pub fn pixel_area_km2(revision: &Revision, col: f64, row: f64) -> Result<f64, Ge
 impl UnitRaster {
     /// The class raster `classes` (`width × height`) of the part of the scan whose top-left
     /// pixel is `(left, top)`, moved into GDAL's memory; [`UnitRaster::read_classes`] gives it back.
-    pub fn new(classes: Vec<u8>, width: usize, height: usize, left: u32, top: u32) -> Result<UnitRaster, GeorefError> {
+    /// Its polygons are simplified and its GeoTIFF compressed on `threads` threads (at least one).
+    pub fn new(classes: Vec<u8>, (width, height): (usize, usize), (left, top): (u32, u32), threads: usize) -> Result<UnitRaster, GeorefError> {
         Readiness::check().require()?;
         let driver = DriverManager::get_driver_by_name("MEM").map_err(gdal_error("find GDAL's memory driver"))?;
         let mut dataset = driver.create_with_band_type::<u8, _>("", width, height, 1).map_err(gdal_error("hold the unit raster in memory"))?;
@@ -274,7 +276,7 @@ impl UnitRaster {
         drop(buffer);
         // Pixel coordinates of the scan: x = column, y = row from the top.
         dataset.set_geo_transform(&[f64::from(left), 1.0, 0.0, f64::from(top), 0.0, 1.0]).map_err(gdal_error("place the unit raster"))?;
-        Ok(UnitRaster { dataset, left, top, width, height })
+        Ok(UnitRaster { dataset, left, top, width, height, threads: threads.max(1) })
     }
 
     /// Removes regions under `min_area` pixels (GDAL's sieve filter, 4-connected): each takes the
@@ -362,24 +364,36 @@ impl UnitRaster {
         for (name, geometry, fields) in tables {
             feature_layers(&mut package, name, geometry, fields, srs)?;
         }
-        let transaction = package.start_transaction().map_err(gdal_error("write the GeoPackage"))?;
-        let mut source = outlines.layer(0).map_err(gdal_error("read the outlines"))?;
-        let total = source.feature_count().max(1) as f64;
-        for (index, feature) in source.features().enumerate() {
-            if index % 256 == 0 {
-                progress.fraction(0.6 + 0.35 * index as f64 / total, message)?;
-            }
+        // Each unit's outline (its place among the outlines, its class, its first pixel, its WKB),
+        // then all of them simplified at once.
+        let mut kept = Vec::new();
+        let mut shapes = Vec::new();
+        for (index, feature) in outlines.layer(0).map_err(gdal_error("read the outlines"))?.features().enumerate() {
             let class = feature.field_as_integer(0).ok().flatten().unwrap_or(0);
             let (Some(outline), Ok(class)) = (feature.geometry(), usize::try_from(class)) else { continue };
             if class == 0 || class > units.len() {
                 continue;
             }
-            let (first_x, first_y) = first_vertex(outline);
-            let sure = confidence(first_x, first_y).unwrap_or(0.0);
-            let simplified = outline.simplify_preserve_topology(SIMPLIFY_PX).map_err(gdal_error("simplify a polygon"))?;
-            if simplified.is_empty() {
-                continue;
+            kept.push((index, class, first_vertex(outline)));
+            shapes.push(outline.wkb().map_err(gdal_error("read the outlines"))?);
+        }
+        drop(outlines);
+        let mut go_on = |done: f64| crate::told_to_go_on(progress.fraction(0.6 + 0.25 * done, message).is_ok(), &mut stopped);
+        let simplified = simplified_all(&shapes, self.threads, &mut go_on);
+        let simplified = match (stopped, simplified) {
+            (true, _) => return Err(GeorefError::Cancelled),
+            (false, result) => result?,
+        };
+        drop(shapes);
+        let transaction = package.start_transaction().map_err(gdal_error("write the GeoPackage"))?;
+        let total = kept.len().max(1) as f64;
+        for (k, ((index, class, (first_x, first_y)), simplified)) in kept.into_iter().zip(simplified).enumerate() {
+            if k % 256 == 0 {
+                progress.fraction(0.85 + 0.1 * k as f64 / total, message)?;
             }
+            let Some(simplified) = simplified else { continue };
+            let simplified = Geometry::from_wkb(&simplified).map_err(gdal_error("simplify a polygon"))?;
+            let sure = confidence(first_x, first_y).unwrap_or(0.0);
             polygons[class] += 1;
             let values = [
                 gdal::vector::FieldValue::StringValue(format!("{}_p{}", map.map_id, index + 1)),
@@ -510,7 +524,8 @@ impl UnitRaster {
             ffi::set_category_names(&band, &names).map_err(|message| GeorefError::Gdal { action: "name the unit raster's classes", message })?;
         }
         let cog = DriverManager::get_driver_by_name("COG").map_err(gdal_error("find GDAL's COG driver"))?;
-        let options = ["COMPRESS=DEFLATE", "OVERVIEW_RESAMPLING=NEAREST", "NUM_THREADS=1"];
+        let threads = format!("NUM_THREADS={}", self.threads);
+        let options = ["COMPRESS=DEFLATE", "OVERVIEW_RESAMPLING=NEAREST", threads.as_str()];
         let mut stopped = false;
         let mut go_on = |done: f64| crate::told_to_go_on(progress.fraction(done, "writing the unit raster").is_ok(), &mut stopped);
         let written = ffi::create_copy(&cog, &self.dataset, &folder.join(UNIT_RASTER), &options, &mut go_on);
@@ -605,6 +620,57 @@ fn add_feature(package: &Dataset, name: &str, geometry: Geometry, values: &[gdal
     }
     feature.set_geometry(geometry).map_err(gdal_error("write a polygon"))?;
     feature.create(&layer).map_err(gdal_error("write a polygon"))
+}
+
+/// Each of `shapes` (WKB polygons) simplified within [`SIMPLIFY_PX`] keeping its topology, as
+/// WKB (`None` when nothing is left of it), in order, on `threads` threads taking 64 at a time;
+/// `go_on(done)` (the share done, 0–1) is asked between batches on the calling thread, and
+/// every thread stops when it says no.
+fn simplified_all(shapes: &[Vec<u8>], threads: usize, go_on: &mut dyn FnMut(f64) -> bool) -> Result<Vec<Option<Vec<u8>>>, GeorefError> {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    /// A batch's first index and its shapes simplified.
+    type Batch = (usize, Vec<Option<Vec<u8>>>);
+    const BATCH: usize = 64;
+    let (next, done, stop) = (AtomicUsize::new(0), AtomicUsize::new(0), AtomicBool::new(false));
+    let simplify = |shape: &[u8]| -> Result<Option<Vec<u8>>, GeorefError> {
+        let simplified = Geometry::from_wkb(shape).and_then(|outline| outline.simplify_preserve_topology(SIMPLIFY_PX));
+        let simplified = simplified.map_err(gdal_error("simplify a polygon"))?;
+        if simplified.is_empty() { Ok(None) } else { simplified.wkb().map(Some).map_err(gdal_error("simplify a polygon")) }
+    };
+    // One batch: its first index and its shapes simplified; `None` when none is left or all stop.
+    let batch = || -> Option<Result<Batch, GeorefError>> {
+        let first = next.fetch_add(BATCH, Ordering::Relaxed);
+        if first >= shapes.len() || stop.load(Ordering::Relaxed) {
+            return None;
+        }
+        let result: Result<Vec<_>, _> = shapes[first..(first + BATCH).min(shapes.len())].iter().map(|shape| simplify(shape)).collect();
+        done.fetch_add(BATCH, Ordering::Relaxed);
+        Some(result.map(|simplified| (first, simplified)))
+    };
+    // Batches until none is left, `report`ing after each; the first failure stops every thread.
+    let work = |report: &mut dyn FnMut()| -> Result<Vec<Batch>, GeorefError> {
+        let mut batches = Vec::new();
+        while let Some(result) = batch() {
+            batches.push(result.inspect_err(|_| stop.store(true, Ordering::Relaxed))?);
+            report();
+        }
+        Ok(batches)
+    };
+    let mut batches = std::thread::scope(|scope| {
+        let helpers: Vec<_> = (1..threads).map(|_| scope.spawn(|| work(&mut || {}))).collect();
+        let mut report = || {
+            if !go_on(done.load(Ordering::Relaxed).min(shapes.len()) as f64 / shapes.len().max(1) as f64) {
+                stop.store(true, Ordering::Relaxed);
+            }
+        };
+        let mut all = work(&mut report)?;
+        for helper in helpers {
+            all.extend(helper.join().expect("a simplifying thread panicked")?);
+        }
+        Ok::<_, GeorefError>(all)
+    })?;
+    batches.sort_by_key(|(first, _)| *first);
+    Ok(batches.into_iter().flat_map(|(_, simplified)| simplified).collect())
 }
 
 /// The lowest, then leftmost vertex of `outline`'s outer ring: the top-left corner of its
@@ -852,7 +918,7 @@ mod tests {
             1, 2, 2, 1, 1, 1,
             1, 1, 1, 1, 0, 0,
         ];
-        let mut raster = UnitRaster::new(classes, 6, 4, 10, 20).unwrap();
+        let mut raster = UnitRaster::new(classes, (6, 4), (10, 20), 2).unwrap();
         raster.sieve(2, &Progress::none()).unwrap();
         let mut sieved = vec![0; 24];
         raster.read_classes(&mut sieved).unwrap();
@@ -893,8 +959,35 @@ mod tests {
     }
 
     #[test]
+    fn outlines_simplified_on_several_threads_come_back_in_order_and_stop_when_told() {
+        // 300 staircase triangles of different sizes.
+        let shapes: Vec<Vec<u8>> = (0..300)
+            .map(|k| {
+                let size = 4 + k % 17;
+                let mut ring = vec![(0.0, 0.0)];
+                for step in 0..size {
+                    ring.extend([(f64::from(step + 1), f64::from(step)), (f64::from(step + 1), f64::from(step + 1))]);
+                }
+                ring.extend([(0.0, f64::from(size)), (0.0, 0.0)]);
+                let text = ring.iter().map(|(x, y)| format!("{x} {y}")).collect::<Vec<_>>().join(",");
+                Geometry::from_wkt(&format!("POLYGON(({text}))")).unwrap().wkb().unwrap()
+            })
+            .collect();
+        let one = simplified_all(&shapes, 1, &mut |_| true).unwrap();
+        let three = simplified_all(&shapes, 3, &mut |_| true).unwrap();
+        assert_eq!(one.len(), 300);
+        assert_eq!(one, three, "the same shapes in the same order");
+        for (shape, simplified) in shapes.iter().zip(&one) {
+            let alone = Geometry::from_wkb(shape).unwrap().simplify_preserve_topology(SIMPLIFY_PX).unwrap();
+            assert_eq!(simplified.as_deref(), Some(alone.wkb().unwrap().as_slice()), "each as simplified alone");
+        }
+        let stopped = simplified_all(&shapes, 1, &mut |_| false).unwrap();
+        assert_eq!(stopped.len(), 64, "told to stop after its first batch");
+    }
+
+    #[test]
     fn lines_are_written_beside_the_units_and_found_near_a_point() {
-        let mut raster = UnitRaster::new(vec![1; 40 * 30], 40, 30, 0, 0).unwrap();
+        let mut raster = UnitRaster::new(vec![1; 40 * 30], (40, 30), (0, 0), 2).unwrap();
         let folder = tempfile::tempdir().unwrap();
         let map = MapRow { map_id: "map_x".to_owned(), name: "a map".to_owned(), image_url: "geomap://maps/map_x".to_owned(), width: 40, height: 30 };
         let units = [UnitRow { code: Some("Qal".to_owned()), colour: (250, 235, 150), ..Default::default() }];

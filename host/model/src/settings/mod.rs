@@ -81,7 +81,8 @@ pub struct Settings {
     pub max_heavy_calls: usize,
     /// How long calls in flight may finish after SIGTERM or SIGINT before they are cancelled (`GEOMAP_SHUTDOWN_GRACE`).
     pub shutdown_grace: Duration,
-    /// Threads one georeference warps, compresses and builds overviews on (`GEOMAP_WORKER_THREADS`, default all cores).
+    /// Threads one georeference warps, compresses and builds overviews on, and one unit extraction simplifies
+    /// and compresses on (`GEOMAP_WORKER_THREADS`, default all cores).
     pub worker_threads: usize,
     /// How georeferenced images are compressed (`GEOMAP_GEOREF_COMPRESSION`: deflate, jpeg or webp).
     pub georef_compression: Compression,
