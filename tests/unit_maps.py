@@ -327,19 +327,24 @@ def point_scores(truth: list, found: list, radius: float) -> dict:
     return {"f1": round(f1, 3), "matched": len(matched), "found": len(found), "dip_direction_within_10": round(direction, 3), "dip_exact": round(dip, 3)}
 
 
+def polyline_distance(point: tuple, line: list) -> float:
+    """How far `point` (x, y) is from the polyline `line`."""
+    x, y = point
+    nearest = math.inf
+    for (x0, y0), (x1, y1) in zip(line, line[1:]):
+        dx, dy = x1 - x0, y1 - y0
+        t = max(0.0, min(1.0, ((x - x0) * dx + (y - y0) * dy) / (dx * dx + dy * dy or 1.0)))
+        nearest = min(nearest, math.hypot(x - x0 - t * dx, y - y0 - t * dy))
+    return nearest
+
+
 def buffer_f1(truth: list, found: list, radius: float) -> float:
     """The TA1 line score: the share of found length within `radius` pixels of a true line
     (precision) and of true length within `radius` of a found one (recall), as F1. Both are lists
     of polylines."""
 
     def near(x: float, y: float, lines: list) -> bool:
-        for line in lines:
-            for (x0, y0), (x1, y1) in zip(line, line[1:]):
-                dx, dy = x1 - x0, y1 - y0
-                t = max(0.0, min(1.0, ((x - x0) * dx + (y - y0) * dy) / (dx * dx + dy * dy or 1.0)))
-                if math.hypot(x - x0 - t * dx, y - y0 - t * dy) <= radius:
-                    return True
-        return False
+        return any(polyline_distance((x, y), line) <= radius for line in lines)
 
     def share(lines: list, others: list) -> float:
         points = [p for line in lines for p in along(line, 1.0)]

@@ -5,7 +5,8 @@ scored the TA1 way per line type (buffer F1 against the lines as drawn) and for 
 within a symbol's radius, then the dip directions within 10° and the dips read exactly), with its
 explanation and with the explanation cut off; then the whole extraction's time (units, lines,
 points, GeoPackage written) on the drawn map at 10000 pixels wide and, when ../shared/assets has it,
-on the USGS scan enlarged to 10000×6185.
+on the USGS scan enlarged to 10000×6185, with how much of two of its named faults the line features
+follow (NAMED_FAULTS).
 
 Goals (issue 35): fault buffer F1 at least 0.85, fold axes at least 0.70, attitudes F1 at least 0.85
 with 90 % of dips read exactly, the whole extraction of a 10000×6185 scan in at most 15 s on this
@@ -30,6 +31,14 @@ from harness import run  # noqa: E402
 
 SCAN = SHARED_ASSETS / "sample_usgs.jpg"
 ENLARGED = (10_000, 6185)
+# Two faults the USGS sample names on its main map, traced by hand on the scan (its own pixels, read
+# where the sheet prints their names beside them): the Hurricane fault's eastern strand, between
+# its "FAULT" and "HURRICANE" labels north of 35°52'30", and the Toroweap fault from its "TOROWEAP"
+# label north-east to the "FAULT" label and on, mostly dotted (concealed under alluvium).
+NAMED_FAULTS = {
+    "Hurricane": [(2058, 125), (2057, 180), (2052, 230), (2050, 265), (2046, 300), (2038, 340), (2028, 380), (2018, 410)],
+    "Toroweap": [(2265, 480), (2250, 510), (2232, 555), (2215, 590), (2200, 630), (2180, 680), (2160, 715), (2150, 740), (2138, 775), (2125, 810), (2112, 845), (2100, 880)],
+}
 
 
 async def extract(client, name: str) -> tuple[dict, float]:
@@ -53,6 +62,28 @@ def scores(units: dict, scale: float) -> dict:
     # The line of section: how far each found end is from its drawn end, in pixels at scale 1.
     want = unit_maps.section_truth(scale)
     found["section_end_offsets_px"] = [[round(math.dist(s[end], point) / scale, 1) for end, point in zip(("from", "to"), want)] for s in units["sections"]]
+    return found
+
+
+def along_named_faults(features: list, scale: float) -> dict:
+    """Per named fault: the share of its traced length that a line feature passes within 3 scan
+    pixels of, and the types of those features. The trace is sampled every 2 px, each sample moved
+    to the darkest pixel within 5 px across the trace (onto the printed line itself)."""
+    scan = Image.open(SCAN).convert("L")
+    lines = [(f["properties"]["type"], [[(x / scale, y / scale) for x, y in part] for part in f["geometry"]["coordinates"]]) for f in features]
+    found = {}
+    for name, trace in NAMED_FAULTS.items():
+        samples = []
+        for (x0, y0), (x1, y1) in zip(trace, trace[1:]):
+            length = math.dist((x0, y0), (x1, y1))
+            dx, dy = (x1 - x0) / length, (y1 - y0) / length
+            for k in range(int(length // 2)):
+                x, y = x0 + 2 * k * dx, y0 + 2 * k * dy
+                across = min(range(-5, 6), key=lambda t: scan.getpixel((round(x - t * dy), round(y + t * dx))))
+                samples.append((x - across * dy, y + across * dx))
+        near = [next((kind for kind, parts in lines for part in parts if unit_maps.polyline_distance(sample, part) <= 3), None) for sample in samples]
+        kinds = [kind for kind in near if kind]
+        found[name] = {"followed": round(len(kinds) / len(samples), 3), "types": {kind: kinds.count(kind) for kind in set(kinds)}}
     return found
 
 
@@ -80,6 +111,9 @@ async def measure(base: Path) -> None:
                 units, seconds = await extract(client, "usgs_10000.png")
                 found = {line["type"]: line["count"] for line in units["lines"]}
                 print(f"USGS scan at 10000×6185: extraction {seconds:.1f} s (goal 15 s; timings {units['timings']}); line features per type {found}")
+                _, types, _ = line_scores(units, 1.0)
+                features = [{**f, "properties": {"type": types[f["properties"]["type"]]["name"]}} for f in layer(units["geopackage_path"], "line_feature")]
+                print(f"USGS named faults, share of each traced length a line feature follows (types by samples): {along_named_faults(features, ENLARGED[0] / Image.open(SCAN).width)}")
             else:
                 print(f"USGS scan at 10000×6185: skipped ({SCAN} is not there)")
     finally:
