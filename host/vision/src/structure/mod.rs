@@ -491,35 +491,43 @@ fn common_width(branches: &[Branch]) -> f64 {
 
 /// The lines of a mask's skeleton `branches` whose strokes are at most `widest` pixels wide,
 /// joined across gaps up to `gap`, and the marks beside them: short branches off a line, and short
-/// lines on their own (a detached tooth, a pair of arrows across the line, a dot of a letter) as
+/// lines on their own (a pair of arrows across the line, a ball, a letter of a name) as
 /// two marks each, from their middle to either end.
 fn traced(branches: Vec<Branch>, widest: f64, gap: f64) -> (Vec<Chain>, MarkIndex) {
     let spur_px = DECORATION_REACH * widest + 6.0;
     let (pieces, spurs) = skeleton::split(branches, spur_px);
     let joined = chains::join(pieces, Joining { max_gap: gap, max_turn: MAX_TURN, junction: 2.0 * widest + 2.0 });
     let (short, lines): (Vec<Chain>, Vec<Chain>) = joined.into_iter().partition(|chain| chain.length() <= 2.0 * spur_px);
-    let mut marks: Vec<Spur> = spurs;
+    let mut marks: Vec<Mark> = spurs.into_iter().map(|spur| Mark { spur, attached: true }).collect();
     for chain in short {
         let points = chain.points();
         let (first, middle, last) = (points[0], points[(points.len() - 1) / 2], points[points.len() - 1]);
-        marks.extend([Spur { base: middle, tip: first }, Spur { base: middle, tip: last }]);
+        marks.extend([Spur { base: middle, tip: first }, Spur { base: middle, tip: last }].map(|spur| Mark { spur, attached: false }));
     }
     (lines, MarkIndex::new(marks, DECORATION_REACH * widest + 6.0))
 }
 
+/// A mark beside a line: a spur off it, or half of a short line on its own.
+struct Mark {
+    spur: Spur,
+    /// Whether it leaves from a junction of the line's skeleton (a tooth drawn on the line),
+    /// rather than standing apart (an arrow, a letter, a dot).
+    attached: bool,
+}
+
 /// Marks by grid cell, so a line looks only at those near it.
 struct MarkIndex {
-    marks: Vec<Spur>,
+    marks: Vec<Mark>,
     cell: f64,
     cells: std::collections::HashMap<(i64, i64), Vec<usize>>,
 }
 
 impl MarkIndex {
     /// `marks` in cells of `cell` pixels (at least the reach of a line's marks).
-    fn new(marks: Vec<Spur>, cell: f64) -> MarkIndex {
+    fn new(marks: Vec<Mark>, cell: f64) -> MarkIndex {
         let mut cells: std::collections::HashMap<(i64, i64), Vec<usize>> = std::collections::HashMap::new();
         for (index, mark) in marks.iter().enumerate() {
-            for end in [mark.base, mark.tip] {
+            for end in [mark.spur.base, mark.spur.tip] {
                 let slot = cells.entry(((end.0 / cell).floor() as i64, (end.1 / cell).floor() as i64)).or_default();
                 if slot.last() != Some(&index) {
                     slot.push(index);
@@ -530,7 +538,7 @@ impl MarkIndex {
     }
 
     /// The marks with an end in a cell a point of `points` is in or next to, each once.
-    fn near(&self, points: &[(f64, f64)]) -> Vec<&Spur> {
+    fn near(&self, points: &[(f64, f64)]) -> Vec<&Mark> {
         let mut seen = std::collections::HashSet::new();
         let mut near = Vec::new();
         for &(x, y) in points {
@@ -667,15 +675,30 @@ fn grown(classes: &mut [u8], width: usize) {
     }
 }
 
+/// A mark standing beside a line.
+#[derive(Debug, Clone, Copy)]
+struct Beside {
+    /// The point of the line it stands at.
+    at: usize,
+    /// How far along the line that point is.
+    along: f64,
+    /// 1: on the right as the line's points run; -1: on the left.
+    side: i8,
+    /// How far from the line its nearer end is.
+    near: f64,
+    /// How far from the line its further end is.
+    far: f64,
+    /// Whether it leaves from the line's own skeleton.
+    attached: bool,
+}
+
 /// What is drawn beside a line through `points` (stroke `width`): the marks whose base is within
 /// reach of it, and the side most of them are on (1: right as the points run, -1: left). Where
 /// marks stand on both sides at one place (a fold's arrows), `ink` (is this pixel of the line's
 /// colour?) tells which way they point: an arrowhead has more ink at its base than at its point.
 fn marks_beside(points: &[(f64, f64)], marks: &MarkIndex, width: f64, ink: &dyn Fn(f64, f64) -> bool) -> (Marks, i8) {
     let reach = DECORATION_REACH * width.max(1.0) + 6.0;
-    // Each mark: the point of the line it stands at, how far along the line that is, the side,
-    // and how far from the line its nearer and its further end are.
-    let mut beside: Vec<(usize, f64, i8, f64, f64)> = Vec::new();
+    let mut beside: Vec<Beside> = Vec::new();
     let mut along = Vec::with_capacity(points.len());
     let mut run = 0.0;
     for (i, p) in points.iter().enumerate() {
@@ -690,7 +713,7 @@ fn marks_beside(points: &[(f64, f64)], marks: &MarkIndex, width: f64, ink: &dyn 
         let length = chains::distance(a, b).max(1e-9);
         ((b.0 - a.0) / length, (b.1 - a.1) / length)
     };
-    for mark in marks.near(points) {
+    for &&Mark { spur: mark, attached } in &marks.near(points) {
         // A detached mark has no junction: its end nearer the line is its base.
         let (base, tip) = match (nearest_to(mark.base), nearest_to(mark.tip)) {
             (Some(base), Some(tip)) if tip.1 < base.1 => (tip, base),
@@ -714,23 +737,22 @@ fn marks_beside(points: &[(f64, f64)], marks: &MarkIndex, width: f64, ink: &dyn 
         let (dx, dy) = direction(base.0);
         // Rows grow downwards, so a positive cross product is on the right.
         let cross = dx * (far.1 - points[base.0].1) - dy * (far.0 - points[base.0].0);
-        beside.push((base.0, along[base.0], if cross > 0.0 { 1 } else { -1 }, base.1, tip.1));
+        beside.push(Beside { at: base.0, along: along[base.0], side: if cross > 0.0 { 1 } else { -1 }, near: base.1, far: tip.1, attached });
     }
     if beside.is_empty() {
         return (Marks::None, 0);
     }
-    let right = beside.iter().filter(|m| m.2 > 0).count();
+    let right = beside.iter().filter(|m| m.side > 0).count();
     let left = beside.len() - right;
     let side = if right >= left { 1 } else { -1 };
-    let pair = beside.iter().filter(|a| a.2 > 0).find_map(|a| Some((*a, *beside.iter().find(|b| b.2 < 0 && (a.1 - b.1).abs() <= 2.0 * reach)?)));
-    // Teeth stand along the line, not in one cluster (a number printed beside it).
-    let spread = {
-        let along_side: Vec<f64> = beside.iter().filter(|m| m.2 == side).map(|m| m.1).collect();
-        along_side.iter().copied().fold(f64::NEG_INFINITY, f64::max) - along_side.iter().copied().fold(f64::INFINITY, f64::min)
-    };
-    if right.max(left) >= 3 && right.max(left) * 4 >= beside.len() * 3 && spread >= 0.4 * run {
+    let pair = beside.iter().filter(|a| a.side > 0).find_map(|a| Some((a, beside.iter().find(|b| b.side < 0 && (a.along - b.along).abs() <= 2.0 * reach)?)));
+    // Teeth are drawn on the line (a letter of its name beside it stands apart) and stand along
+    // it, not in one cluster (a number printed beside it).
+    let teeth: Vec<f64> = beside.iter().filter(|m| m.side == side && m.attached).map(|m| m.along).collect();
+    let spread = teeth.iter().copied().fold(f64::NEG_INFINITY, f64::max) - teeth.iter().copied().fold(f64::INFINITY, f64::min);
+    if teeth.len() >= 3 && right.max(left) * 4 >= beside.len() * 3 && spread >= 0.4 * run {
         (Marks::Teeth, side)
-    } else if let Some(((at, _, _, a_near, a_far), (_, _, _, b_near, b_far))) = pair {
+    } else if let Some((&Beside { at, near: a_near, far: a_far, .. }, &Beside { near: b_near, far: b_far, .. })) = pair {
         // Ink in the nearer half of the band the pair spans against the further half, on both
         // sides of where the pair stands (the band, and so the count, grows with the arrows).
         let (dx, dy) = direction(at);
@@ -862,6 +884,28 @@ mod tests {
         assert!((1.5..=3.0).contains(&contact.width_px), "the common stroke: {contact:?}");
         assert!((found.line_prompts[1].width_px - HEAVY * contact.width_px).abs() < 1e-9);
         assert!(found.lines.iter().all(|line| line.confidence <= LOOK_CONFIDENCE), "{:?}", found.lines);
+    }
+
+    #[test]
+    fn marks_standing_apart_from_a_line_are_not_its_teeth() {
+        let black = (20, 20, 20);
+        let prompts =
+            vec![prompt("fault", black, 5.0, Pattern::Solid, None, Marks::None), prompt("thrust fault", black, 5.0, Pattern::Solid, None, Marks::Teeth)];
+        let (w, h) = (400, 200);
+        // Two 5-px lines with short bars below them every 40 px: drawn on the upper line (teeth),
+        // three pixels clear of the lower one (the letters of a name printed beside it).
+        let mut paint = vec![((20, 40, 380, 45), black), ((20, 140, 380, 145), black)];
+        for k in 0..8 {
+            paint.push(((40 + 40 * k, 45, 45 + 40 * k, 55), black));
+            paint.push(((40 + 40 * k, 148, 45 + 40 * k, 158), black));
+        }
+        let image = strip(w, h, &paint);
+        let mut finder = StructureFinder::new(prompts, Vec::new(), &[(230, 120, 110)], (250, 250, 250), (w, h), (0, 0));
+        finder.mark(&image, 0);
+        let found = finder.found(&|| false).unwrap();
+        let mut typed: Vec<(f64, &str)> = found.lines.iter().map(|line| (line.parts[0].1[0].1, found.line_prompts[line.prompt].symbol.as_str())).collect();
+        typed.sort_by(|a, b| a.0.total_cmp(&b.0));
+        assert_eq!(typed.iter().map(|t| t.1).collect::<Vec<_>>(), ["thrust fault", "fault"], "{:?}", found.lines);
     }
 
     #[test]
