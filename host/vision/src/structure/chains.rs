@@ -37,7 +37,7 @@ struct End {
 }
 
 /// The direction a piece leaves by at one end: over up to twelve pixels or three stroke widths,
-/// skipping the last quarter of them or a stroke's width, whichever is more (a junction bends a
+/// skipping the last quarter of them or a stroke's width (at most half of them), whichever is more (a junction bends a
 /// skeleton's end towards its other branches, the further the wider the stroke).
 fn end_of(piece: &Piece, index: usize, last: bool) -> End {
     let n = piece.points.len();

@@ -510,8 +510,8 @@ fn traced(branches: Vec<Branch>, widest: f64, gap: f64) -> (Vec<Chain>, MarkInde
 /// A mark beside a line: a spur off it, or half of a short line on its own.
 struct Mark {
     spur: Spur,
-    /// Whether it leaves from a junction of the line's skeleton (a tooth drawn on the line),
-    /// rather than standing apart (an arrow, a letter, a dot).
+    /// Whether it leaves from a junction (a spur), rather than standing apart as a short line of
+    /// its own (an arrow clear of the line, a letter without junctions, a dot).
     attached: bool,
 }
 
@@ -688,8 +688,9 @@ struct Beside {
     near: f64,
     /// How far from the line its further end is.
     far: f64,
-    /// Whether it leaves from the line's own skeleton.
-    attached: bool,
+    /// Whether it leaves from a junction on the line itself (a tooth drawn on it), not from one
+    /// of its own (a letter's stroke) or from none (a dot, an arrow clear of the line).
+    on_line: bool,
 }
 
 /// What is drawn beside a line through `points` (stroke `width`): the marks whose base is within
@@ -714,8 +715,10 @@ fn marks_beside(points: &[(f64, f64)], marks: &MarkIndex, width: f64, ink: &dyn 
         ((b.0 - a.0) / length, (b.1 - a.1) / length)
     };
     for &&Mark { spur: mark, attached } in &marks.near(points) {
+        let from_base = nearest_to(mark.base);
+        let on_line = attached && from_base.is_some_and(|(_, distance)| distance <= width / 2.0 + 2.0);
         // A detached mark has no junction: its end nearer the line is its base.
-        let (base, tip) = match (nearest_to(mark.base), nearest_to(mark.tip)) {
+        let (base, tip) = match (from_base, nearest_to(mark.tip)) {
             (Some(base), Some(tip)) if tip.1 < base.1 => (tip, base),
             (Some(base), Some(tip)) => (base, tip),
             _ => continue,
@@ -737,7 +740,7 @@ fn marks_beside(points: &[(f64, f64)], marks: &MarkIndex, width: f64, ink: &dyn 
         let (dx, dy) = direction(base.0);
         // Rows grow downwards, so a positive cross product is on the right.
         let cross = dx * (far.1 - points[base.0].1) - dy * (far.0 - points[base.0].0);
-        beside.push(Beside { at: base.0, along: along[base.0], side: if cross > 0.0 { 1 } else { -1 }, near: base.1, far: tip.1, attached });
+        beside.push(Beside { at: base.0, along: along[base.0], side: if cross > 0.0 { 1 } else { -1 }, near: base.1, far: tip.1, on_line });
     }
     if beside.is_empty() {
         return (Marks::None, 0);
@@ -746,12 +749,15 @@ fn marks_beside(points: &[(f64, f64)], marks: &MarkIndex, width: f64, ink: &dyn 
     let left = beside.len() - right;
     let side = if right >= left { 1 } else { -1 };
     let pair = beside.iter().filter(|a| a.side > 0).find_map(|a| Some((a, beside.iter().find(|b| b.side < 0 && (a.along - b.along).abs() <= 2.0 * reach)?)));
-    // Teeth are drawn on the line (a letter of its name beside it stands apart) and stand along
-    // it, not in one cluster (a number printed beside it).
-    let teeth: Vec<f64> = beside.iter().filter(|m| m.side == side && m.attached).map(|m| m.along).collect();
+    // Teeth are drawn on the line (a letter of its name beside it stands apart), most on one side,
+    // and stand along it, not in one cluster (a number printed beside it).
+    let drawn_on: Vec<&Beside> = beside.iter().filter(|m| m.on_line).collect();
+    let drawn_right = drawn_on.iter().filter(|m| m.side > 0).count();
+    let teeth_side = if 2 * drawn_right >= drawn_on.len() { 1 } else { -1 };
+    let teeth: Vec<f64> = drawn_on.iter().filter(|m| m.side == teeth_side).map(|m| m.along).collect();
     let spread = teeth.iter().copied().fold(f64::NEG_INFINITY, f64::max) - teeth.iter().copied().fold(f64::INFINITY, f64::min);
-    if teeth.len() >= 3 && right.max(left) * 4 >= beside.len() * 3 && spread >= 0.4 * run {
-        (Marks::Teeth, side)
+    if teeth.len() >= 3 && teeth.len() * 4 >= drawn_on.len() * 3 && spread >= 0.4 * run {
+        (Marks::Teeth, teeth_side)
     } else if let Some((&Beside { at, near: a_near, far: a_far, .. }, &Beside { near: b_near, far: b_far, .. })) = pair {
         // Ink in the nearer half of the band the pair spans against the further half, on both
         // sides of where the pair stands (the band, and so the count, grows with the arrows).
@@ -760,18 +766,18 @@ fn marks_beside(points: &[(f64, f64)], marks: &MarkIndex, width: f64, ink: &dyn 
         let (mut near, mut far) = (0_u32, 0_u32);
         let inner = (width / 2.0 + 1.0).max(a_near.min(b_near));
         let outer = a_far.max(b_far).max(inner + 2.0);
-        let middle = (inner + outer) / 2.0;
+        // An even number of rows, so both halves sample as many.
+        let rows = ((outer - inner).round() as u32).max(2) / 2 * 2;
         let along_px = (0.7 * (outer - inner)).max(10.0).round() as i32;
         for step in -along_px..=along_px {
-            let mut r = inner;
-            while r <= outer {
+            for row in 0..rows {
+                let r = inner + f64::from(row);
                 for sign in [1.0, -1.0] {
                     let (px, py) = (x + f64::from(step) * dx - sign * r * dy, y + f64::from(step) * dy + sign * r * dx);
                     if ink(px, py) {
-                        if r < middle { near += 1 } else { far += 1 }
+                        if row < rows / 2 { near += 1 } else { far += 1 }
                     }
                 }
-                r += 1.0;
             }
         }
         let pointing = if f64::from(near) > 1.2 * f64::from(far) {
@@ -892,11 +898,14 @@ mod tests {
         let prompts =
             vec![prompt("fault", black, 5.0, Pattern::Solid, None, Marks::None), prompt("thrust fault", black, 5.0, Pattern::Solid, None, Marks::Teeth)];
         let (w, h) = (400, 200);
-        // Two 5-px lines with short bars below them every 40 px: drawn on the upper line (teeth),
-        // three pixels clear of the lower one (the letters of a name printed beside it).
-        let mut paint = vec![((20, 40, 380, 45), black), ((20, 140, 380, 145), black)];
+        // Three 5-px lines with short bars below them every 40 px: drawn on the top line (teeth),
+        // three pixels clear of the middle one as Ts (letters with junctions of their own) and of
+        // the bottom one as plain bars (the letters of a name printed beside it).
+        let mut paint = vec![((20, 40, 380, 45), black), ((20, 90, 380, 95), black), ((20, 140, 380, 145), black)];
         for k in 0..8 {
             paint.push(((40 + 40 * k, 45, 45 + 40 * k, 55), black));
+            paint.push(((34 + 40 * k, 98, 51 + 40 * k, 101), black));
+            paint.push(((40 + 40 * k, 101, 45 + 40 * k, 112), black));
             paint.push(((40 + 40 * k, 148, 45 + 40 * k, 158), black));
         }
         let image = strip(w, h, &paint);
@@ -905,7 +914,7 @@ mod tests {
         let found = finder.found(&|| false).unwrap();
         let mut typed: Vec<(f64, &str)> = found.lines.iter().map(|line| (line.parts[0].1[0].1, found.line_prompts[line.prompt].symbol.as_str())).collect();
         typed.sort_by(|a, b| a.0.total_cmp(&b.0));
-        assert_eq!(typed.iter().map(|t| t.1).collect::<Vec<_>>(), ["thrust fault", "fault"], "{:?}", found.lines);
+        assert_eq!(typed.iter().map(|t| t.1).collect::<Vec<_>>(), ["thrust fault", "fault", "fault"], "{:?}", found.lines);
     }
 
     #[test]
