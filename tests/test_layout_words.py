@@ -298,7 +298,10 @@ async def test_the_usgs_scan_gives_its_title_and_legend(tmp_path, mirror, runtim
     lines = {name for name, entry in symbols.items() if entry["kind"] == "line"}
     points = {name for name, entry in symbols.items() if entry["kind"] == "point"}
     assert {"contact", "fault", "thrust fault", "anticline", "syncline", "monocline"} <= lines, symbols.keys()
-    assert {"dome", "strike and dip of beds", "strike of vertical", "collapse structure", "breccia pipe", "sinkhole", "volcanic vent"} <= points, symbols.keys()
+    assert {"dome", "inclined bedding", "strike of vertical", "collapse structure", "breccia pipe", "sinkhole", "volcanic vent"} <= points, symbols.keys()
+    # Listed under its heading "Strike and dip of beds": "Inclined" and "Approximate" are the entries.
+    inclined = [entry["text"] for entry in layout["symbol_entries"] if entry["symbol"] == "inclined bedding"]
+    assert len(inclined) == 2 and inclined[0].startswith("Inclined") and inclined[1].startswith("Approximate"), inclined
     assert symbols["fault"]["text"].startswith("Fault") and symbols["fault"]["line"]["width_px"] >= 1, symbols["fault"]
     assert symbols["sinkhole"]["text"].startswith("Sinkhole") and symbols["sinkhole"]["sample"]["x1"] <= symbols["sinkhole"]["text_box"]["x0"]
     classes = [component["class"] for component in layout["components"]]

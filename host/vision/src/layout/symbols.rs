@@ -127,29 +127,75 @@ const SYMBOLS: [(&str, SymbolKind); 37] = [
     ("landslide scarp", SymbolKind::Line),
 ];
 
+/// Attitudes listed under a heading that names them ("Strike and dip of beds" over
+/// "Inclined—Measured in the field", "Vertical", "Horizontal"): how a listed line begins and the
+/// symbol it is.
+const LISTED_BEDS: [(&str, &str); 5] = [
+    ("inclined", "inclined bedding"),
+    ("approximate", "inclined bedding"),
+    ("vertical", "vertical bedding"),
+    ("horizontal", "horizontal bedding"),
+    ("overturned", "overturned bedding"),
+];
+
+/// The symbols a heading of [`LISTED_BEDS`] begins with.
+const BEDS_HEADINGS: [&str; 3] = ["strike and dip of beds", "strike and dip", "bedding"];
+
 /// The symbol a line of words begins with: its name and kind, when the name stands alone or is
 /// followed by a dash, a colon, a comma or words of its own ("Fault—Dashed where …").
 fn symbol_of(text: &str) -> Option<(&'static str, SymbolKind)> {
+    SYMBOLS.iter().copied().find(|(name, _)| begins_with(text, name))
+}
+
+/// Whether a line of words begins an entry named `name` (lower case): with a capital, the name
+/// standing alone or followed by a dash, a colon, a comma or words of its own.
+fn begins_with(text: &str, name: &str) -> bool {
     let text = text.trim();
     // An entry begins with a capital; a line that does not continues the one above.
     if !text.chars().next().is_some_and(char::is_uppercase) {
-        return None;
+        return false;
     }
-    let lower = text.to_lowercase();
-    SYMBOLS.iter().copied().find(|(name, _)| {
-        let Some(rest) = lower.strip_prefix(name) else { return false };
-        // The reader may run the name into its description ("Collapse structureCircular …").
-        let run_together = text.get(name.len()..).and_then(|rest| rest.chars().next()).is_some_and(char::is_uppercase);
-        rest.is_empty() || rest.starts_with(['—', '–', '-', ':', ',', ' ', '.', '(']) || run_together
-    })
+    let Some(rest) = text.to_lowercase().strip_prefix(name).map(str::to_owned) else { return false };
+    // The reader may run the name into its description ("Collapse structureCircular …").
+    let run_together = text.get(name.len()..).and_then(|rest| rest.chars().next()).is_some_and(char::is_uppercase);
+    rest.is_empty() || rest.starts_with(['—', '–', '-', ':', ',', ' ', '.', '(']) || run_together
+}
+
+/// The attitude a line listed under a bedding heading is ("Inclined—Measured in the field" below
+/// "Strike and dip of beds": inclined bedding), with that heading's index among `lines`.
+fn listed_under(lines: &[Line], line: &Line) -> Option<(&'static str, usize)> {
+    let (_, symbol) = LISTED_BEDS.iter().find(|(begins, _)| begins_with(&line.text, begins))?;
+    // Upwards through the lines listed before it and their continuations, each within six type
+    // heights of the one below and not indented further than the listed line.
+    let h = height(&line.bbox);
+    let mut below = line;
+    loop {
+        let (index, above) = lines
+            .iter()
+            .enumerate()
+            .filter(|(_, above)| above.bbox.y1 <= below.bbox.y0 + 0.2 * h && below.bbox.y0 - above.bbox.y1 <= 6.0 * h)
+            .filter(|(_, above)| above.bbox.x0 <= line.bbox.x0 + 0.5 * h && above.bbox.x1 > line.bbox.x0)
+            .max_by(|a, b| a.1.bbox.y1.total_cmp(&b.1.bbox.y1))?;
+        if BEDS_HEADINGS.iter().any(|name| begins_with(&above.text, name)) {
+            return Some((symbol, index));
+        }
+        let continues = !above.text.trim().chars().next().is_some_and(char::is_uppercase);
+        if !continues && !LISTED_BEDS.iter().any(|(begins, _)| begins_with(&above.text, begins)) {
+            return None;
+        }
+        below = above;
+    }
 }
 
 /// Every entry of the explanation: lines of words that begin with a symbol and have a sample left
 /// of them, outside `taken` (the main map, the legends).
 pub(super) fn symbol_entries(lines: &[Line], image: &Rgb, taken: &[PixelBox]) -> Vec<SymbolEntry> {
     let mut entries = Vec::new();
+    // Headings whose attitudes are listed below them: the listed lines are the entries.
+    let mut headings = Vec::new();
     for line in lines.iter().filter(|line| horizontal(&line.bbox) && line.score >= 0.5) {
-        let Some((name, kind)) = symbol_of(&line.text) else { continue };
+        let listed = listed_under(lines, line);
+        let Some((name, kind)) = listed.map(|(symbol, _)| (symbol, SymbolKind::Point)).or_else(|| symbol_of(&line.text)) else { continue };
         if taken.iter().any(|t| overlaps(t, &line.bbox)) {
             continue;
         }
@@ -175,7 +221,9 @@ pub(super) fn symbol_entries(lines: &[Line], image: &Rgb, taken: &[PixelBox]) ->
         let line_style = (kind == SymbolKind::Line).then(|| line_style(image, &sample));
         let number = number.filter(|_| kind == SymbolKind::Point);
         entries.push(SymbolEntry { kind, symbol: name.to_owned(), text: line.text.clone(), text_box: line.bbox, sample, line: line_style, number });
+        headings.extend(listed.map(|(_, heading)| lines[heading].bbox));
     }
+    entries.retain(|entry| !headings.contains(&entry.text_box));
     entries
 }
 
@@ -373,5 +421,28 @@ mod tests {
         let thrust = entries[2].line.as_ref().unwrap();
         assert_eq!(thrust.decorations, [Decoration { kind: "teeth".into(), side: "below".into(), count: 4 }], "{thrust:?}");
         assert_eq!((entries[3].kind, entries[3].number.as_deref()), (SymbolKind::Point, Some("35")));
+    }
+
+    #[test]
+    fn attitudes_listed_under_a_bedding_heading_are_its_entries() {
+        let mut picture = image(900, 400, &[]);
+        // A heading with a stray mark left of it; below it, indented, an inclined strike line with
+        // its tick and "12", and a vertical one with a tick on each side.
+        paint(&mut picture, &[(b(200.0, 30.0, 206.0, 36.0), (0, 0, 0))]);
+        paint(&mut picture, &[(b(150.0, 78.0, 180.0, 81.0), (0, 0, 0)), (b(164.0, 81.0, 167.0, 92.0), (0, 0, 0))]);
+        paint(&mut picture, &[(b(150.0, 168.0, 180.0, 171.0), (0, 0, 0)), (b(164.0, 158.0, 167.0, 181.0), (0, 0, 0))]);
+        // Further down, unindented and far below the heading: a line that only begins like one listed.
+        paint(&mut picture, &[(b(150.0, 338.0, 180.0, 341.0), (0, 0, 0))]);
+        let lines = [
+            line("Strike and dip of beds", 230.0, 22.0, 500.0, 42.0),
+            line("Inclined—Measured in the field", 260.0, 70.0, 600.0, 90.0),
+            line("12", 185.0, 72.0, 205.0, 88.0),
+            line("Vertical", 260.0, 160.0, 400.0, 180.0),
+            line("Horizontal gravel terraces", 260.0, 330.0, 560.0, 350.0),
+        ];
+        let entries = symbol_entries(&lines, &picture, &[]);
+        let named: Vec<(&str, &str, Option<&str>)> = entries.iter().map(|e| (e.symbol.as_str(), e.text.as_str(), e.number.as_deref())).collect();
+        assert_eq!(named, [("inclined bedding", "Inclined—Measured in the field", Some("12")), ("vertical bedding", "Vertical", None)], "{entries:?}");
+        assert!(entries.iter().all(|e| e.kind == SymbolKind::Point));
     }
 }

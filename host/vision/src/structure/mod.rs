@@ -133,13 +133,15 @@ impl Marks {
     }
 
     /// How well marks seen on a line fit a symbol drawn with `self`, 0–1: 1 when they are its own;
-    /// a stray mark beside a plain line (a letter, a symbol) counts little against it, a plain
-    /// line where its symbol has teeth or arrows counts much (the width alone never makes a thrust).
+    /// a stray mark beside a plain line (a letter, a symbol) counts little against it, and so does
+    /// a plain line where its symbol has a ball and bar (drawn once along a fault, not all along);
+    /// a plain line where its symbol has teeth or arrows counts much (the width alone never makes
+    /// a thrust).
     fn fit(self, seen: Marks) -> f64 {
         match (self, seen) {
             (Marks::Arrows(None), Marks::Arrows(_)) | (Marks::Arrows(_), Marks::Arrows(None)) => 1.0,
             (expected, seen) if expected == seen => 1.0,
-            (Marks::None, Marks::Ball) => 0.8,
+            (Marks::None, Marks::Ball) | (Marks::Ball, Marks::None) => 0.8,
             (Marks::None, _) => 0.5,
             // Its teeth or arrows are what tells the symbol from a plain line of its colour.
             _ => 0.15,
