@@ -48,7 +48,8 @@ async fn with_the_models_the_usgs_sample_is_read_laid_out_and_georeferenced_from
     for line in ["contact", "fault", "thrust fault", "anticline", "syncline", "monocline"] {
         assert!(symbols(SymbolKind::Line).contains(&line), "{line} in {:?}", symbols(SymbolKind::Line));
     }
-    for point in ["dome", "strike and dip of beds", "strike of vertical", "collapse structure", "breccia pipe", "sinkhole", "volcanic vent"] {
+    // "Inclined" and "Approximate", listed under the heading "Strike and dip of beds", are its entries.
+    for point in ["dome", "inclined bedding", "strike of vertical", "collapse structure", "breccia pipe", "sinkhole", "volcanic vent"] {
         assert!(symbols(SymbolKind::Point).contains(&point), "{point} in {:?}", symbols(SymbolKind::Point));
     }
     // The sheet's metadata, read through the recogniser's misreadings ("Base frm U.S. Glogical Survey").

@@ -382,12 +382,20 @@ pub(crate) fn point_summaries(prompts: &[PointPrompt], structure: &Structure, ge
         .collect()
 }
 
-/// What the result warns of for attitude symbols: one whose sample shows no strike line and tick
-/// (`unmeasured`, its words), one found nowhere, and found attitudes without a dip read.
-pub(crate) fn point_warnings(unmeasured: &[String], summaries: &[PointSummary], words_read: bool) -> Vec<String> {
-    let mut warnings: Vec<String> = unmeasured
+/// What the result warns of for attitude symbols: one drawn in a shape not looked for
+/// (`unshaped`, its words), one whose sample shows no strike line and tick (`unmeasured`), one
+/// found nowhere, and found attitudes without a dip read.
+pub(crate) fn point_warnings(unshaped: &[String], unmeasured: &[String], summaries: &[PointSummary], words_read: bool) -> Vec<String> {
+    let mut warnings: Vec<String> = unshaped
         .iter()
-        .map(|words| format!("The explanation's point symbol “{words}” shows no strike line and tick on its sample, so it was not looked for."))
+        .map(|words| {
+            format!("The explanation's point symbol “{words}” (horizontal bedding, a circled cross) is a shape not looked for yet, so none are extracted.")
+        })
+        .chain(
+            unmeasured
+                .iter()
+                .map(|words| format!("The explanation's point symbol “{words}” shows no strike line and tick on its sample, so it was not looked for.")),
+        )
         .collect();
     for summary in summaries {
         if summary.prompted_by == "look" {
@@ -667,6 +675,11 @@ mod tests {
         assert_eq!(structure.points[0].dip_words, Some((105.0, 105.0, 125.0, 119.0)));
         let summaries = point_summaries(std::slice::from_ref(&prompt), &structure, false);
         assert_eq!((summaries[0].count, summaries[0].dips_read, summaries[0].dip_direction_from.as_str()), (3, 2, "sheet up"));
-        assert_eq!(point_warnings(&[], &summaries, true), ["1 of 3 “strike and dip of beds” attitudes have no dip: no number was read beside them."]);
+        assert_eq!(point_warnings(&[], &[], &summaries, true), ["1 of 3 “strike and dip of beds” attitudes have no dip: no number was read beside them."]);
+        let horizontal = point_warnings(&["Horizontal".to_owned()], &[], &[], true);
+        assert!(
+            horizontal.len() == 1 && horizontal[0].contains("“Horizontal” (horizontal bedding, a circled cross) is a shape not looked for"),
+            "{horizontal:?}"
+        );
     }
 }

@@ -25,7 +25,7 @@ use geomap_model::layout::PixelBox;
 use geomap_model::trace;
 use geomap_store::registry::{Document, StoredDocument};
 use geomap_vision::colour::{delta_e, ground_colour, hex, lab};
-use geomap_vision::structure::points::{PointPrompt, sample_box};
+use geomap_vision::structure::points::{PointPrompt, not_looked_for, sample_box};
 use geomap_vision::structure::{LinePrompt, StructureFinder, sample_window};
 use geomap_vision::units::{self as classes, NO_MATCH_DELTA_E, filter, regions};
 use geomap_vision::{VisionError, millis};
@@ -517,7 +517,7 @@ impl App {
         let line_summaries = line_summaries(prompts, &structure, &written.line_lengths_km);
         warnings.extend(line_warnings(prompts, &line_summaries));
         let point_summaries = point_summaries(points, &structure, revision.is_some());
-        warnings.extend(point_warnings(&unmeasured, &point_summaries, words_read));
+        warnings.extend(point_warnings(&not_looked_for(&layout.symbol_entries), &unmeasured, &point_summaries, words_read));
         let unlettered = layout.components.iter().filter(|c| c.class == "cross_section" && c.letters.is_none()).count();
         warnings.extend(section_warnings(&cross_sections, &sections, unlettered, words_read));
         let mut lengths = written.section_lengths_km.iter();

@@ -53,6 +53,12 @@ pub fn ta1_point_type(symbol: &str) -> Option<(&'static str, Shape)> {
     })
 }
 
+/// The words of the explanation's attitude entries drawn in a shape not looked for: a horizontal
+/// bed's circled cross.
+pub fn not_looked_for(entries: &[SymbolEntry]) -> Vec<String> {
+    entries.iter().filter(|entry| matches!(entry.symbol.as_str(), "horizontal bedding" | "horizontal beds")).map(|entry| entry.text.clone()).collect()
+}
+
 /// An attitude symbol of the explanation, or one looked for by its shape alone, as its symbols are looked for.
 #[derive(Debug, Clone)]
 pub struct PointPrompt {
@@ -568,5 +574,22 @@ mod tests {
         let (found, _) = attitudes(&branches, &[prompt(Shape::Tick), PointPrompt { strike_px: 28.0, ..prompt(Shape::Cross) }], &[0, 1], (0.0, 0.0));
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!((found[0].prompt, found[0].dip_direction), (1, None));
+    }
+
+    #[test]
+    fn a_horizontal_bed_entry_is_named_as_not_looked_for() {
+        let box_at = |y: f64| PixelBox { x0: 0.0, y0: y, x1: 10.0, y1: y + 10.0 };
+        let entry = |symbol: &str, text: &str| SymbolEntry {
+            kind: SymbolKind::Point,
+            symbol: symbol.to_owned(),
+            text: text.to_owned(),
+            text_box: box_at(0.0),
+            sample: box_at(0.0),
+            line: None,
+            number: None,
+        };
+        let entries = [entry("inclined bedding", "Inclined"), entry("horizontal bedding", "Horizontal"), entry("sinkhole", "Sinkhole")];
+        assert_eq!(not_looked_for(&entries), ["Horizontal"]);
+        assert_eq!(ta1_point_type("horizontal bedding"), None, "so it is not among the prompts either");
     }
 }
