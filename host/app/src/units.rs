@@ -419,7 +419,9 @@ impl App {
         // looked for. Without any attitude symbol, attitudes are looked for by their shape.
         let (mut points, mut unmeasured) = (Vec::new(), Vec::new());
         let attitude_entries = PointPrompt::of_entries(&layout.symbol_entries);
-        let no_attitude_entries = attitude_entries.is_empty();
+        // An explanation whose only attitudes are in a shape not looked for still explains them.
+        let unshaped = not_looked_for(&layout.symbol_entries);
+        let no_attitude_entries = attitude_entries.is_empty() && unshaped.is_empty();
         for (entry, prompt) in attitude_entries.into_iter().filter_map(|p| Some((p.entry?, p))) {
             let around = sample_box(&layout.symbol_entries[entry]);
             let words = prompt.words.clone();
@@ -517,7 +519,7 @@ impl App {
         let line_summaries = line_summaries(prompts, &structure, &written.line_lengths_km);
         warnings.extend(line_warnings(prompts, &line_summaries));
         let point_summaries = point_summaries(points, &structure, revision.is_some());
-        warnings.extend(point_warnings(&not_looked_for(&layout.symbol_entries), &unmeasured, &point_summaries, words_read));
+        warnings.extend(point_warnings(&unshaped, &unmeasured, &point_summaries, words_read));
         let unlettered = layout.components.iter().filter(|c| c.class == "cross_section" && c.letters.is_none()).count();
         warnings.extend(section_warnings(&cross_sections, &sections, unlettered, words_read));
         let mut lengths = written.section_lengths_km.iter();

@@ -5,6 +5,9 @@
 //! number printed beside it. These are the prompts lines and points are extracted with, as the
 //! unit swatches are for units.
 //!
+//! Attitudes listed under a bedding heading ("Strike and dip of beds" over "Inclined",
+//! "Vertical") are entries of their own.
+//!
 //! Invariants: pure functions of the lines and the scan's pixels; an entry needs both its words
 //! and a sample (ink left of them); measures scale with the words' type height.
 
@@ -70,7 +73,8 @@ pub struct LineStyle {
 pub struct SymbolEntry {
     /// A line or a point symbol.
     pub kind: SymbolKind,
-    /// What it is, as its words begin ("fault", "strike and dip of beds").
+    /// What it is, as its words begin ("fault", "strike and dip of beds"), or as the heading it is
+    /// listed under makes it ("Inclined" under "Strike and dip of beds": "inclined bedding").
     pub symbol: String,
     /// Its words, as read.
     pub text: String,
@@ -138,8 +142,8 @@ const LISTED_BEDS: [(&str, &str); 5] = [
     ("overturned", "overturned bedding"),
 ];
 
-/// The symbols a heading of [`LISTED_BEDS`] begins with.
-const BEDS_HEADINGS: [&str; 3] = ["strike and dip of beds", "strike and dip", "bedding"];
+/// The symbols a heading of [`LISTED_BEDS`] begins with (not "Strike and dip of foliation").
+const BEDS_HEADINGS: [&str; 3] = ["strike and dip of beds", "strike and dip of bedding", "bedding"];
 
 /// The symbol a line of words begins with: its name and kind, when the name stands alone or is
 /// followed by a dash, a colon, a comma or words of its own ("Fault—Dashed where …").
@@ -165,30 +169,33 @@ fn begins_with(text: &str, name: &str) -> bool {
 /// "Strike and dip of beds": inclined bedding), with that heading's index among `lines`.
 fn listed_under(lines: &[Line], line: &Line) -> Option<(&'static str, usize)> {
     let (_, symbol) = LISTED_BEDS.iter().find(|(begins, _)| begins_with(&line.text, begins))?;
-    // Upwards through the lines listed before it and their continuations, each within six type
-    // heights of the one below and not indented further than the listed line.
+    // Upwards, line by line (each starting higher than the one below it, within six type heights
+    // and under the listed line's words), through the lines listed at its indent before it and
+    // their continuations, to the heading, which is not indented further.
     let h = height(&line.bbox);
     let mut below = line;
     loop {
         let (index, above) = lines
             .iter()
             .enumerate()
-            .filter(|(_, above)| above.bbox.y1 <= below.bbox.y0 + 0.2 * h && below.bbox.y0 - above.bbox.y1 <= 6.0 * h)
-            .filter(|(_, above)| above.bbox.x0 <= line.bbox.x0 + 0.5 * h && above.bbox.x1 > line.bbox.x0)
+            .filter(|(_, above)| above.bbox.y0 < below.bbox.y0 && above.bbox.y1 <= below.bbox.y0 + 0.2 * h && below.bbox.y0 - above.bbox.y1 <= 6.0 * h)
+            .filter(|(_, above)| above.bbox.x0 < line.bbox.x1 && above.bbox.x1 > line.bbox.x0)
             .max_by(|a, b| a.1.bbox.y1.total_cmp(&b.1.bbox.y1))?;
         if BEDS_HEADINGS.iter().any(|name| begins_with(&above.text, name)) {
-            return Some((symbol, index));
+            return (above.bbox.x0 <= line.bbox.x0 + 0.5 * h).then_some((symbol, index));
         }
         let continues = !above.text.trim().chars().next().is_some_and(char::is_uppercase);
-        if !continues && !LISTED_BEDS.iter().any(|(begins, _)| begins_with(&above.text, begins)) {
+        let sibling = LISTED_BEDS.iter().any(|(begins, _)| begins_with(&above.text, begins)) && (above.bbox.x0 - line.bbox.x0).abs() <= 0.5 * h;
+        if !continues && !sibling {
             return None;
         }
         below = above;
     }
 }
 
-/// Every entry of the explanation: lines of words that begin with a symbol and have a sample left
-/// of them, outside `taken` (the main map, the legends).
+/// Every entry of the explanation: lines of words that begin with a symbol, or that are listed
+/// under a bedding heading ([`listed_under`]: the heading's own entry is then dropped), and have a
+/// sample left of them, outside `taken` (the main map, the legends).
 pub(super) fn symbol_entries(lines: &[Line], image: &Rgb, taken: &[PixelBox]) -> Vec<SymbolEntry> {
     let mut entries = Vec::new();
     // Headings whose attitudes are listed below them: the listed lines are the entries.
@@ -444,5 +451,21 @@ mod tests {
         let named: Vec<(&str, &str, Option<&str>)> = entries.iter().map(|e| (e.symbol.as_str(), e.text.as_str(), e.number.as_deref())).collect();
         assert_eq!(named, [("inclined bedding", "Inclined—Measured in the field", Some("12")), ("vertical bedding", "Vertical", None)], "{entries:?}");
         assert!(entries.iter().all(|e| e.kind == SymbolKind::Point));
+
+        // Under the list, less indented and within reach of the heading: a unit's words. A thin
+        // dash read just above the listed line is passed (the walk always goes upwards). Under a
+        // foliation heading, "Vertical" is no bedding.
+        let lines = [
+            line("Strike and dip of beds", 230.0, 22.0, 500.0, 42.0),
+            line("—", 262.0, 66.0, 275.0, 69.0),
+            line("Inclined—Measured in the field", 260.0, 70.0, 600.0, 90.0),
+            line("Vertical", 260.0, 160.0, 400.0, 180.0),
+            line("Horizontal gravel terraces", 230.0, 220.0, 560.0, 240.0),
+        ];
+        paint(&mut picture, &[(b(150.0, 228.0, 180.0, 231.0), (0, 0, 0))]);
+        let named: Vec<String> = symbol_entries(&lines, &picture, &[]).into_iter().map(|e| e.symbol).collect();
+        assert_eq!(named, ["inclined bedding", "vertical bedding"]);
+        let lines = [line("Strike and dip of foliation", 230.0, 120.0, 500.0, 140.0), line("Vertical", 260.0, 160.0, 400.0, 180.0)];
+        assert!(symbol_entries(&lines, &picture, &[]).iter().all(|e| e.symbol != "vertical bedding"));
     }
 }

@@ -696,7 +696,8 @@ struct Beside {
 }
 
 /// What is drawn beside a line through `points` (stroke `width`): the marks whose base is within
-/// reach of it, and the side most of them are on (1: right as the points run, -1: left). Where
+/// reach of it, and their side (1: right as the points run, -1: left): for teeth, the side most
+/// of those drawn on the line are on; for a ball, the side most marks are on. Where
 /// marks stand on both sides at one place (a fold's arrows), `ink` (is this pixel of the line's
 /// colour?) tells which way they point: an arrowhead has more ink at its base than at its point.
 fn marks_beside(points: &[(f64, f64)], marks: &MarkIndex, width: f64, ink: &dyn Fn(f64, f64) -> bool) -> (Marks, i8) {
@@ -768,12 +769,13 @@ fn marks_beside(points: &[(f64, f64)], marks: &MarkIndex, width: f64, ink: &dyn 
         let (mut near, mut far) = (0_u32, 0_u32);
         let inner = (width / 2.0 + 1.0).max(a_near.min(b_near));
         let outer = a_far.max(b_far).max(inner + 2.0);
-        // An even number of rows, so both halves sample as many.
-        let rows = ((outer - inner).round() as u32).max(2) / 2 * 2;
+        // Rows evenly from the inner edge to the outer one, an even number of them, so both halves
+        // sample as many.
+        let rows = ((outer - inner).round() as u32 + 2) / 2 * 2;
         let along_px = (0.7 * (outer - inner)).max(10.0).round() as i32;
         for step in -along_px..=along_px {
             for row in 0..rows {
-                let r = inner + f64::from(row);
+                let r = inner + f64::from(row) * (outer - inner) / f64::from(rows - 1);
                 for sign in [1.0, -1.0] {
                     let (px, py) = (x + f64::from(step) * dx - sign * r * dy, y + f64::from(step) * dy + sign * r * dx);
                     if ink(px, py) {

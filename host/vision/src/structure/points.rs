@@ -56,7 +56,11 @@ pub fn ta1_point_type(symbol: &str) -> Option<(&'static str, Shape)> {
 /// The words of the explanation's attitude entries drawn in a shape not looked for: a horizontal
 /// bed's circled cross.
 pub fn not_looked_for(entries: &[SymbolEntry]) -> Vec<String> {
-    entries.iter().filter(|entry| matches!(entry.symbol.as_str(), "horizontal bedding" | "horizontal beds")).map(|entry| entry.text.clone()).collect()
+    entries
+        .iter()
+        .filter(|entry| entry.kind == SymbolKind::Point && matches!(entry.symbol.as_str(), "horizontal bedding" | "horizontal beds"))
+        .map(|entry| entry.text.clone())
+        .collect()
 }
 
 /// An attitude symbol of the explanation, or one looked for by its shape alone, as its symbols are looked for.
