@@ -1,7 +1,7 @@
 """The map's structure end to end: a drawn geologic map (units under contours, contacts, printed codes
 and a slight skew, JPEG) with faults solid where certain and dashed where approximate, a thrust with
 teeth, an anticline and a syncline with their arrows, 40 strike-and-dip symbols in every direction
-with their dips printed, a line of section A–A′ with its cross section, and an explanation of its
+with their dips printed, four vertical and four horizontal beds, a line of section A–A′ with its cross section, and an explanation of its
 line and point symbols beside the legend (cut off in the second test: found by their look). The
 layout is read with the real OCR models; geomap_extract_units writes the lines and the attitudes into
 the same TA1 GeoPackage as the polygons; each line type is scored the TA1 way (buffer F1 against the
@@ -117,20 +117,22 @@ async def test_faults_a_thrust_and_folds_become_ta1_line_features_scored_against
     # ground as it is wide, so the bearing on the ground is not the angle on the sheet).
     points = layer(units["geopackage_path"], "point_feature")
     point_types = {row["properties"]["id"]: row["properties"]["name"] for row in layer(units["geopackage_path"], "point_type")}
-    assert {point_types[f["properties"]["type"]] for f in points} == {"inclined bedding"}, point_types
+    assert {point_types[f["properties"]["type"]] for f in points} == {"inclined bedding", "vertical bedding", "horizontal bedding"}, point_types
+    type_of_point = lambda feature: point_types[feature["properties"]["type"]]  # noqa: E731
+    inclined = [f for f in points if type_of_point(f) == "inclined bedding"]
     east_m = (EAST - WEST) / unit_maps.STRUCTURE_SCAN[0] * math.cos(math.radians((NORTH + SOUTH) / 2))
     north_m = (NORTH - SOUTH) / unit_maps.SCAN[1]
     on_ground = lambda d: math.degrees(math.atan2(math.sin(math.radians(d)) * east_m, math.cos(math.radians(d)) * north_m)) % 360  # noqa: E731
     truth_points = [(x, y, on_ground(d), dip) for x, y, d, dip in unit_maps.attitude_truth()]
-    got = [(*f["geometry"]["coordinates"], f["properties"]["dip_direction"], f["properties"]["dip"]) for f in points]
+    got = [(*f["geometry"]["coordinates"], f["properties"]["dip_direction"], f["properties"]["dip"]) for f in inclined]
     score = unit_maps.point_scores(truth_points, got, unit_maps.STRIKE_PX / 2)
     print("attitudes:", score, units["points"])
     assert score["f1"] >= 0.85 and score["dip_direction_within_10"] >= 0.9 and score["dip_exact"] >= 0.9, score
     attitude = units["points"][0]
     assert (attitude["type"], attitude["dip_direction_from"], attitude["prompted_by"]) == ("inclined bedding", "grid north", "explanation"), attitude
     assert attitude["symbol"].startswith("strike and dip"), attitude
-    assert attitude["count"] == len(points) and attitude["dips_read"] == sum(f["properties"]["dip"] is not None for f in points), attitude
-    for feature in points:
+    assert attitude["count"] == len(inclined) and attitude["dips_read"] == sum(f["properties"]["dip"] is not None for f in inclined), attitude
+    for feature in inclined:
         box = feature["properties"]["dip_words_bbox"]
         if feature["properties"]["dip"] is None:
             assert not box, feature["properties"]
@@ -138,6 +140,17 @@ async def test_faults_a_thrust_and_folds_become_ta1_line_features_scored_against
             x0, y0, x1, y1 = map(float, box.split())
             x, y = feature["geometry"]["coordinates"]
             assert math.hypot((x0 + x1) / 2 - x, (y0 + y1) / 2 - y) <= 2 * unit_maps.STRIKE_PX, "the dip's words stand beside the symbol"
+    # Vertical and horizontal beds, each where it is drawn, by their own symbols (a tick on each
+    # side, a cross in a circle): the dip their symbol says, no dip direction, no warning of it.
+    for kind, dip in [("vertical bedding", 90), ("horizontal bedding", 0)]:
+        mine = [f for f in points if type_of_point(f) == kind]
+        drawn_at = [(x, y) for x, y, k, _ in unit_maps.bed_truth() if k == kind]
+        matched = [at for at in drawn_at if any(math.dist(at, f["geometry"]["coordinates"]) <= unit_maps.STRIKE_PX / 2 for f in mine)]
+        assert len(matched) == len(mine) == len(drawn_at) == 4, (kind, mine, drawn_at)
+        assert all(f["properties"]["dip"] == dip and f["properties"]["dip_direction"] is None for f in mine), mine
+        (summary,) = [p for p in units["points"] if p["type"] == kind]
+        assert (summary["count"], summary["prompted_by"]) == (4, "explanation"), summary
+    assert not [w for w in units["warnings"] if "vertical bedding" in w.casefold() or "horizontal bedding" in w.casefold()], units["warnings"]
     placed_points = layer(units["geopackage_path"], "point_feature_georeferenced")
     assert len(placed_points) == len(points) and all(WEST <= p["geometry"]["coordinates"][0] <= EAST for p in placed_points)
 

@@ -52,6 +52,10 @@ STRIKE_PX, TICK_PX = 28, 9
 DIP_FONT_PX = 18
 # The explanation's attitude entry, under its line symbols, with the dip printed beside its sample.
 ATTITUDE_WORDS, ATTITUDE_SAMPLE_DIP = "Strike and dip of beds", "35"
+# Below it, the entries of vertical beds (a tick on each side) and horizontal beds (a cross in a
+# circle of this radius at scale 1), each drawn four times on the main map.
+BED_SYMBOLS = [("vertical bedding", "Vertical bedding", 90), ("horizontal bedding", "Horizontal bedding", 0)]
+CIRCLE_RADIUS_PX = 10
 # The structure drawn on the main map, in its frame's pixels: (type, [(pattern, points)]), each part
 # beginning where the one before ended; the thrust's teeth and the folds' arrows are on the right
 # of the line as its points run.
@@ -68,22 +72,37 @@ def attitudes() -> list[tuple[float, float, float, int]]:
     """The 40 strike-and-dip symbols of the structure map, in its frame's pixels: (x, y, dip direction
     in degrees clockwise from up, dip), clear of the contacts, the structure lines, the codes and each
     other, their dip directions spread all round."""
+    return placed_symbols()[:40]
+
+
+def bed_symbols() -> list[tuple[float, float, float, str]]:
+    """The vertical and horizontal beds of the structure map (four of each, as `BED_SYMBOLS` lists
+    them), in its frame's pixels, clear of everything as `attitudes` are: (x, y, strike's square in
+    degrees clockwise from up, TA1 point type)."""
+    return [(x, y, towards, BED_SYMBOLS[k // 4][0]) for k, (x, y, towards, _) in enumerate(placed_symbols()[40:])]
+
+
+def placed_symbols() -> list[tuple[float, float, float, int]]:
+    """48 places for point symbols in the structure map's frame (`attitudes`, then `bed_symbols`,
+    which print no number beside them and so stand closer to the rest): (x, y, a direction, a dip)."""
     rng = random.Random(35)
     keep_off = [outline + [outline[0]] for _, outline in polygons_in_frame()] + [[p for _, points in parts for p in points] for _, parts in STRUCTURE] + [SECTION]
     codes = [(sum(x for x, _ in o) / len(o), sum(y for _, y in o) / len(o)) for _, o in polygons_in_frame()] + [(900, 450)]
     chosen: list = []
     candidates = [(x + rng.uniform(-12, 12), y + rng.uniform(-12, 12)) for y in range(50, 880, 52) for x in range(50, 980, 52)]
     rng.shuffle(candidates)
-    for x, y in candidates:
-        if len(chosen) == 40:
-            break
-        clear = all(distance_to(x, y, line) > 42 for line in keep_off)
-        clear = clear and all(math.hypot(x - cx - 25, y - cy - 15) > 60 for cx, cy in codes)
-        clear = clear and all(math.hypot(x - ox, y - oy) > 75 for ox, oy, _, _ in chosen)
-        if clear:
-            k = len(chosen)
-            chosen.append((x, y, (k * 9 + rng.uniform(0, 8)) % 360, rng.randint(3, 88)))
-    assert len(chosen) == 40, len(chosen)
+    # (how many, clear of the lines by, of the codes by, of each other by)
+    for count, lines, letters, apart in [(40, 42, 60, 75), (48, 30, 45, 50)]:
+        for x, y in candidates:
+            if len(chosen) == count:
+                break
+            clear = all(distance_to(x, y, line) > lines for line in keep_off)
+            clear = clear and all(math.hypot(x - cx - 25, y - cy - 15) > letters for cx, cy in codes)
+            clear = clear and all(math.hypot(x - ox, y - oy) > apart for ox, oy, _, _ in chosen)
+            if clear:
+                k = len(chosen)
+                chosen.append((x, y, (k * 9 + rng.uniform(0, 8)) % 360, rng.randint(3, 88)))
+    assert len(chosen) == 48, len(chosen)
     return chosen
 
 
@@ -112,6 +131,22 @@ def draw_attitude(draw_image: "ImageDraw.ImageDraw", x: float, y: float, towards
     if dip is not None:
         reach = (TICK_PX + 17) * scale
         draw_image.text((x + dx * reach, y + dy * reach), dip, fill=BLACK, font=font, anchor="mm")
+
+
+def draw_bed(draw_image: "ImageDraw.ImageDraw", x: float, y: float, towards: float, scale: float, kind: str) -> None:
+    """A vertical bed's strike line centred on (x, y) with a tick on each side (square to it towards
+    `towards`), or a horizontal bed's cross in a circle."""
+    width = max(1, round(3 * scale))
+    if kind == "vertical bedding":
+        dx, dy = math.sin(math.radians(towards)), -math.cos(math.radians(towards))
+        half, tick = STRIKE_PX * scale / 2, TICK_PX * scale
+        draw_image.line([(x + dy * half, y - dx * half), (x - dy * half, y + dx * half)], fill=BLACK, width=width)
+        draw_image.line([(x - dx * tick, y - dy * tick), (x + dx * tick, y + dy * tick)], fill=BLACK, width=width)
+    else:
+        r = CIRCLE_RADIUS_PX * scale
+        draw_image.ellipse((x - r, y - r, x + r, y + r), outline=BLACK, width=width)
+        draw_image.line([(x - r, y), (x + r, y)], fill=BLACK, width=width)
+        draw_image.line([(x, y - r), (x, y + r)], fill=BLACK, width=width)
 
 
 def polygons(scale: float = 1.0) -> list[tuple[int, list[tuple[float, float]]]]:
@@ -172,6 +207,8 @@ def draw(path: Path, *, scale: float = 1.0, quality: int = 88, structure: bool =
     if structure:  # strike-and-dip symbols with their dips
         for sx, sy, towards, dip in attitudes():
             draw_attitude(draw_image, box[0] + sx * scale, box[1] + sy * scale, towards, scale, str(dip), dip_font)
+        for sx, sy, towards, kind in bed_symbols():
+            draw_bed(draw_image, box[0] + sx * scale, box[1] + sy * scale, towards, scale, kind)
     else:
         for sx, sy in [(150, 150), (700, 200), (300, 700), (850, 700), (900, 300)]:  # strike-and-dip symbols
             draw_attitude(draw_image, box[0] + sx * scale, box[1] + sy * scale, 180, scale, None, dip_font)
@@ -198,6 +235,10 @@ def draw(path: Path, *, scale: float = 1.0, quality: int = 88, structure: bool =
         draw_attitude(draw_image, (x + 40) * scale, top + 14 * scale, 180, scale, None, dip_font)
         draw_image.text(((x + 62) * scale, top + 4 * scale), ATTITUDE_SAMPLE_DIP, fill=BLACK, font=dip_font)
         draw_image.text(((x + 150) * scale, top), ATTITUDE_WORDS, fill=(20, 20, 20), font=font)
+        for kind, words, _ in BED_SYMBOLS:
+            top += 70 * scale
+            draw_bed(draw_image, (x + 40) * scale, top + 14 * scale, 180, scale, kind)
+            draw_image.text(((x + 150) * scale, top), words, fill=(20, 20, 20), font=font)
     centre = (size[0] / 2, size[1] / 2)
     image = image.rotate(SKEW_DEGREES, resample=Image.BICUBIC, center=centre, fillcolor=PAPER)
     truth = truth.rotate(SKEW_DEGREES, resample=Image.NEAREST, center=centre, fillcolor=0)
@@ -305,6 +346,13 @@ def attitude_truth(scale: float = 1.0) -> list:
     """The strike-and-dip symbols `draw(..., structure=True)` drew, as they are on the scan: (x, y, dip
     direction clockwise from the scan's up, dip)."""
     return [(*on_structure_scan(x, y, scale), (towards - SKEW_DEGREES) % 360, dip) for x, y, towards, dip in attitudes()]
+
+
+def bed_truth(scale: float = 1.0) -> list:
+    """The vertical and horizontal beds `draw(..., structure=True)` drew, as they are on the scan: (x,
+    y, TA1 point type, the dip their symbol says)."""
+    dips = {kind: dip for kind, _, dip in BED_SYMBOLS}
+    return [(*on_structure_scan(x, y, scale), kind, dips[kind]) for x, y, _, kind in bed_symbols()]
 
 
 def point_scores(truth: list, found: list, radius: float) -> dict:

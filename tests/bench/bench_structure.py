@@ -1,6 +1,6 @@
 """The map's structure through the official client: geomap_extract_units on the drawn structure map
 (tests/unit_maps.py: faults solid and dashed, a thrust with teeth, an anticline and a syncline, 40
-strike-and-dip symbols with their dips, under contours, contacts, codes, a slight skew and JPEG),
+strike-and-dip symbols with their dips, four vertical and four horizontal beds, under contours, contacts, codes, a slight skew and JPEG),
 scored the TA1 way per line type (buffer F1 against the lines as drawn) and for the attitudes (F1
 within a symbol's radius, then the dip directions within 10° and the dips read exactly), with its
 explanation and with the explanation cut off; then the whole extraction's time (units, lines,
@@ -55,10 +55,22 @@ async def extract(client, name: str) -> tuple[dict, float]:
 
 def scores(units: dict, scale: float) -> dict:
     """Buffer F1 per line type, the attitudes' scores (their dip directions from the sheet's up:
-    the benchmark's maps are not georeferenced) and the line of section's ends against the drawing."""
+    the benchmark's maps are not georeferenced), the vertical and horizontal beds' F1 and dips and the line of section's ends against the drawing."""
     _, _, found = line_scores(units, scale)
-    points = [(*f["geometry"]["coordinates"], f["properties"]["dip_direction"], f["properties"]["dip"]) for f in layer(units["geopackage_path"], "point_feature")]
-    found["attitudes"] = unit_maps.point_scores(unit_maps.attitude_truth(scale), points, unit_maps.STRIKE_PX * scale / 2)
+    point_types = {row["properties"]["id"]: row["properties"]["name"] for row in layer(units["geopackage_path"], "point_type")}
+    features = layer(units["geopackage_path"], "point_feature")
+
+    def of_type(kind: str) -> list:
+        mine = [f for f in features if point_types[f["properties"]["type"]] == kind]
+        return [(*f["geometry"]["coordinates"], f["properties"]["dip_direction"], f["properties"]["dip"]) for f in mine]
+
+    radius = unit_maps.STRIKE_PX * scale / 2
+    found["attitudes"] = unit_maps.point_scores(unit_maps.attitude_truth(scale), of_type("inclined bedding"), radius)
+    # Vertical and horizontal beds: F1 and the share whose dip (the symbol's) is right.
+    for kind, _, _ in unit_maps.BED_SYMBOLS:
+        truth = [(x, y, None, dip) for x, y, k, dip in unit_maps.bed_truth(scale) if k == kind]
+        score = unit_maps.point_scores(truth, of_type(kind), radius)
+        found[kind] = {"f1": score["f1"], "dip_exact": score["dip_exact"]}
     # The line of section: how far each found end is from its drawn end, in pixels at scale 1.
     want = unit_maps.section_truth(scale)
     found["section_end_offsets_px"] = [[round(math.dist(s[end], point) / scale, 1) for end, point in zip(("from", "to"), want)] for s in units["sections"]]

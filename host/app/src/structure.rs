@@ -348,7 +348,8 @@ pub(crate) fn add_point_rows(
             at: point.at,
             dip_direction: *dip_direction,
             dip: match prompt.shape {
-                Shape::Cross => Some(90.0), // the symbol says the beds stand vertical
+                Shape::Cross => Some(90.0),       // the symbol says the beds stand vertical
+                Shape::CircledCross => Some(0.0), // and that they lie flat
                 Shape::Tick => dip.map(|(degrees, _)| f64::from(degrees)),
             },
             dip_words: dip.map(|(_, b)| (b.x0, b.y0, b.x1, b.y1)),
@@ -382,20 +383,15 @@ pub(crate) fn point_summaries(prompts: &[PointPrompt], structure: &Structure, ge
         .collect()
 }
 
-/// What the result warns of for attitude symbols: one drawn in a shape not looked for
-/// (`unshaped`, its words), one whose sample shows no strike line and tick (`unmeasured`), one
-/// found nowhere, and found attitudes without a dip read.
-pub(crate) fn point_warnings(unshaped: &[String], unmeasured: &[String], summaries: &[PointSummary], words_read: bool) -> Vec<String> {
-    let mut warnings: Vec<String> = unshaped
+/// What the result warns of for attitude symbols: one whose sample shows no symbol of its shape
+/// (`unmeasured`, its words), one found nowhere, and found attitudes without a dip read (but for
+/// vertical and horizontal beds, whose symbol says their dip).
+pub(crate) fn point_warnings(unmeasured: &[String], summaries: &[PointSummary], words_read: bool) -> Vec<String> {
+    let mut warnings: Vec<String> = unmeasured
         .iter()
         .map(|words| {
-            format!("The explanation's point symbol “{words}” (horizontal bedding, a circled cross) is a shape not looked for yet, so none are extracted.")
+            format!("The explanation's point symbol “{words}” shows no symbol of its shape (a strike line and tick, a circled cross) on its sample, so it was not looked for.")
         })
-        .chain(
-            unmeasured
-                .iter()
-                .map(|words| format!("The explanation's point symbol “{words}” shows no strike line and tick on its sample, so it was not looked for.")),
-        )
         .collect();
     for summary in summaries {
         if summary.prompted_by == "look" {
@@ -406,7 +402,7 @@ pub(crate) fn point_warnings(unshaped: &[String], unmeasured: &[String], summari
         }
         if summary.count == 0 && summary.prompted_by == "explanation" {
             warnings.push(format!("The explanation's point symbol “{}” was found nowhere on the main map.", summary.words));
-        } else if summary.dips_read < summary.count && summary.point_type != "vertical bedding" {
+        } else if summary.dips_read < summary.count && !matches!(summary.point_type.as_str(), "vertical bedding" | "horizontal bedding") {
             let why = if words_read {
                 "no number was read beside them"
             } else {
@@ -675,11 +671,6 @@ mod tests {
         assert_eq!(structure.points[0].dip_words, Some((105.0, 105.0, 125.0, 119.0)));
         let summaries = point_summaries(std::slice::from_ref(&prompt), &structure, false);
         assert_eq!((summaries[0].count, summaries[0].dips_read, summaries[0].dip_direction_from.as_str()), (3, 2, "sheet up"));
-        assert_eq!(point_warnings(&[], &[], &summaries, true), ["1 of 3 “strike and dip of beds” attitudes have no dip: no number was read beside them."]);
-        let horizontal = point_warnings(&["Horizontal".to_owned()], &[], &[], true);
-        assert!(
-            horizontal.len() == 1 && horizontal[0].contains("“Horizontal” (horizontal bedding, a circled cross) is a shape not looked for"),
-            "{horizontal:?}"
-        );
+        assert_eq!(point_warnings(&[], &summaries, true), ["1 of 3 “strike and dip of beds” attitudes have no dip: no number was read beside them."]);
     }
 }

@@ -25,7 +25,7 @@ use geomap_model::layout::PixelBox;
 use geomap_model::trace;
 use geomap_store::registry::{Document, StoredDocument};
 use geomap_vision::colour::{delta_e, ground_colour, hex, lab};
-use geomap_vision::structure::points::{PointPrompt, not_looked_for, sample_box};
+use geomap_vision::structure::points::{PointPrompt, sample_box};
 use geomap_vision::structure::{LinePrompt, StructureFinder, sample_window};
 use geomap_vision::units::{self as classes, NO_MATCH_DELTA_E, filter, regions};
 use geomap_vision::{VisionError, millis};
@@ -419,9 +419,7 @@ impl App {
         // looked for. Without any attitude symbol, attitudes are looked for by their shape.
         let (mut points, mut unmeasured) = (Vec::new(), Vec::new());
         let attitude_entries = PointPrompt::of_entries(&layout.symbol_entries);
-        // An explanation whose only attitudes are in a shape not looked for still explains them.
-        let unshaped = not_looked_for(&layout.symbol_entries);
-        let no_attitude_entries = attitude_entries.is_empty() && unshaped.is_empty();
+        let no_attitude_entries = attitude_entries.is_empty();
         for (entry, prompt) in attitude_entries.into_iter().filter_map(|p| Some((p.entry?, p))) {
             let around = sample_box(&layout.symbol_entries[entry]);
             let words = prompt.words.clone();
@@ -519,7 +517,7 @@ impl App {
         let line_summaries = line_summaries(prompts, &structure, &written.line_lengths_km);
         warnings.extend(line_warnings(prompts, &line_summaries));
         let point_summaries = point_summaries(points, &structure, revision.is_some());
-        warnings.extend(point_warnings(&unshaped, &unmeasured, &point_summaries, words_read));
+        warnings.extend(point_warnings(&unmeasured, &point_summaries, words_read));
         let unlettered = layout.components.iter().filter(|c| c.class == "cross_section" && c.letters.is_none()).count();
         warnings.extend(section_warnings(&cross_sections, &sections, unlettered, words_read));
         let mut lengths = written.section_lengths_km.iter();

@@ -166,8 +166,13 @@ fn begins_with(text: &str, name: &str) -> bool {
 }
 
 /// The attitude a line listed under a bedding heading is ("Inclined—Measured in the field" below
-/// "Strike and dip of beds": inclined bedding), with that heading's index among `lines`.
+/// "Strike and dip of beds": inclined bedding), with that heading's index among `lines`; `None`
+/// for a line that names its symbol in full ("Vertical bedding" is an entry of its own, and the
+/// strike-and-dip entry above it no heading).
 fn listed_under(lines: &[Line], line: &Line) -> Option<(&'static str, usize)> {
+    if symbol_of(&line.text).is_some() {
+        return None;
+    }
     let (_, symbol) = LISTED_BEDS.iter().find(|(begins, _)| begins_with(&line.text, begins))?;
     // Upwards, line by line (each starting higher than the one below it, within six type heights
     // and under the listed line's words), through the lines listed at its indent before it and
@@ -467,5 +472,19 @@ mod tests {
         assert_eq!(named, ["inclined bedding", "vertical bedding"]);
         let lines = [line("Strike and dip of foliation", 230.0, 120.0, 500.0, 140.0), line("Vertical", 260.0, 160.0, 400.0, 180.0)];
         assert!(symbol_entries(&lines, &picture, &[]).iter().all(|e| e.symbol != "vertical bedding"));
+
+        // Lines that name their symbol in full are entries of their own: the strike-and-dip
+        // entry above them keeps its sample and is no heading.
+        let mut picture = image(900, 400, &[]);
+        for top in [30.0, 80.0, 130.0] {
+            paint(&mut picture, &[(b(150.0, top + 8.0, 180.0, top + 11.0), (0, 0, 0)), (b(164.0, top, 167.0, top + 19.0), (0, 0, 0))]);
+        }
+        let lines = [
+            line("Strike and dip of beds", 230.0, 30.0, 500.0, 50.0),
+            line("Vertical bedding", 230.0, 80.0, 450.0, 100.0),
+            line("Horizontal bedding", 230.0, 130.0, 470.0, 150.0),
+        ];
+        let named: Vec<String> = symbol_entries(&lines, &picture, &[]).into_iter().map(|e| e.symbol).collect();
+        assert_eq!(named, ["strike and dip of beds", "vertical bedding", "horizontal bedding"]);
     }
 }

@@ -1,10 +1,11 @@
 //! Bedding attitudes: a point symbol of the explanation drawn as a strike line with a dip tick on
-//! one side (inclined beds, foliation) or ticks on both (vertical beds). On a mask's skeleton such
-//! a symbol is one junction with three (four) short arms to free ends and nothing else: two arms
-//! in one line (the strike), the others across it. Each symbol's arms are measured on its own
-//! sample and looked for with those lengths and its stroke's width.
+//! one side (inclined beds, foliation), ticks on both (vertical beds) or a cross in a circle
+//! (horizontal beds). On a mask's skeleton a tick symbol is one junction with three (four) short
+//! arms to free ends and nothing else: two arms in one line (the strike), the others across it;
+//! a circled cross is a small closed web of branches, its spokes meeting at the circle's centre.
+//! Each symbol is measured on its own sample and looked for with those lengths and its stroke's width.
 //!
-//! Invariants: pure arithmetic on branches the caller traced; an arm belongs to one symbol at
+//! Invariants: pure arithmetic on branches the caller traced; a branch belongs to one symbol at
 //! most; directions leave in degrees clockwise from the sheet's up (rows grow downwards).
 
 use std::collections::HashMap;
@@ -30,6 +31,11 @@ const LOOK_ARM_WIDTHS: f64 = 12.0;
 /// Without an explanation, attitudes are looked for when at least this many symbols of their
 /// shape are on the map (their lengths are measured on them).
 const LOOK_LEAST: usize = 5;
+/// A circled cross's web has at least this many branches joined at both ends (its four spokes
+/// and four arcs, give or take what thinning merges).
+const CIRCLED_BRANCHES: usize = 6;
+/// A circled cross's web is at least this share as wide as it is tall, and as tall as wide.
+const ROUND: f64 = 0.7;
 
 /// How an attitude symbol is drawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,10 +44,12 @@ pub enum Shape {
     Tick,
     /// A strike line with a tick on each side (vertical beds).
     Cross,
+    /// A cross inside a circle, its bars reaching the circle (horizontal beds).
+    CircledCross,
 }
 
 /// The TA1 point type (`enum_point_type`) and the shape of an explanation's point symbol, for the
-/// attitudes looked for; `None` for the rest (a horizontal bed's circled cross, a mine, a spring).
+/// attitudes looked for; `None` for the rest (a mine, a spring).
 pub fn ta1_point_type(symbol: &str) -> Option<(&'static str, Shape)> {
     Some(match symbol {
         "strike and dip of beds" | "strike and dip" | "inclined bedding" => ("inclined bedding", Shape::Tick),
@@ -49,18 +57,9 @@ pub fn ta1_point_type(symbol: &str) -> Option<(&'static str, Shape)> {
         "overturned bedding" => ("overturned bedding", Shape::Tick),
         "foliation" => ("foliation", Shape::Tick),
         "vertical bedding" => ("vertical bedding", Shape::Cross),
+        "horizontal bedding" | "horizontal beds" => ("horizontal bedding", Shape::CircledCross),
         _ => return None,
     })
-}
-
-/// The words of the explanation's attitude entries drawn in a shape not looked for: a horizontal
-/// bed's circled cross.
-pub fn not_looked_for(entries: &[SymbolEntry]) -> Vec<String> {
-    entries
-        .iter()
-        .filter(|entry| entry.kind == SymbolKind::Point && matches!(entry.symbol.as_str(), "horizontal bedding" | "horizontal beds"))
-        .map(|entry| entry.text.clone())
-        .collect()
 }
 
 /// An attitude symbol of the explanation, or one looked for by its shape alone, as its symbols are looked for.
@@ -81,9 +80,10 @@ pub struct PointPrompt {
     pub colour: (u8, u8, u8),
     /// The stroke's width in pixels.
     pub width_px: f64,
-    /// The strike line's length along its skeleton, in pixels.
+    /// The strike line's length along its skeleton, in pixels (a circled cross: its circle's
+    /// diameter, the bar across it).
     pub strike_px: f64,
-    /// A tick's length from the strike line, in pixels.
+    /// A tick's length from the strike line, in pixels (a circled cross: its circle's radius).
     pub tick_px: f64,
 }
 
@@ -132,7 +132,7 @@ impl PointPrompt {
     /// whose arms are at most twelve strokes long. Fewer than five such
     /// symbols leave it unmeasured (its strike 0), and it is not looked for.
     pub fn measure_on_map(&mut self, branches: &[Branch], common_width: f64) {
-        let seen: Vec<Symbol> = symbols(branches, LOOK_ARM_WIDTHS * common_width).into_iter().filter(|s| s.shape == self.shape).collect();
+        let seen = of_shape(branches, self.shape, LOOK_ARM_WIDTHS * common_width);
         if seen.len() < LOOK_LEAST {
             return;
         }
@@ -161,27 +161,27 @@ impl PointPrompt {
         let core_lab = lab(core);
         let mask = super::stroke_pixels(&labs, core_lab, paper, sample.width as usize);
         let branches = skeleton::branches(&mask, sample.width as usize, sample.height as usize);
-        let largest = symbols(&branches, f64::from(sample.width.max(sample.height)))
-            .into_iter()
-            .filter(|symbol| symbol.shape == self.shape)
-            .max_by(|a, b| a.strike_px.total_cmp(&b.strike_px))?;
+        let largest =
+            of_shape(&branches, self.shape, f64::from(sample.width.max(sample.height))).into_iter().max_by(|a, b| a.strike_px.total_cmp(&b.strike_px))?;
         (self.colour, self.width_px, self.strike_px, self.tick_px) = (core, largest.width_px.max(1.0), largest.strike_px, largest.tick_px);
         Some(self)
     }
 
     /// How well a symbol seen on the map fits this one, 0–1 (0: not this symbol).
     fn fit(&self, seen: &Symbol) -> f64 {
-        if self.strike_px <= 0.0 {
-            return 0.0; // not measured
+        if self.strike_px <= 0.0 || seen.shape != self.shape {
+            return 0.0; // not measured, or not this shape
         }
         let ratio = |seen: f64, expected: f64| seen / expected.max(1.0);
         let (strike, tick, width) = (ratio(seen.strike_px, self.strike_px), ratio(seen.tick_px, self.tick_px), ratio(seen.width_px, self.width_px));
+        // A circle's radius is its diameter's half: only a tick's length says more.
+        let (strikes, tick_weight) = if self.shape == Shape::CircledCross { (0.7..=1.4, 0.0) } else { (0.6..=1.6, 0.5) };
         // A small symbol's stroke measures one to four pixels wide as the scan's blur and JPEG
         // take it: its width counts least.
-        if seen.shape != self.shape || !(0.6..=1.6).contains(&strike) || !(0.5..=2.0).contains(&tick) || !(1.0 / 3.0..=3.0).contains(&width) {
+        if !strikes.contains(&strike) || (tick_weight > 0.0 && !(0.5..=2.0).contains(&tick)) || !(1.0 / 3.0..=3.0).contains(&width) {
             return 0.0;
         }
-        (-(strike.ln().abs() + 0.5 * tick.ln().abs() + 0.25 * width.ln().abs())).exp()
+        (-(strike.ln().abs() + tick_weight * tick.ln().abs() + 0.25 * width.ln().abs())).exp()
     }
 }
 
@@ -199,7 +199,8 @@ pub struct FoundPoint {
     pub prompt: usize,
     /// Where its strike line and tick meet, in the scan's pixels.
     pub at: (f64, f64),
-    /// Its tick's direction, degrees clockwise from the sheet's up; `None` for a cross (vertical beds).
+    /// Its tick's direction, degrees clockwise from the sheet's up; `None` for a cross (vertical
+    /// beds) or a circled cross (horizontal beds).
     pub dip_direction: Option<f64>,
     /// 0–1: how well its lengths and width agree with its symbol's.
     pub confidence: f64,
@@ -215,10 +216,106 @@ struct Symbol {
     tick_px: f64,
     width_px: f64,
     /// The dip side's direction square to the strike line (a unit vector, rows downwards): the
-    /// strike is long enough to give the angle, the tick only says which side; for a cross, either.
+    /// strike is long enough to give the angle, the tick only says which side; for a cross, either;
+    /// for a circled cross, none.
     tick: (f64, f64),
-    /// Its arms, as indices into the branches.
+    /// Its arms, as indices into the branches (a circled cross: all its branches).
     arms: Vec<usize>,
+}
+
+/// The symbols of `shape` among `branches`, none larger than `largest_px` (a tick symbol's
+/// longest arm, a circled cross's width).
+fn of_shape(branches: &[Branch], shape: Shape, largest_px: f64) -> Vec<Symbol> {
+    match shape {
+        Shape::CircledCross => circled_crosses(branches, largest_px),
+        Shape::Tick | Shape::Cross => symbols(branches, largest_px).into_iter().filter(|symbol| symbol.shape == shape).collect(),
+    }
+}
+
+/// The circled crosses among `branches`, none wider than `widest_px`: webs of branches joined
+/// end to end and to nothing else (any free branch a spur under a third of the web's width), at
+/// least [`CIRCLED_BRANCHES`] of them joined at both ends, nearly round, with the ends of at least
+/// four meeting at the web's centre (the cross's bars).
+fn circled_crosses(branches: &[Branch], widest_px: f64) -> Vec<Symbol> {
+    let cell = 8.0;
+    let key = |p: (f64, f64)| ((p.0 / cell).floor() as i64, (p.1 / cell).floor() as i64);
+    let reach = |index: usize| JUNCTION_PX + JUNCTION_WIDTHS * branches[index].piece.width();
+    let ends_of = |branch: &Branch| {
+        let points = &branch.piece.points;
+        [(points[0], branch.free.0), (points[points.len() - 1], branch.free.1)].into_iter().filter(|(_, free)| !free).map(|(end, _)| end)
+    };
+    // Every joined end (its branch, its point), and by cell the ends there.
+    let ends: Vec<(usize, (f64, f64))> = branches.iter().enumerate().flat_map(|(index, branch)| ends_of(branch).map(move |end| (index, end))).collect();
+    let mut joined_ends: HashMap<(i64, i64), Vec<usize>> = HashMap::new();
+    for (k, (_, end)) in ends.iter().enumerate() {
+        joined_ends.entry(key(*end)).or_default().push(k);
+    }
+    // Branches whose joined ends meet are one web (union–find).
+    let mut parent: Vec<usize> = (0..branches.len()).collect();
+    fn root(parent: &mut [usize], mut i: usize) -> usize {
+        while parent[i] != i {
+            parent[i] = parent[parent[i]];
+            i = parent[i];
+        }
+        i
+    }
+    for (index, branch) in branches.iter().enumerate() {
+        for end in ends_of(branch) {
+            let (cx, cy) = key(end);
+            for &k in (-1..=1).flat_map(|dx| (-1..=1).map(move |dy| (cx + dx, cy + dy))).flat_map(|c| joined_ends.get(&c).into_iter().flatten()) {
+                let other = ends[k];
+                if super::chains::distance(other.1, end) <= reach(index).max(reach(other.0)) {
+                    let (a, b) = (root(&mut parent, index), root(&mut parent, other.0));
+                    parent[a] = b;
+                }
+            }
+        }
+    }
+    let mut webs: HashMap<usize, Vec<usize>> = HashMap::new();
+    for index in 0..branches.len() {
+        webs.entry(root(&mut parent, index)).or_default().push(index);
+    }
+    let mut found: Vec<Symbol> = webs.into_values().filter_map(|web| circled_cross(branches, web, widest_px)).collect();
+    found.sort_by(|a, b| a.at.1.total_cmp(&b.at.1).then(a.at.0.total_cmp(&b.at.0)));
+    found
+}
+
+/// The circled cross a web of branches (`web`, indices into `branches`) draws, if it draws one
+/// no wider than `widest_px` ([`circled_crosses`]).
+fn circled_cross(branches: &[Branch], web: Vec<usize>, widest_px: f64) -> Option<Symbol> {
+    let (closed, spurs): (Vec<usize>, Vec<usize>) = web.iter().partition(|&&index| branches[index].free == (false, false));
+    if closed.len() < CIRCLED_BRANCHES {
+        return None;
+    }
+    let points = || closed.iter().flat_map(|&index| branches[index].piece.points.iter().copied());
+    let (x0, y0, x1, y1) =
+        points().fold((f64::INFINITY, f64::INFINITY, f64::NEG_INFINITY, f64::NEG_INFINITY), |b, p| (b.0.min(p.0), b.1.min(p.1), b.2.max(p.0), b.3.max(p.1)));
+    let (wide, tall) = (x1 - x0, y1 - y0);
+    let across = wide.max(tall);
+    if across > widest_px || wide.min(tall) < ROUND * across || spurs.iter().any(|&index| branches[index].piece.length() > across / 3.0) {
+        return None;
+    }
+    let centre = ((x0 + x1) / 2.0, (y0 + y1) / 2.0);
+    let near_centre = JUNCTION_PX + JUNCTION_WIDTHS * branches[closed[0]].piece.width() + 0.15 * across;
+    let ends = closed.iter().flat_map(|&index| {
+        let points = &branches[index].piece.points;
+        [points[0], points[points.len() - 1]]
+    });
+    if ends.filter(|&end| super::chains::distance(end, centre) <= near_centre).count() < 4 {
+        return None;
+    }
+    let mut widths: Vec<f64> = closed.iter().flat_map(|&index| branches[index].piece.widths.iter().copied()).collect();
+    widths.sort_by(f64::total_cmp);
+    let diameter = (wide + tall) / 2.0;
+    Some(Symbol {
+        shape: Shape::CircledCross,
+        at: centre,
+        strike_px: diameter,
+        tick_px: diameter / 2.0,
+        width_px: widths[widths.len() / 2],
+        tick: (0.0, 0.0),
+        arms: web,
+    })
 }
 
 /// The symbols of an attitude's shape among `branches`: junctions with three or four arms no
@@ -355,10 +452,18 @@ fn square_to_strike(a: (f64, f64), b: (f64, f64), tick: (f64, f64)) -> (f64, f64
 /// `branches` (that colour's skeleton, its pixels offset by `origin` in the scan), and the branches
 /// they are drawn with.
 pub fn attitudes(branches: &[Branch], all: &[PointPrompt], group: &[usize], origin: (f64, f64)) -> (Vec<FoundPoint>, Vec<usize>) {
-    let longest = group.iter().map(|&p| 0.8 * all[p].strike_px).fold(0.0, f64::max);
+    let largest = |circled: bool| {
+        let of = group.iter().filter(|&&p| (all[p].shape == Shape::CircledCross) == circled);
+        // A tick symbol's arms are shorter than its strike line; a circle is as wide as its bar.
+        of.map(|&p| if circled { 1.4 * all[p].strike_px } else { 0.8 * all[p].strike_px }).fold(0.0, f64::max)
+    };
+    let mut seen = symbols(branches, largest(false));
+    if largest(true) > 0.0 {
+        seen.extend(circled_crosses(branches, largest(true)));
+    }
     let mut found = Vec::new();
     let mut used = Vec::new();
-    for symbol in symbols(branches, longest) {
+    for symbol in seen {
         let best = group.iter().map(|&p| (p, all[p].fit(&symbol))).max_by(|a, b| a.1.total_cmp(&b.1));
         let Some((prompt, fit)) = best.filter(|(_, fit)| *fit >= 0.2) else { continue };
         let confidence = if all[prompt].entry.is_none() { super::LOOK_CONFIDENCE * fit } else { fit };
@@ -580,20 +685,48 @@ mod tests {
         assert_eq!((found[0].prompt, found[0].dip_direction), (1, None));
     }
 
-    #[test]
-    fn a_horizontal_bed_entry_is_named_as_not_looked_for() {
-        let box_at = |y: f64| PixelBox { x0: 0.0, y0: y, x1: 10.0, y1: y + 10.0 };
-        let entry = |symbol: &str, text: &str| SymbolEntry {
-            kind: SymbolKind::Point,
-            symbol: symbol.to_owned(),
-            text: text.to_owned(),
-            text_box: box_at(0.0),
-            sample: box_at(0.0),
-            line: None,
-            number: None,
+    /// A circle of `radius` at `(x, y)` as 32 segments, and a cross in it when `crossed`.
+    fn circle(x: f64, y: f64, radius: f64, crossed: bool) -> Vec<(f64, f64, f64, f64)> {
+        let at = |k: usize| {
+            let a = k as f64 * std::f64::consts::TAU / 32.0;
+            (x + radius * a.cos(), y + radius * a.sin())
         };
-        let entries = [entry("inclined bedding", "Inclined"), entry("horizontal bedding", "Horizontal"), entry("sinkhole", "Sinkhole")];
-        assert_eq!(not_looked_for(&entries), ["Horizontal"]);
-        assert_eq!(ta1_point_type("horizontal bedding"), None, "so it is not among the prompts either");
+        let mut segments: Vec<(f64, f64, f64, f64)> = (0..32).map(|k| (at(k).0, at(k).1, at(k + 1).0, at(k + 1).1)).collect();
+        if crossed {
+            segments.extend([(x - radius, y, x + radius, y), (x, y - radius, x, y + radius)]);
+        }
+        segments
+    }
+
+    #[test]
+    fn horizontal_beds_are_a_circled_cross_and_a_ring_a_letter_or_a_cross_on_a_line_is_not() {
+        let mut segments = Vec::new();
+        for x in [30.0, 90.0, 150.0] {
+            segments.extend(circle(x, 30.0, 10.0, true));
+        }
+        segments.extend(circle(210.0, 30.0, 10.0, false)); // a ring (an O)
+        segments.extend(circle(270.0, 30.0, 20.0, true)); // twice as large
+        segments.extend(circle(330.0, 30.0, 10.0, true)); // on a line
+        segments.push((300.0, 40.0, 380.0, 40.0));
+        let mask = drawn(400, 70, &segments, 3.0);
+        let branches = skeleton::branches(&mask, 400, 70);
+        let circled = PointPrompt { ta1_type: "horizontal bedding", strike_px: 20.0, tick_px: 10.0, ..prompt(Shape::CircledCross) };
+        let (found, used) = attitudes(&branches, &[prompt(Shape::Tick), circled], &[0, 1], (100.0, 0.0));
+        let mut at: Vec<(f64, f64)> = found.iter().map(|p| p.at).collect();
+        at.sort_by(|a, b| a.0.total_cmp(&b.0));
+        assert_eq!(at.len(), 3, "{found:?}");
+        for (point, x) in at.iter().zip([130.0, 190.0, 250.0]) {
+            assert!((point.0 - x).abs() < 2.0 && (point.1 - 30.0).abs() < 2.0, "{found:?}");
+        }
+        assert!(found.iter().all(|p| p.prompt == 1 && p.dip_direction.is_none() && p.confidence > 0.5), "{found:?}");
+        assert!(used.len() >= 18, "each circled cross's branches go with it: {used:?}");
+
+        // Measured on its own sample, as the explanation draws it.
+        let sample = drawn(40, 40, &circle(20.0, 20.0, 10.0, true), 3.0);
+        let sample_branches = skeleton::branches(&sample, 40, 40);
+        let seen = of_shape(&sample_branches, Shape::CircledCross, 40.0);
+        assert_eq!(seen.len(), 1, "{seen:?}");
+        assert!((seen[0].strike_px - 20.0).abs() <= 2.0, "{seen:?}");
+        assert_eq!(ta1_point_type("horizontal bedding"), Some(("horizontal bedding", Shape::CircledCross)));
     }
 }
