@@ -197,13 +197,23 @@ async def test_without_an_explanation_the_structure_is_found_by_its_look_at_lowe
 
     # The attitudes by their shape, their dips read beside them, their directions from the sheet's up.
     points = layer(units["geopackage_path"], "point_feature")
-    got = [(*f["geometry"]["coordinates"], f["properties"]["dip_direction"], f["properties"]["dip"]) for f in points]
+    point_types = {row["properties"]["id"]: row["properties"]["name"] for row in layer(units["geopackage_path"], "point_type")}
+    of_type = lambda kind: [f for f in points if point_types[f["properties"]["type"]] == kind]  # noqa: E731
+    got = [(*f["geometry"]["coordinates"], f["properties"]["dip_direction"], f["properties"]["dip"]) for f in of_type("inclined bedding")]
     score = unit_maps.point_scores(unit_maps.attitude_truth(), got, unit_maps.STRIKE_PX / 2)
     print("attitudes by look:", score, units["points"])
     assert score["f1"] >= 0.85 and score["dip_direction_within_10"] >= 0.9 and score["dip_exact"] >= 0.9, score
-    (attitude,) = units["points"]
+    attitude, horizontal = units["points"]
     assert (attitude["type"], attitude["prompted_by"], attitude["dip_direction_from"]) == ("inclined bedding", "look", "sheet up"), attitude
     assert abs(attitude["strike_px"] - unit_maps.STRIKE_PX) <= 6, "the symbol's size is measured on the map"
+    # Horizontal beds by their circled cross (a cross alone, a vertical bed's, is not looked for).
+    drawn_flat = [(x, y) for x, y, kind, _ in unit_maps.bed_truth() if kind == "horizontal bedding"]
+    flat = of_type("horizontal bedding")
+    assert len(flat) == 4 and all(any(math.dist(at, f["geometry"]["coordinates"]) <= unit_maps.STRIKE_PX / 2 for f in flat) for at in drawn_flat), flat
+    assert all(f["properties"]["dip"] == 0 and f["properties"]["confidence"] <= 0.7 for f in flat), flat
+    assert (horizontal["type"], horizontal["prompted_by"], horizontal["count"]) == ("horizontal bedding", "look", 4), horizontal
+    assert not of_type("vertical bedding"), "vertical beds are not looked for without an explanation"
+    assert [w for w in units["warnings"] if w.startswith("No explanation of point symbols") and f"{attitude['count']} inclined bedding, 4 horizontal bedding" in w], units["warnings"]
     # The line of section needs no explanation: its letters and its cross section's caption name it.
     (section,) = units["sections"]
     assert section["name"] == "A–A′" and math.dist(section["from"], unit_maps.section_truth()[0]) <= 6, section

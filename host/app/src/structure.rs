@@ -383,9 +383,10 @@ pub(crate) fn point_summaries(prompts: &[PointPrompt], structure: &Structure, ge
         .collect()
 }
 
-/// What the result warns of for attitude symbols: one whose sample shows no symbol of its shape
-/// (`unmeasured`, its words), one found nowhere, and found attitudes without a dip read (but for
-/// vertical and horizontal beds, whose symbol says their dip).
+/// What the result warns of for attitude symbols: attitudes found by their shape alone (no
+/// explanation read), one whose sample shows no symbol of its shape (`unmeasured`, its words), one
+/// found nowhere, and found attitudes without a dip read (but for vertical and horizontal beds,
+/// whose symbol says their dip).
 pub(crate) fn point_warnings(unmeasured: &[String], summaries: &[PointSummary], words_read: bool) -> Vec<String> {
     let mut warnings: Vec<String> = unmeasured
         .iter()
@@ -393,13 +394,14 @@ pub(crate) fn point_warnings(unmeasured: &[String], summaries: &[PointSummary], 
             format!("The explanation's point symbol “{words}” shows no symbol of its shape (a strike line and tick, a circled cross) on its sample, so it was not looked for.")
         })
         .collect();
+    let looked: Vec<String> = summaries.iter().filter(|s| s.prompted_by == "look").map(|s| format!("{} {}", s.count, s.point_type)).collect();
+    if !looked.is_empty() {
+        warnings.push(format!(
+            "No explanation of point symbols was read on this sheet: attitudes were found by their shape alone (a dark strike line with one tick, a dark cross in a circle), their sizes measured on the map, at lower confidence: {}.",
+            looked.join(", ")
+        ));
+    }
     for summary in summaries {
-        if summary.prompted_by == "look" {
-            warnings.push(format!(
-                "No explanation of point symbols was read on this sheet: {} strike-and-dip symbols were found by their shape alone (a dark strike line with one tick, its lengths measured on the map), at lower confidence.",
-                summary.count
-            ));
-        }
         if summary.count == 0 && summary.prompted_by == "explanation" {
             warnings.push(format!("The explanation's point symbol “{}” was found nowhere on the main map.", summary.words));
         } else if summary.dips_read < summary.count && !matches!(summary.point_type.as_str(), "vertical bedding" | "horizontal bedding") {

@@ -29,8 +29,11 @@ const BALANCE: f64 = 0.5;
 /// Without an explanation, an attitude's arms are at most this many of the map's common strokes long.
 const LOOK_ARM_WIDTHS: f64 = 12.0;
 /// Without an explanation, attitudes are looked for when at least this many symbols of their
-/// shape are on the map (their lengths are measured on them).
+/// shape are on the map (their lengths are measured on them); a circled cross, a shape little
+/// else on a map takes, when at least [`LOOK_LEAST_CIRCLED`] are.
 const LOOK_LEAST: usize = 5;
+/// See [`LOOK_LEAST`].
+const LOOK_LEAST_CIRCLED: usize = 3;
 /// A circled cross's web has at least this many branches joined at both ends (its four spokes
 /// and four arcs, give or take what thinning merges).
 const CIRCLED_BRANCHES: usize = 6;
@@ -111,29 +114,35 @@ impl PointPrompt {
             .collect()
     }
 
-    /// The attitude looked for when the explanation has none: a dark strike line with a dip tick,
-    /// its lengths measured on the map ([`PointPrompt::measure_on_map`]).
+    /// The attitudes looked for when the explanation has none, their lengths measured on the map
+    /// ([`PointPrompt::measure_on_map`]): a dark strike line with a dip tick (inclined beds) and a
+    /// dark cross in a circle (horizontal beds). A cross alone is not looked for: a graticule's
+    /// crosses are drawn so.
     pub fn by_look() -> Vec<PointPrompt> {
-        vec![PointPrompt {
+        let looked = |symbol: &str, words: &str, ta1_type: &'static str, shape: Shape| PointPrompt {
             entry: None,
-            symbol: "strike and dip of beds".to_owned(),
-            words: "Dark strike line with a dip tick (found by its shape: no explanation of point symbols read)".to_owned(),
-            ta1_type: "inclined bedding",
-            shape: Shape::Tick,
+            symbol: symbol.to_owned(),
+            words: format!("{words} (found by its shape: no explanation of point symbols read)"),
+            ta1_type,
+            shape,
             colour: super::LOOK_INK,
             width_px: 1.0,
             strike_px: 0.0,
             tick_px: 0.0,
-        }]
+        };
+        vec![
+            looked("strike and dip of beds", "Dark strike line with a dip tick", "inclined bedding", Shape::Tick),
+            looked("horizontal bedding", "Dark cross in a circle", "horizontal bedding", Shape::CircledCross),
+        ]
     }
 
     /// Measures a prompt looked for by its shape on the map's skeleton (`branches`, its strokes
     /// commonly `common_width` wide): the median lengths and width of the symbols of its shape
-    /// whose arms are at most twelve strokes long. Fewer than five such
-    /// symbols leave it unmeasured (its strike 0), and it is not looked for.
+    /// whose arms (a circled cross: its width) are at most twelve strokes long. Fewer than five
+    /// such symbols (three circled crosses) leave it unmeasured (its strike 0), and it is not looked for.
     pub fn measure_on_map(&mut self, branches: &[Branch], common_width: f64) {
         let seen = of_shape(branches, self.shape, LOOK_ARM_WIDTHS * common_width);
-        if seen.len() < LOOK_LEAST {
+        if seen.len() < if self.shape == Shape::CircledCross { LOOK_LEAST_CIRCLED } else { LOOK_LEAST } {
             return;
         }
         let median = |of: fn(&Symbol) -> f64| {
@@ -720,6 +729,14 @@ mod tests {
         }
         assert!(found.iter().all(|p| p.prompt == 1 && p.dip_direction.is_none() && p.confidence > 0.5), "{found:?}");
         assert!(used.len() >= 18, "each circled cross's branches go with it: {used:?}");
+
+        // Without an explanation, three alike are enough to measure them on the map.
+        let mut looked = PointPrompt::by_look().remove(1);
+        looked.measure_on_map(&branches, 3.0);
+        assert!((looked.strike_px - 20.0).abs() <= 2.0, "{looked:?}");
+        let (found, _) = attitudes(&branches, &[looked], &[0], (0.0, 0.0));
+        assert_eq!(found.len(), 3, "{found:?}");
+        assert!(found.iter().all(|p| p.confidence <= super::super::LOOK_CONFIDENCE), "{found:?}");
 
         // Measured on its own sample, as the explanation draws it.
         let sample = drawn(40, 40, &circle(20.0, 20.0, 10.0, true), 3.0);
