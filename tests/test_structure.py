@@ -1,12 +1,13 @@
 """The map's structure end to end: a drawn geologic map (units under contours, contacts, printed codes
-and a slight skew, JPEG) with faults solid where certain and dashed where approximate, a thrust with
-teeth, an anticline and a syncline with their arrows, 40 strike-and-dip symbols in every direction
-with their dips printed, four vertical and four horizontal beds, a line of section A–A′ with its cross section, and an explanation of its
-line and point symbols beside the legend (cut off in the second test: found by their look). The
-layout is read with the real OCR models; geomap_extract_units writes the lines and the attitudes into
-the same TA1 GeoPackage as the polygons; each line type is scored the TA1 way (buffer F1 against the
-lines as drawn), the thrust's polarity checked against the side its teeth are on, and the attitudes
-by F1 within a symbol's radius, then their dip directions and dips."""
+and a slight skew, JPEG) with faults solid where certain, dashed where approximate and dotted where
+concealed, a thrust with teeth, an anticline and a syncline with their arrows, 40 strike-and-dip
+symbols in every direction with their dips printed, four vertical and four horizontal beds, a line of
+section A–A′ with its cross section, and an explanation of its line and point symbols beside the
+legend (cut off in the second test: found by their look). The layout is read with the real OCR
+models; geomap_extract_units writes the lines and the attitudes into the same TA1 GeoPackage as the
+polygons; each line type is scored the TA1 way (buffer F1 against the lines as drawn), the thrust's
+polarity checked against the side its teeth are on, and the attitudes by F1 within a symbol's radius,
+then their dip directions and dips."""
 
 import json
 import math
@@ -75,13 +76,16 @@ async def test_faults_a_thrust_and_folds_become_ta1_line_features_scored_against
     assert min(scores["anticline"], scores["syncline"]) >= 0.7, scores
     assert all(type_of(f) != "contact" for f in features), "contacts are the polygons' edges"
 
-    # Certainty per part: the first fault is solid, then dashed; the dashed second fault is dashed.
+    # Certainty per part: the first fault is solid, then dashed; the second dashed, then dotted
+    # (concealed), its dots joined in their row.
     fault_patterns = {types[f["properties"]["type"]]["dash_pattern"] for f in features if type_of(f) == "fault"}
-    assert fault_patterns == {"solid", "dashed"}, fault_patterns
-    dashed = polylines([f for f in features if types[f["properties"]["type"]]["dash_pattern"] == "dashed"])
+    assert fault_patterns == {"solid", "dashed", "dotted"}, fault_patterns
     truth = unit_maps.structure_truth()
-    want_dashed = [points for t, pattern, points in truth if t == "fault" and pattern == "dashed"]
-    assert unit_maps.buffer_f1(want_dashed, dashed, BUFFER_PX) >= 0.8, dashed
+    for pattern in ("dashed", "dotted"):
+        got = polylines([f for f in features if types[f["properties"]["type"]]["dash_pattern"] == pattern])
+        want = [points for t, drawn_as, points in truth if t == "fault" and drawn_as == pattern]
+        print(pattern, "parts' buffer F1:", unit_maps.buffer_f1(want, got, BUFFER_PX))
+        assert unit_maps.buffer_f1(want, got, BUFFER_PX) >= 0.8, (pattern, got)
 
     # The thrust's teeth are on the right of its line as drawn: polarity says which side of the
     # line as written.

@@ -56,12 +56,14 @@ ATTITUDE_WORDS, ATTITUDE_SAMPLE_DIP = "Strike and dip of beds", "35"
 # circle of this radius at scale 1), each drawn four times on the main map.
 BED_SYMBOLS = [("vertical bedding", "Vertical bedding", 90), ("horizontal bedding", "Horizontal bedding", 0)]
 CIRCLE_RADIUS_PX = 10
+# A line's dotted (concealed) part: a dot and the gap after it, in pixels at scale 1.
+DOTS = (2, 9)
 # The structure drawn on the main map, in its frame's pixels: (type, [(pattern, points)]), each part
 # beginning where the one before ended; the thrust's teeth and the folds' arrows are on the right
 # of the line as its points run.
 STRUCTURE = [
     ("fault", [("solid", [(80, 120), (180, 230), (260, 330)]), ("dashed", [(260, 330), (320, 450), (380, 560)])]),
-    ("fault", [("dashed", [(600, 720), (760, 690), (930, 610)])]),
+    ("fault", [("dashed", [(600, 720), (760, 690), (845, 650)]), ("dotted", [(845, 650), (930, 610)])]),
     ("thrust fault", [("solid", [(520, 110), (700, 250), (960, 290)])]),
     ("anticline", [("solid", [(110, 640), (230, 720), (340, 840)])]),
     ("syncline", [("solid", [(640, 430), (800, 455), (960, 500)])]),
@@ -193,7 +195,7 @@ def draw(path: Path, *, scale: float = 1.0, quality: int = 88, structure: bool =
             colour, width, dash, marks = symbols[kind]
             for pattern, points in parts:
                 placed = [(box[0] + x * scale, box[1] + y * scale) for x, y in points]
-                draw_line(draw_image, placed, colour, width * scale, dash if pattern == "dashed" else None, scale)
+                draw_line(draw_image, placed, colour, width * scale, {"solid": None, "dashed": dash, "dotted": DOTS}[pattern], scale)
             whole = [(box[0] + x * scale, box[1] + y * scale) for _, points in parts for x, y in points]
             draw_marks(draw_image, whole, colour, width * scale, marks, scale)
     font = ImageFont.truetype(str(FONT), max(10, int(24 * scale)))

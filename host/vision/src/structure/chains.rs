@@ -1,8 +1,9 @@
 //! Pieces of centreline joined into lines: an end is joined to the end that continues it best
 //! (nearest, and straight on), across a junction or a gap no longer than the symbol's dash gap
-//! allows, so a dashed line or one broken by printed words becomes one line; then each line is
-//! split into parts of one pattern (long pieces: solid; runs of short ones: dashed or dotted) and
-//! simplified.
+//! allows, so a dashed line or one broken by printed words becomes one line (dots in an evenly
+//! spaced row standing clear are first given the row's direction, so a dotted part joins as
+//! dashes do); then each line is split into parts of one pattern (long pieces: solid; runs of
+//! short ones: dashed or dotted) and simplified.
 //!
 //! Invariants: pure arithmetic; a piece belongs to at most one line; a line never joins itself.
 
@@ -158,6 +159,110 @@ pub fn join(pieces: Vec<Piece>, joining: Joining) -> Vec<Chain> {
     chains
 }
 
+/// A row has at least this many dots.
+const ROW_DOTS: usize = 4;
+/// The next dot of a row stands within this share of the row's spacing of where the spacing
+/// and direction so far put it (dots are printed evenly, in a line that bends gently).
+const ROW_SLACK: f64 = 0.25;
+/// No dot outside a row stands nearer one of its dots than this share of its spacing.
+const ROW_CLEAR: f64 = 0.9;
+/// A row's thinnest dot is at least this share of its widest.
+const ROW_ALIKE: f64 = 0.6;
+/// A row is tried from a dot towards each of this many dots nearest it.
+const ROW_SEEDS: usize = 3;
+
+/// Dots printed in a row (a concealed line's dotted part): among `dots` (pieces with both ends
+/// free, each no longer than its stroke is wide), runs of at least [`ROW_DOTS`] evenly spaced
+/// ([`ROW_SLACK`]) no further apart than `max_gap`, alike and standing clear ([`ROW_CLEAR`]).
+/// Each dot of a row comes back as a piece a pixel long across its centre along the row, so
+/// rows join lines as dashes do; with the indices of the dots used.
+pub fn dot_rows(dots: &[Piece], max_gap: f64) -> (Vec<Piece>, Vec<usize>) {
+    let centre = |piece: &Piece| {
+        let n = piece.points.len() as f64;
+        piece.points.iter().fold((0.0, 0.0), |sum, p| (sum.0 + p.0 / n, sum.1 + p.1 / n))
+    };
+    let centres: Vec<(f64, f64)> = dots.iter().map(centre).collect();
+    let cell = max_gap.max(1.0);
+    let key = |at: (f64, f64)| ((at.0 / cell).floor() as i64, (at.1 / cell).floor() as i64);
+    let mut grid: std::collections::HashMap<(i64, i64), Vec<usize>> = std::collections::HashMap::new();
+    for (index, &at) in centres.iter().enumerate() {
+        grid.entry(key(at)).or_default().push(index);
+    }
+    let near = |at: (f64, f64)| {
+        let (cx, cy) = key(at);
+        (-1..=1).flat_map(move |dx| (-1..=1).map(move |dy| (cx + dx, cy + dy)))
+    };
+    let mut used = vec![false; dots.len()];
+    // The dot after the row's last two, `spacing` apart along their direction (or twice that: a
+    // dot may be lost under a crossing line), if one is there.
+    let next = |row: &[usize], spacing: f64, used: &[bool]| {
+        let (from, at) = (centres[row[row.len() - 2]], centres[row[row.len() - 1]]);
+        let length = distance(from, at).max(1e-9);
+        let along = ((at.0 - from.0) / length, (at.1 - from.1) / length);
+        [1.0, 2.0].into_iter().find_map(|steps: f64| {
+            let expected = (at.0 + steps * spacing * along.0, at.1 + steps * spacing * along.1);
+            near(expected)
+                .flat_map(|c| grid.get(&c).into_iter().flatten().copied())
+                .filter(|&k| !used[k] && !row.contains(&k) && distance(centres[k], expected) <= ROW_SLACK * spacing)
+                .min_by(|&a, &b| distance(centres[a], expected).total_cmp(&distance(centres[b], expected)))
+        })
+    };
+    // A row stands clear: no other dot nearer any of its dots than [`ROW_CLEAR`] of its
+    // spacing (specks of a broken stroke lie in clusters), and its dots are alike in width.
+    let apart = |row: &[usize], spacing: f64| {
+        let clear = row.iter().all(|&dot| {
+            near(centres[dot])
+                .flat_map(|c| grid.get(&c).into_iter().flatten().copied())
+                .all(|k| row.contains(&k) || distance(centres[k], centres[dot]) > ROW_CLEAR * spacing)
+        });
+        let widths: Vec<f64> = row.iter().map(|&dot| dots[dot].width()).collect();
+        let (thinnest, widest) = widths.iter().fold((f64::INFINITY, 0.0_f64), |(lo, hi), &w| (lo.min(w), hi.max(w)));
+        clear && thinnest >= ROW_ALIKE * widest
+    };
+    let mut pieces = Vec::new();
+    for start in 0..dots.len() {
+        if used[start] {
+            continue;
+        }
+        // Each of the [`ROW_SEEDS`] dots nearest it as the row's second; the longest row standing clear wins.
+        let mut seconds: Vec<usize> = near(centres[start])
+            .flat_map(|c| grid.get(&c).into_iter().flatten().copied())
+            .filter(|&k| k != start && !used[k] && (2.0..=max_gap).contains(&distance(centres[start], centres[k])))
+            .collect();
+        seconds.sort_by(|&a, &b| distance(centres[start], centres[a]).total_cmp(&distance(centres[start], centres[b])));
+        seconds.truncate(ROW_SEEDS);
+        let mut best: Vec<usize> = Vec::new();
+        for second in seconds {
+            let spacing = distance(centres[start], centres[second]);
+            let mut row = vec![start, second];
+            while let Some(k) = next(&row, spacing, &used) {
+                row.push(k);
+            }
+            row.reverse();
+            while let Some(k) = next(&row, spacing, &used) {
+                row.push(k);
+            }
+            if row.len() > best.len() && apart(&row, spacing) {
+                best = row;
+            }
+        }
+        if best.len() < ROW_DOTS {
+            continue;
+        }
+        for (k, &dot) in best.iter().enumerate() {
+            used[dot] = true;
+            let (before, after) = (centres[best[k.saturating_sub(1)]], centres[best[(k + 1).min(best.len() - 1)]]);
+            let length = distance(before, after).max(1e-9);
+            let (ux, uy) = ((after.0 - before.0) / length / 2.0, (after.1 - before.1) / length / 2.0);
+            let (x, y) = centres[dot];
+            let width = dots[dot].width();
+            pieces.push(Piece { points: vec![(x - ux, y - uy), (x + ux, y + uy)], widths: vec![width, width] });
+        }
+    }
+    let taken = (0..dots.len()).filter(|&k| used[k]).collect();
+    (pieces, taken)
+}
+
 impl Chain {
     /// Its length along its pieces and the gaps between them, in pixels.
     pub fn length(&self) -> f64 {
@@ -184,8 +289,9 @@ impl Chain {
 
     /// Its parts of one pattern: consecutive pieces no longer than `dash_px` (a dash of the
     /// symbol, with room) and separated by gaps of paper (wider than one and a half strokes, so a
-    /// junction is not a gap) are broken; the rest solid. Each part's points, simplified within
-    /// `tolerance` pixels.
+    /// junction is not a gap) are broken, dotted where they are no longer than `dot_px` (at least
+    /// [`ROW_DOTS`] in a run: fewer are a dash the scan broke), else dashed; the rest solid. Each
+    /// part's points, simplified within `tolerance` pixels.
     pub fn parts(&self, dash_px: f64, dot_px: f64, tolerance: f64) -> Vec<(Pattern, Vec<(f64, f64)>)> {
         let gaps = self.gaps();
         let paper = 1.5 * self.width() + 1.0;
@@ -195,34 +301,35 @@ impl Chain {
             let after = i + 1 < self.pieces.len() && gaps[i] > paper;
             short(i) && (before || after)
         };
-        let mut parts: Vec<(Pattern, Vec<(f64, f64)>)> = Vec::new();
-        let mut lengths: Vec<Vec<f64>> = Vec::new();
-        for i in 0..self.pieces.len() {
-            let pattern = if broken(i) { Pattern::Dashed } else { Pattern::Solid };
-            let piece = &self.pieces[i];
-            match parts.last_mut() {
-                Some((last, points)) if *last == pattern => {
-                    points.extend(piece.points.iter().copied());
-                    lengths.last_mut().expect("parts and lengths go together").push(piece.length());
+        let mut patterns: Vec<Pattern> = (0..self.pieces.len())
+            .map(|i| match broken(i) {
+                false => Pattern::Solid,
+                true if self.pieces[i].length() <= dot_px => Pattern::Dotted,
+                true => Pattern::Dashed,
+            })
+            .collect();
+        let mut run_start = 0;
+        for i in 0..=patterns.len() {
+            if i == patterns.len() || patterns[i] != Pattern::Dotted {
+                if i - run_start < ROW_DOTS {
+                    patterns[run_start..i].iter_mut().for_each(|p| *p = Pattern::Dashed);
                 }
+                run_start = i + 1;
+            }
+        }
+        let mut parts: Vec<(Pattern, Vec<(f64, f64)>)> = Vec::new();
+        for (piece, pattern) in self.pieces.iter().zip(patterns) {
+            match parts.last_mut() {
+                Some((last, points)) if *last == pattern => points.extend(piece.points.iter().copied()),
                 _ => {
                     // A part starts where the previous one ended, so the line stays unbroken.
                     let mut points: Vec<(f64, f64)> = parts.last().and_then(|(_, p)| p.last().copied()).into_iter().collect();
                     points.extend(piece.points.iter().copied());
                     parts.push((pattern, points));
-                    lengths.push(vec![piece.length()]);
                 }
             }
         }
-        parts
-            .into_iter()
-            .zip(lengths)
-            .map(|((pattern, points), dashes)| {
-                let mean = dashes.iter().sum::<f64>() / dashes.len().max(1) as f64;
-                let pattern = if pattern == Pattern::Dashed && mean <= dot_px { Pattern::Dotted } else { pattern };
-                (pattern, simplify(&points, tolerance))
-            })
-            .collect()
+        parts.into_iter().map(|(pattern, points)| (pattern, simplify(&points, tolerance))).collect()
     }
 }
 
@@ -296,6 +403,37 @@ mod tests {
         assert_eq!(chains.len(), 1);
         let patterns: Vec<Pattern> = chains[0].parts(40.0, 6.0, 0.5).iter().map(|p| p.0).collect();
         assert!(patterns == [Pattern::Solid, Pattern::Dashed] || patterns == [Pattern::Dashed, Pattern::Solid], "{patterns:?}");
+    }
+
+    #[test]
+    fn a_row_of_dots_continues_a_dashed_line_as_its_dotted_part_and_specks_in_a_cluster_do_not() {
+        let dot = |x: f64, y: f64| Piece { points: vec![(x, y)], widths: vec![4.0] };
+        // Dashes from 0 to 110, then dots every 11 px from 121 (the one at 176 lost under a
+        // crossing line), and a cluster of specks strewn below.
+        let mut pieces: Vec<Piece> = [0.0, 30.0, 60.0, 90.0].iter().map(|&x| piece(x, x + 20.0, 10.0)).collect();
+        let mut dots: Vec<Piece> = (0..10).map(|k| 121.0 + 11.0 * k as f64).filter(|&x| x != 176.0).map(|x| dot(x, 10.0)).collect();
+        let mut seed = 7_u32;
+        for _ in 0..24 {
+            let mut next = || {
+                seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+                f64::from((seed >> 16) % 1000) / 1000.0
+            };
+            let (x, y) = (14.0 * next(), 60.0 + 14.0 * next());
+            dots.push(dot(x, y));
+        }
+        let (rows, used) = dot_rows(&dots, 15.0);
+        assert_eq!(used, (0..9).collect::<Vec<usize>>(), "the row's dots, and no speck");
+        assert!(rows.iter().all(|p| (p.length() - 1.0).abs() < 1e-9 && (p.points[0].1 - 10.0).abs() < 1e-9), "{rows:?}");
+        pieces.extend(rows);
+        let chains = join(pieces, Joining { max_gap: 25.0, max_turn: 30.0, junction: 2.0 });
+        assert_eq!(chains.len(), 1, "{chains:?}");
+        let parts: Vec<(Pattern, Vec<(f64, f64)>)> = chains[0].parts(40.0, 10.0, 0.5);
+        let patterns: Vec<Pattern> = parts.iter().map(|p| p.0).collect();
+        assert!(patterns == [Pattern::Dashed, Pattern::Dotted] || patterns == [Pattern::Dotted, Pattern::Dashed], "{parts:?}");
+        // Three dots are no row; nor are evenly spaced specks with others beside them.
+        assert!(dot_rows(&dots[..3], 15.0).1.is_empty());
+        let crowded: Vec<Piece> = (0..6).flat_map(|k| [dot(11.0 * k as f64, 100.0), dot(11.0 * k as f64 + 2.0, 102.0)]).collect();
+        assert!(dot_rows(&crowded, 15.0).1.is_empty());
     }
 
     #[test]

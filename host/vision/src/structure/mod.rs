@@ -60,6 +60,9 @@ const LOOK_INK: (u8, u8, u8) = (20, 20, 20);
 /// Without an explanation, a dark line whose stroke is this many times the map's common dark
 /// stroke (its contacts') is a fault.
 const HEAVY: f64 = 1.8;
+/// A dot of a dotted line is at least this share of the colour's widest line stroke wide (a
+/// speck of a thin line's broken ink is not one).
+const DOT_WIDTH: f64 = 0.5;
 /// Branches shorter than this (pixels) do not count towards the map's common stroke width.
 const COMMON_MIN_PX: f64 = 20.0;
 /// A feature found by its look alone keeps this share of its fit as its confidence.
@@ -497,7 +500,20 @@ fn common_width(branches: &[Branch]) -> f64 {
 /// two marks each, from their middle to either end.
 fn traced(branches: Vec<Branch>, widest: f64, gap: f64) -> (Vec<Chain>, MarkIndex) {
     let spur_px = DECORATION_REACH * widest + 6.0;
-    let (pieces, spurs) = skeleton::split(branches, spur_px);
+    // Dots (branches free at both ends, no longer than wide, at least half the widest stroke
+    // wide) in evenly spaced rows are a line's dotted part; the rest are what they were.
+    let is_dot = |b: &Branch| b.free == (true, true) && b.piece.length() <= b.piece.width() && b.piece.width() >= DOT_WIDTH * widest;
+    let (dots, mut branches): (Vec<Branch>, Vec<Branch>) = branches.into_iter().partition(is_dot);
+    let dots: Vec<Piece> = dots.into_iter().map(|dot| dot.piece).collect();
+    let (rows, in_rows) = chains::dot_rows(&dots, gap);
+    let mut in_rows = in_rows.into_iter().peekable();
+    for (index, piece) in dots.into_iter().enumerate() {
+        if in_rows.next_if_eq(&index).is_none() {
+            branches.push(Branch { piece, free: (true, true) });
+        }
+    }
+    let (mut pieces, spurs) = skeleton::split(branches, spur_px);
+    pieces.extend(rows);
     let joined = chains::join(pieces, Joining { max_gap: gap, max_turn: MAX_TURN, junction: 2.0 * widest + 2.0 });
     let (short, lines): (Vec<Chain>, Vec<Chain>) = joined.into_iter().partition(|chain| chain.length() <= 2.0 * spur_px);
     let mut marks: Vec<Mark> = spurs.into_iter().map(|spur| Mark { spur, attached: true }).collect();
