@@ -172,8 +172,8 @@ const ROW_ALIKE: f64 = 0.6;
 const ROW_SEEDS: usize = 3;
 
 /// Dots printed in a row (a concealed line's dotted part): among `dots` (pieces with both ends
-/// free, each no longer than its stroke is wide), runs of at least [`ROW_DOTS`] evenly spaced
-/// ([`ROW_SLACK`]) no further apart than `max_gap`, alike and standing clear ([`ROW_CLEAR`]).
+/// free, each no longer than its stroke is wide), runs of at least four evenly spaced no further
+/// apart than `max_gap`, alike in width and standing clear of other dots.
 /// Each dot of a row comes back as a piece a pixel long across its centre along the row, so
 /// rows join lines as dashes do; with the indices of the dots used.
 pub fn dot_rows(dots: &[Piece], max_gap: f64) -> (Vec<Piece>, Vec<usize>) {
@@ -290,7 +290,7 @@ impl Chain {
     /// Its parts of one pattern: consecutive pieces no longer than `dash_px` (a dash of the
     /// symbol, with room) and separated by gaps of paper (wider than one and a half strokes, so a
     /// junction is not a gap) are broken, dotted where they are no longer than `dot_px` (at least
-    /// [`ROW_DOTS`] in a run: fewer are a dash the scan broke), else dashed; the rest solid. Each
+    /// four in a run: fewer are a dash the scan broke), else dashed; the rest solid. Each
     /// part's points, simplified within `tolerance` pixels.
     pub fn parts(&self, dash_px: f64, dot_px: f64, tolerance: f64) -> Vec<(Pattern, Vec<(f64, f64)>)> {
         let gaps = self.gaps();
