@@ -94,7 +94,7 @@ def placed_symbols() -> list[tuple[float, float, float, int]]:
     candidates = [(x + rng.uniform(-12, 12), y + rng.uniform(-12, 12)) for y in range(50, 880, 52) for x in range(50, 980, 52)]
     rng.shuffle(candidates)
     # (how many, clear of the lines by, of the codes by, of each other by)
-    for count, lines, letters, apart in [(40, 42, 60, 75), (48, 30, 45, 50)]:
+    for count, lines, letters, apart in [(40, 42, 60, 75), (48, 30, 45, 60)]:
         for x, y in candidates:
             if len(chosen) == count:
                 break
@@ -372,7 +372,7 @@ def point_scores(truth: list, found: list, radius: float) -> dict:
     def off(a, b):
         return abs((a - b + 180) % 360 - 180)
 
-    direction = sum(f[2] is not None and off(t[2], f[2]) <= 10 for t, f in matched) / max(1, len(matched))
+    direction = sum(t[2] is not None and f[2] is not None and off(t[2], f[2]) <= 10 for t, f in matched) / max(1, len(matched))
     dip = sum(f[3] is not None and round(f[3]) == t[3] for t, f in matched) / max(1, len(matched))
     return {"f1": round(f1, 3), "matched": len(matched), "found": len(found), "dip_direction_within_10": round(direction, 3), "dip_exact": round(dip, 3)}
 

@@ -390,16 +390,18 @@ pub(crate) fn point_summaries(prompts: &[PointPrompt], structure: &Structure, ge
 pub(crate) fn point_warnings(unmeasured: &[String], summaries: &[PointSummary], words_read: bool) -> Vec<String> {
     let mut warnings: Vec<String> = unmeasured
         .iter()
-        .map(|words| {
-            format!("The explanation's point symbol “{words}” shows no symbol of its shape (a strike line and tick, a circled cross) on its sample, so it was not looked for.")
-        })
+        .map(|words| format!("The explanation's point symbol “{words}” shows no symbol of the shape its words name on its sample, so it was not looked for."))
         .collect();
-    let looked: Vec<String> = summaries.iter().filter(|s| s.prompted_by == "look").map(|s| format!("{} {}", s.count, s.point_type)).collect();
-    if !looked.is_empty() {
+    let looked: Vec<&PointSummary> = summaries.iter().filter(|s| s.prompted_by == "look").collect();
+    let found: Vec<String> = looked.iter().filter(|s| s.count > 0).map(|s| format!("{} {}", s.count, s.point_type)).collect();
+    let shapes = "a dark strike line with one tick, a dark cross in a circle";
+    if !found.is_empty() {
         warnings.push(format!(
-            "No explanation of point symbols was read on this sheet: attitudes were found by their shape alone (a dark strike line with one tick, a dark cross in a circle), their sizes measured on the map, at lower confidence: {}.",
-            looked.join(", ")
+            "No explanation of point symbols was read on this sheet: attitudes were found by their shape alone ({shapes}), their sizes measured on the map, at lower confidence: {}.",
+            found.join(", ")
         ));
+    } else if !looked.is_empty() {
+        warnings.push(format!("No explanation of point symbols was read on this sheet, and no attitude was found by its shape alone ({shapes})."));
     }
     for summary in summaries {
         if summary.count == 0 && summary.prompted_by == "explanation" {
@@ -674,5 +676,18 @@ mod tests {
         let summaries = point_summaries(std::slice::from_ref(&prompt), &structure, false);
         assert_eq!((summaries[0].count, summaries[0].dips_read, summaries[0].dip_direction_from.as_str()), (3, 2, "sheet up"));
         assert_eq!(point_warnings(&[], &summaries, true), ["1 of 3 “strike and dip of beds” attitudes have no dip: no number was read beside them."]);
+
+        // Found by their shape alone: the warning names what was found, and only that.
+        let looked = |point_type: &str, count: u64| PointSummary {
+            point_type: point_type.to_owned(),
+            prompted_by: "look".to_owned(),
+            count,
+            dips_read: count,
+            ..summaries[0].clone()
+        };
+        let warnings = point_warnings(&[], &[looked("inclined bedding", 12), looked("horizontal bedding", 0)], true);
+        assert!(warnings.len() == 1 && warnings[0].ends_with("at lower confidence: 12 inclined bedding."), "{warnings:?}");
+        let warnings = point_warnings(&[], &[looked("inclined bedding", 0), looked("horizontal bedding", 0)], true);
+        assert!(warnings.len() == 1 && warnings[0].contains("no attitude was found by its shape alone"), "{warnings:?}");
     }
 }

@@ -516,8 +516,10 @@ impl App {
         warnings.extend(extraction_warnings(&units, unclassified_share, min_area));
         let line_summaries = line_summaries(prompts, &structure, &written.line_lengths_km);
         warnings.extend(line_warnings(prompts, &line_summaries));
-        let point_summaries = point_summaries(points, &structure, revision.is_some());
+        let mut point_summaries = point_summaries(points, &structure, revision.is_some());
         warnings.extend(point_warnings(&unmeasured, &point_summaries, words_read));
+        // A shape looked for without an explanation and found nowhere is said in the warnings alone.
+        point_summaries.retain(|summary| summary.prompted_by != "look" || summary.count > 0);
         let unlettered = layout.components.iter().filter(|c| c.class == "cross_section" && c.letters.is_none()).count();
         warnings.extend(section_warnings(&cross_sections, &sections, unlettered, words_read));
         let mut lengths = written.section_lengths_km.iter();

@@ -164,8 +164,9 @@ const ROW_DOTS: usize = 4;
 /// The next dot of a row stands within this share of the row's spacing of where the spacing
 /// and direction so far put it (dots are printed evenly, in a line that bends gently).
 const ROW_SLACK: f64 = 0.25;
-/// No dot outside a row stands nearer one of its dots than this share of its spacing.
-const ROW_CLEAR: f64 = 0.9;
+/// No dot outside a row stands nearer one of its dots than this share of its spacing (a
+/// stipple's neighbouring rows stand one spacing away).
+const ROW_CLEAR: f64 = 1.5;
 /// A row's thinnest dot is at least this share of its widest.
 const ROW_ALIKE: f64 = 0.6;
 /// A row is tried from a dot towards each of this many dots nearest it.
@@ -173,9 +174,10 @@ const ROW_SEEDS: usize = 3;
 
 /// Dots printed in a row (a concealed line's dotted part): among `dots` (pieces with both ends
 /// free, each no longer than its stroke is wide), runs of at least four evenly spaced no further
-/// apart than `max_gap`, alike in width and standing clear of other dots.
-/// Each dot of a row comes back as a piece a pixel long across its centre along the row, so
-/// rows join lines as dashes do; with the indices of the dots used.
+/// apart than `max_gap` (a single dot lost under a crossing line is allowed, never two in a
+/// row), alike in width and standing clear of other dots. Each dot of a row comes back as a
+/// piece a pixel long across its centre along the row, so rows join lines as dashes do, a lost
+/// dot put back where the row has it; with the indices of the dots used.
 pub fn dot_rows(dots: &[Piece], max_gap: f64) -> (Vec<Piece>, Vec<usize>) {
     let centre = |piece: &Piece| {
         let n = piece.points.len() as f64;
@@ -193,19 +195,34 @@ pub fn dot_rows(dots: &[Piece], max_gap: f64) -> (Vec<Piece>, Vec<usize>) {
         (-1..=1).flat_map(move |dx| (-1..=1).map(move |dy| (cx + dx, cy + dy)))
     };
     let mut used = vec![false; dots.len()];
-    // The dot after the row's last two, `spacing` apart along their direction (or twice that: a
-    // dot may be lost under a crossing line), if one is there.
-    let next = |row: &[usize], spacing: f64, used: &[bool]| {
+    // The dot after the row's last two, `spacing` apart along their direction (or twice that,
+    // when `may_skip`: a dot may be lost under a crossing line), if one is there, and whether
+    // one was skipped.
+    let next = |row: &[usize], spacing: f64, may_skip: bool, used: &[bool]| {
         let (from, at) = (centres[row[row.len() - 2]], centres[row[row.len() - 1]]);
         let length = distance(from, at).max(1e-9);
         let along = ((at.0 - from.0) / length, (at.1 - from.1) / length);
-        [1.0, 2.0].into_iter().find_map(|steps: f64| {
+        let steps: &[f64] = if may_skip { &[1.0, 2.0] } else { &[1.0] };
+        steps.iter().find_map(|&steps| {
             let expected = (at.0 + steps * spacing * along.0, at.1 + steps * spacing * along.1);
             near(expected)
                 .flat_map(|c| grid.get(&c).into_iter().flatten().copied())
                 .filter(|&k| !used[k] && !row.contains(&k) && distance(centres[k], expected) <= ROW_SLACK * spacing)
                 .min_by(|&a, &b| distance(centres[a], expected).total_cmp(&distance(centres[b], expected)))
+                .map(|k| (k, steps > 1.0))
         })
+    };
+    // A row grown both ways from its first two dots: each step one spacing, or two once in a while.
+    let grown = |mut row: Vec<usize>, spacing: f64, used: &[bool]| {
+        for _ in 0..2 {
+            let mut skipped = false;
+            while let Some((k, skip)) = next(&row, spacing, !skipped, used) {
+                row.push(k);
+                skipped = skip;
+            }
+            row.reverse();
+        }
+        row
     };
     // A row stands clear: no other dot nearer any of its dots than [`ROW_CLEAR`] of its
     // spacing (specks of a broken stroke lie in clusters), and its dots are alike in width.
@@ -231,32 +248,36 @@ pub fn dot_rows(dots: &[Piece], max_gap: f64) -> (Vec<Piece>, Vec<usize>) {
             .collect();
         seconds.sort_by(|&a, &b| distance(centres[start], centres[a]).total_cmp(&distance(centres[start], centres[b])));
         seconds.truncate(ROW_SEEDS);
-        let mut best: Vec<usize> = Vec::new();
+        let mut best: (Vec<usize>, f64) = (Vec::new(), 0.0);
         for second in seconds {
             let spacing = distance(centres[start], centres[second]);
-            let mut row = vec![start, second];
-            while let Some(k) = next(&row, spacing, &used) {
-                row.push(k);
-            }
-            row.reverse();
-            while let Some(k) = next(&row, spacing, &used) {
-                row.push(k);
-            }
-            if row.len() > best.len() && apart(&row, spacing) {
-                best = row;
+            let row = grown(vec![start, second], spacing, &used);
+            if row.len() > best.0.len() && apart(&row, spacing) {
+                best = (row, spacing);
             }
         }
-        if best.len() < ROW_DOTS {
+        let (row, spacing) = best;
+        if row.len() < ROW_DOTS {
             continue;
         }
-        for (k, &dot) in best.iter().enumerate() {
+        let dot_piece = |(x, y): (f64, f64), (ux, uy): (f64, f64), width: f64| Piece {
+            points: vec![(x - ux / 2.0, y - uy / 2.0), (x + ux / 2.0, y + uy / 2.0)],
+            widths: vec![width, width],
+        };
+        for (k, &dot) in row.iter().enumerate() {
             used[dot] = true;
-            let (before, after) = (centres[best[k.saturating_sub(1)]], centres[best[(k + 1).min(best.len() - 1)]]);
+            let (before, after) = (centres[row[k.saturating_sub(1)]], centres[row[(k + 1).min(row.len() - 1)]]);
             let length = distance(before, after).max(1e-9);
-            let (ux, uy) = ((after.0 - before.0) / length / 2.0, (after.1 - before.1) / length / 2.0);
-            let (x, y) = centres[dot];
+            let along = ((after.0 - before.0) / length, (after.1 - before.1) / length);
             let width = dots[dot].width();
-            pieces.push(Piece { points: vec![(x - ux, y - uy), (x + ux, y + uy)], widths: vec![width, width] });
+            pieces.push(dot_piece(centres[dot], along, width));
+            // A dot lost before the next one: put back halfway.
+            if let Some(&following) = row.get(k + 1) {
+                let to = centres[following];
+                if distance(centres[dot], to) > (1.0 + 2.0 * ROW_SLACK) * spacing {
+                    pieces.push(dot_piece(((centres[dot].0 + to.0) / 2.0, (centres[dot].1 + to.1) / 2.0), along, width));
+                }
+            }
         }
     }
     let taken = (0..dots.len()).filter(|&k| used[k]).collect();
@@ -423,13 +444,18 @@ mod tests {
         }
         let (rows, used) = dot_rows(&dots, 15.0);
         assert_eq!(used, (0..9).collect::<Vec<usize>>(), "the row's dots, and no speck");
+        assert_eq!(rows.len(), 10, "the lost dot is put back: {rows:?}");
+        assert!(rows.iter().any(|p| (p.points[0].0 - 175.5).abs() < 1e-9), "{rows:?}");
         assert!(rows.iter().all(|p| (p.length() - 1.0).abs() < 1e-9 && (p.points[0].1 - 10.0).abs() < 1e-9), "{rows:?}");
         pieces.extend(rows);
-        let chains = join(pieces, Joining { max_gap: 25.0, max_turn: 30.0, junction: 2.0 });
+        let chains = join(pieces, Joining { max_gap: 15.0, max_turn: 30.0, junction: 2.0 });
         assert_eq!(chains.len(), 1, "{chains:?}");
         let parts: Vec<(Pattern, Vec<(f64, f64)>)> = chains[0].parts(40.0, 10.0, 0.5);
         let patterns: Vec<Pattern> = parts.iter().map(|p| p.0).collect();
         assert!(patterns == [Pattern::Dashed, Pattern::Dotted] || patterns == [Pattern::Dotted, Pattern::Dashed], "{parts:?}");
+        // Two dots lost one after the other end a row.
+        let twice_lost: Vec<Piece> = [0, 1, 2, 3, 6, 7, 8, 9].iter().map(|&k| dot(11.0 * f64::from(k), 30.0)).collect();
+        assert_eq!(dot_rows(&twice_lost, 15.0).0.len(), 8, "two rows of four, nothing put back between them");
         // Three dots are no row; nor are evenly spaced specks with others beside them.
         assert!(dot_rows(&dots[..3], 15.0).1.is_empty());
         let crowded: Vec<Piece> = (0..6).flat_map(|k| [dot(11.0 * k as f64, 100.0), dot(11.0 * k as f64 + 2.0, 102.0)]).collect();

@@ -206,7 +206,7 @@ pub fn sample_box(entry: &SymbolEntry) -> PixelBox {
 pub struct FoundPoint {
     /// The prompt (index into the finder's point prompts) it was given to.
     pub prompt: usize,
-    /// Where its strike line and tick meet, in the scan's pixels.
+    /// Where its strike line and tick meet (a circled cross: its centre), in the scan's pixels.
     pub at: (f64, f64),
     /// Its tick's direction, degrees clockwise from the sheet's up; `None` for a cross (vertical
     /// beds) or a circled cross (horizontal beds).
@@ -241,12 +241,18 @@ fn of_shape(branches: &[Branch], shape: Shape, largest_px: f64) -> Vec<Symbol> {
     }
 }
 
+/// A grid cell wide enough that ends meeting at a junction ([`JUNCTION_PX`] plus
+/// [`JUNCTION_WIDTHS`] of their stroke apart) are in the same or neighbouring cells.
+fn junction_cell(branches: &[Branch]) -> f64 {
+    branches.iter().map(|branch| JUNCTION_PX + JUNCTION_WIDTHS * branch.piece.width()).fold(8.0, f64::max)
+}
+
 /// The circled crosses among `branches`, none wider than `widest_px`: webs of branches joined
 /// end to end and to nothing else (any free branch a spur under a third of the web's width), at
 /// least [`CIRCLED_BRANCHES`] of them joined at both ends, nearly round, with the ends of at least
 /// four meeting at the web's centre (the cross's bars).
 fn circled_crosses(branches: &[Branch], widest_px: f64) -> Vec<Symbol> {
-    let cell = 8.0;
+    let cell = junction_cell(branches);
     let key = |p: (f64, f64)| ((p.0 / cell).floor() as i64, (p.1 / cell).floor() as i64);
     let reach = |index: usize| JUNCTION_PX + JUNCTION_WIDTHS * branches[index].piece.width();
     let ends_of = |branch: &Branch| {
@@ -331,7 +337,7 @@ fn circled_cross(branches: &[Branch], web: Vec<usize>, widest_px: f64) -> Option
 /// longer than `longest_arm_px` and no other branch.
 fn symbols(branches: &[Branch], longest_arm_px: f64) -> Vec<Symbol> {
     // Every branch end that is not free, by cell, to tell a junction of arms alone from one on a line.
-    let cell = 8.0;
+    let cell = junction_cell(branches);
     let key = |p: (f64, f64)| ((p.0 / cell).floor() as i64, (p.1 / cell).floor() as i64);
     let mut joined_ends: HashMap<(i64, i64), Vec<(f64, f64)>> = HashMap::new();
     let mut inner: HashMap<(i64, i64), Vec<usize>> = HashMap::new();
@@ -473,6 +479,10 @@ pub fn attitudes(branches: &[Branch], all: &[PointPrompt], group: &[usize], orig
     let mut found = Vec::new();
     let mut used = Vec::new();
     for symbol in seen {
+        // A branch is one symbol's at most.
+        if symbol.arms.iter().any(|arm| used.contains(arm)) {
+            continue;
+        }
         let best = group.iter().map(|&p| (p, all[p].fit(&symbol))).max_by(|a, b| a.1.total_cmp(&b.1));
         let Some((prompt, fit)) = best.filter(|(_, fit)| *fit >= 0.2) else { continue };
         let confidence = if all[prompt].entry.is_none() { super::LOOK_CONFIDENCE * fit } else { fit };
