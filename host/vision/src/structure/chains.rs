@@ -104,13 +104,6 @@ pub fn join(pieces: Vec<Piece>, joining: Joining) -> Vec<Chain> {
     candidates.sort_by(|x, y| x.0.total_cmp(&y.0));
     let mut partner: Vec<Option<usize>> = vec![None; ends.len()];
     let mut group: Vec<usize> = (0..pieces.len()).collect();
-    fn root(group: &mut [usize], mut i: usize) -> usize {
-        while group[i] != i {
-            group[i] = group[group[i]];
-            i = group[i];
-        }
-        i
-    }
     for (_, a, b) in candidates {
         if partner[a].is_some() || partner[b].is_some() {
             continue;
@@ -352,6 +345,16 @@ impl Chain {
         }
         parts.into_iter().map(|(pattern, points)| (pattern, simplify(&points, tolerance))).collect()
     }
+}
+
+/// The root of `i`'s set in a union–find forest (`group[k]` is `k`'s parent, a root its own),
+/// halving the path on the way.
+pub fn root(group: &mut [usize], mut i: usize) -> usize {
+    while group[i] != i {
+        group[i] = group[group[i]];
+        i = group[i];
+    }
+    i
 }
 
 /// The distance between two points.

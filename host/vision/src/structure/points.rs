@@ -267,20 +267,13 @@ fn circled_crosses(branches: &[Branch], widest_px: f64) -> Vec<Symbol> {
     }
     // Branches whose joined ends meet are one web (union–find).
     let mut parent: Vec<usize> = (0..branches.len()).collect();
-    fn root(parent: &mut [usize], mut i: usize) -> usize {
-        while parent[i] != i {
-            parent[i] = parent[parent[i]];
-            i = parent[i];
-        }
-        i
-    }
     for (index, branch) in branches.iter().enumerate() {
         for end in ends_of(branch) {
             let (cx, cy) = key(end);
             for &k in (-1..=1).flat_map(|dx| (-1..=1).map(move |dy| (cx + dx, cy + dy))).flat_map(|c| joined_ends.get(&c).into_iter().flatten()) {
                 let other = ends[k];
                 if super::chains::distance(other.1, end) <= reach(index).max(reach(other.0)) {
-                    let (a, b) = (root(&mut parent, index), root(&mut parent, other.0));
+                    let (a, b) = (super::chains::root(&mut parent, index), super::chains::root(&mut parent, other.0));
                     parent[a] = b;
                 }
             }
@@ -288,7 +281,7 @@ fn circled_crosses(branches: &[Branch], widest_px: f64) -> Vec<Symbol> {
     }
     let mut webs: HashMap<usize, Vec<usize>> = HashMap::new();
     for index in 0..branches.len() {
-        webs.entry(root(&mut parent, index)).or_default().push(index);
+        webs.entry(super::chains::root(&mut parent, index)).or_default().push(index);
     }
     let mut found: Vec<Symbol> = webs.into_values().filter_map(|web| circled_cross(branches, web, widest_px)).collect();
     found.sort_by(|a, b| a.at.1.total_cmp(&b.at.1).then(a.at.0.total_cmp(&b.at.0)));
