@@ -18,6 +18,7 @@ import pytest
 
 import unit_maps
 from conftest import shared_asset
+from ta1_schema import assert_ta1
 from test_detect import ocr_wheel, runtime_wheel  # noqa: F401 (session fixtures)
 from test_layout_words import prepared_layout, reading_server
 from test_providers import compile_cache  # noqa: F401 (session fixture)
@@ -65,6 +66,7 @@ async def test_faults_a_thrust_and_folds_become_ta1_line_features_scored_against
         result = await client.call_tool("geomap_extract_units", {"map_id": layout["map_id"]})
     assert result.is_error is False, result
     units = result.structured_content
+    print("TA1 schema check, rows per table:", assert_ta1(units["geopackage_path"]))
     summary = {line["type"]: line for line in units["lines"]}
     print("line types:", json.dumps(units["lines"], indent=1))
 
@@ -120,7 +122,7 @@ async def test_faults_a_thrust_and_folds_become_ta1_line_features_scored_against
     # beside it, its dip direction from grid north (the bounds make a pixel twice as tall on the
     # ground as it is wide, so the bearing on the ground is not the angle on the sheet).
     points = layer(units["geopackage_path"], "point_feature")
-    point_types = {row["properties"]["id"]: row["properties"]["name"] for row in layer(units["geopackage_path"], "point_type")}
+    point_types = {row["properties"]["id"]: row["properties"]["symbol"] for row in layer(units["geopackage_path"], "point_type")}
     assert {point_types[f["properties"]["type"]] for f in points} == {"inclined bedding", "vertical bedding", "horizontal bedding"}, point_types
     type_of_point = lambda feature: point_types[feature["properties"]["type"]]  # noqa: E731
     inclined = [f for f in points if type_of_point(f) == "inclined bedding"]
@@ -185,6 +187,7 @@ async def test_without_an_explanation_the_structure_is_found_by_its_look_at_lowe
         result = await client.call_tool("geomap_extract_units", {"map_id": layout["map_id"]})
     assert result.is_error is False, result
     units = result.structured_content
+    print("TA1 schema check, rows per table:", assert_ta1(units["geopackage_path"]))
     print("line types by look:", [(line["type"], line["count"], line["width_px"], line["mean_confidence"]) for line in units["lines"]])
     assert sum(unit["polygons"] for unit in units["units"]) > 0, units
     assert units["lines"] and all(line["prompted_by"] == "look" for line in units["lines"] + units["points"]), units["lines"]
@@ -201,7 +204,7 @@ async def test_without_an_explanation_the_structure_is_found_by_its_look_at_lowe
 
     # The attitudes by their shape, their dips read beside them, their directions from the sheet's up.
     points = layer(units["geopackage_path"], "point_feature")
-    point_types = {row["properties"]["id"]: row["properties"]["name"] for row in layer(units["geopackage_path"], "point_type")}
+    point_types = {row["properties"]["id"]: row["properties"]["symbol"] for row in layer(units["geopackage_path"], "point_type")}
     of_type = lambda kind: [f for f in points if point_types[f["properties"]["type"]] == kind]  # noqa: E731
     got = [(*f["geometry"]["coordinates"], f["properties"]["dip_direction"], f["properties"]["dip"]) for f in of_type("inclined bedding")]
     score = unit_maps.point_scores(unit_maps.attitude_truth(), got, unit_maps.STRIKE_PX / 2)
@@ -234,6 +237,7 @@ async def test_the_usgs_scan_gives_its_faults_from_its_own_explanation(tmp_path,
         result = await client.call_tool("geomap_extract_units", {"map_id": layout["map_id"]})
     assert result.is_error is False, result
     units = result.structured_content
+    print("TA1 schema check of the sample, rows per table:", assert_ta1(units["geopackage_path"]))
     print("lines:", [(line["type"], line["count"], line["length_px"], line["mean_confidence"]) for line in units["lines"]], "timings:", units["timings"])
     print("points:", units["points"], [w for w in units["warnings"] if "point symbol" in w or "attitudes" in w])
     print("sections:", units["sections"], [w for w in units["warnings"] if "section" in w])

@@ -6,17 +6,22 @@ revision's CRS, a vertex checked against the known transform, thin-plate spline 
 answering from the extraction, no_layout before a layout, cancellation leaving nothing; and the USGS
 scan when it is present."""
 
+import hashlib
 import json
 import shutil
+import sqlite3
 import statistics
 import subprocess
+from pathlib import Path
 
 import anyio
+import prov.model
 import pytest
 from PIL import Image
 
 import unit_maps
 from conftest import assert_envelope, interrupt, shared_asset
+from ta1_schema import assert_ta1
 from test_detect import ocr_wheel, runtime_wheel  # noqa: F401 (session fixtures)
 from test_layout_words import prepared_layout, reading_server
 from test_providers import compile_cache  # noqa: F401 (session fixture)
@@ -42,6 +47,27 @@ def unit_raster(path, tmp_path) -> Image.Image:
     return Image.open(png)
 
 
+def qgis_view(package: str, layer: str, extent: tuple, size: tuple, out) -> dict:
+    """The GeoPackage as QGIS opens it (tests/qgis_render.py under Debian's python3 with python3-qgis,
+    which ./dev test installs): each layer's style, and `layer` rendered over `extent` to `out`."""
+    script = Path(__file__).parent / "qgis_render.py"
+    done = subprocess.run(["/usr/bin/python3", str(script), package, layer, *map(str, extent), *map(str, size), str(out)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, f"QGIS (Debian's python3-qgis) could not open the GeoPackage: {done.stderr[-2000:]}"
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def inside_points(truth: "Image.Image", margin: int, per_unit: int) -> list:
+    """Up to `per_unit` points of each drawn unit with nothing else within `margin` pixels, spread over the unit."""
+    pixels, (width, height) = truth.load(), truth.size
+    found: dict[int, list] = {}
+    for row in range(margin, height - margin, 9):
+        for col in range(margin, width - margin, 9):
+            unit = pixels[col, row]
+            if unit and all(pixels[col + dx, row + dy] == unit for dx in (-margin, 0, margin) for dy in (-margin, 0, margin)):
+                found.setdefault(unit, []).append((col, row))
+    return [(unit, points[k * len(points) // per_unit]) for unit, points in found.items() for k in range(min(per_unit, len(points)))]
+
+
 def drawn_code(colour_hex: str) -> str:
     """The drawn unit whose colour is nearest a swatch's (the reader may read a code's case wrong: "PC")."""
     rgb = tuple(int(colour_hex[i : i + 2], 16) for i in (1, 3, 5))
@@ -62,6 +88,7 @@ async def extracted(server, name: str, transform: str | None = None) -> tuple[st
             assert placed.is_error is False, placed
         result = await client.call_tool("geomap_extract_units", {"map_id": map_id})
     assert result.is_error is False, result
+    print("TA1 schema check, rows per table:", assert_ta1(result.structured_content["geopackage_path"]))
     return map_id, layout, result.structured_content
 
 
@@ -105,6 +132,26 @@ async def test_a_drawn_map_gives_each_unit_its_polygons_in_a_ta1_geopackage(tmp_
     ages = subprocess.run(["ogrinfo", "-ro", "-q", "-sql", "SELECT description, b_age, t_interval, lithology FROM geologic_unit", units["geopackage_path"]], capture_output=True, text=True, check=True).stdout
     assert "b_age (Real) = 0.0117\n  t_interval (String) = Holocene\n  lithology (String) = alluvium" in ages, ages  # Qal, Alluvium (Holocene)
 
+    # QGIS opens the file coloured as the printed map: each layer takes its default style from the
+    # file, the units their legend colours with their codes as labels; the rendered fills at points
+    # well inside each drawn unit are that unit's legend colour.
+    view = qgis_view(units["geopackage_path"], "polygon_feature_georeferenced", (WEST, SOUTH, EAST, NORTH), unit_maps.SCAN, tmp_path / "qgis.png")
+    styled = view["layers"]["polygon_feature"]
+    legend = {unit["class"]: (unit["code"], unit["colour_hex"]) for unit in units["units"]}
+    assert styled["renderer"] == "categorizedSymbol" and styled["labelled"], styled
+    assert sorted((label, colour) for _, label, colour in styled["categories"]) == sorted(legend.values()), styled["categories"]
+    assert view["layers"]["polygon_feature_georeferenced"]["categories"] == styled["categories"]
+    rendered = Image.open(tmp_path / "qgis.png").convert("RGB")
+    (x0, y0, x1, y1), (width, height) = view["extent"], rendered.size
+    samples = inside_points(truth, 12, 15)
+    hits = []
+    for unit, (col, row) in samples:
+        lon, lat = lonlat(col + 0.5, row + 0.5)
+        pixel = rendered.getpixel((int((lon - x0) / (x1 - x0) * width), int((y1 - lat) / (y1 - y0) * height)))
+        hits.append("#%02x%02x%02x" % pixel == by_code[unit_maps.UNITS[unit - 1][0]]["colour_hex"])
+    print("QGIS render:", sum(hits), "of", len(hits), "points in their unit's legend colour")
+    assert len(samples) >= 15 * len(unit_maps.UNITS) * 0.8 and sum(hits) >= 0.9 * len(hits), (sum(hits), len(hits))
+
     async with server.connect() as client:
         inside = [(unit, outline) for unit, outline in unit_maps.polygons() if unit == 2][0][1]
         col = sum(x for x, _ in inside) / len(inside) + 60
@@ -118,6 +165,41 @@ async def test_a_drawn_map_gives_each_unit_its_polygons_in_a_ta1_geopackage(tmp_
     assert package.contents[0].mime_type == "application/geopackage+sqlite3"
 
 
+async def test_every_derived_file_says_how_it_was_made_in_prov_json(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache):  # noqa: F811
+    server = reading_server(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache)
+    unit_maps.draw(server.map_root / "units.jpg")
+    scan_sha256 = hashlib.sha256((server.map_root / "units.jpg").read_bytes()).hexdigest()
+    map_id, layout, units = await extracted(server, "units.jpg", "affine")
+    async with server.connect() as client:
+        reading = (await client.call_tool("geomap_read_text", {"map_id": map_id, "region": {"x0": 1100, "y0": 40, "x1": 1700, "y1": 400}})).structured_content
+        described = (await client.call_tool("geomap_describe_map", {"map_id": map_id})).structured_content
+        revision = described["revisions"][-1]
+        uris = {
+            "layout": layout["resource_uri"].replace("layout.json", "provenance.json"),
+            "reading": reading["resource_uri"].replace("text.json", "provenance.json"),
+            "extraction": units["resource_uri"].replace("units.json", "provenance.json"),
+            "revision": next(a["resource_uri"] for a in revision["artifacts"] if a["name"] == "provenance.json"),
+        }
+        documents = {kind: json.loads((await client.read_resource(uri)).contents[0].text) for kind, uri in uris.items()}
+    assert "provenance.json" in layout["files"] and "provenance.json" in reading["files"] and "provenance.json" in units["files"]
+    ocr_models = {m["asset"]: m["sha256"] for m in layout["models"]}
+    assert ocr_models and all(len(sha) == 64 for sha in ocr_models.values()), layout["models"]
+    for kind, document in documents.items():
+        parsed = prov.model.ProvDocument.deserialize(content=json.dumps(document), format="json")  # PROV-JSON's reference reader
+        assert parsed.get_records(prov.model.ProvActivity) and parsed.get_records(prov.model.ProvAgent), kind
+        assert document["entity"][f"geomap:maps/{map_id}"]["sa:sha256"] == scan_sha256, (kind, document["entity"])
+        (activity,) = document["activity"].values()
+        assert activity["prov:startTime"] <= activity["prov:endTime"] and json.loads(activity["sa:parameters"])["map_id"] == map_id, activity
+    models_used = lambda document: {name.removeprefix("sa:asset/"): e["sa:sha256"] for name, e in document["entity"].items() if e["prov:type"] == "sa:model"}  # noqa: E731
+    assert models_used(documents["layout"]) == ocr_models and models_used(documents["reading"]) == ocr_models
+    used = {e["prov:entity"] for e in documents["extraction"]["used"].values()}
+    layout_entity = "geomap:" + layout["resource_uri"].removeprefix("geomap://")
+    assert layout_entity in used and f"geomap:maps/{map_id}/revisions/{units['revision_id']}" in used, used
+    generated = {e["prov:entity"] for e in documents["extraction"]["wasGeneratedBy"].values()}
+    assert "geomap:" + units["resource_uri"].removeprefix("geomap://") in generated and any(g.endswith("/units.gpkg") for g in generated), generated
+    assert revision["revision_id"] == units["revision_id"] and json.loads(documents["revision"]["activity"][f"sa:run/{revision['revision_id']}"]["sa:parameters"])["crs"] == "EPSG:4326"
+
+
 async def test_a_thin_plate_spline_revision_places_the_vertices_and_cancelling_keeps_nothing(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache, era):  # noqa: F811
     server = reading_server(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache)
     unit_maps.draw(server.map_root / "units.jpg")
@@ -126,6 +208,20 @@ async def test_a_thin_plate_spline_revision_places_the_vertices_and_cancelling_k
         early = await client.call_tool("geomap_extract_units", {"map_id": map_id})
     assert assert_envelope(early, "artifact_not_found", server)["details"]["reason"] == "no_layout"
     map_id, _, units = await extracted(server, "units.jpg", "thin_plate_spline")
+    # What the package records beside the features: the agent's control points (raw data) in pixels
+    # and at their coordinates, the revision's CRS and extent, the runs, a confidence per polygon.
+    with sqlite3.connect(units["geopackage_path"]) as package:
+        points = package.execute("SELECT x, y, provenance FROM ground_control_point ORDER BY id").fetchall()
+        placed_points = package.execute("SELECT id FROM ground_control_point_georeferenced").fetchall()
+        meta = package.execute("SELECT projection, provenance FROM georeference_meta").fetchall()
+        runs = {name for (name,) in package.execute("SELECT model_name FROM model_run")}
+        measured = package.execute("SELECT count(*) FROM confidence_measurement m JOIN extraction_pointer p ON m.pointer = p.id WHERE p.table_name = 'polygon_feature'").fetchone()[0]
+        polygons = package.execute("SELECT count(*) FROM polygon_feature").fetchone()[0]
+        swatches = package.execute("SELECT count(*) FROM page_extraction e JOIN extraction_pointer p ON e.pointer = p.id WHERE p.table_name = 'polygon_type'").fetchone()[0]
+    assert len(points) == len(placed_points) == 7 and {p[2] for p in points} == {"raw data"}, points
+    assert meta == [("EPSG:4326", "raw data")], meta
+    assert {"geomap_process_image", "geomap_georeference", "geomap_extract_units"} <= runs, runs
+    assert measured == polygons > 0 and swatches >= len(unit_maps.UNITS), (measured, polygons, swatches)
     pixel, placed = ogr_json(units["geopackage_path"], "polygon_feature"), ogr_json(units["geopackage_path"], "polygon_feature_georeferenced")
     twins = {f["properties"]["id"]: f for f in placed["features"]}
     for feature in pixel["features"][:5]:

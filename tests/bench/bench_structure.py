@@ -57,7 +57,7 @@ def scores(units: dict, scale: float) -> dict:
     """Buffer F1 per line type, the attitudes' scores (their dip directions from the sheet's up:
     the benchmark's maps are not georeferenced), the vertical and horizontal beds' F1 and dips and the line of section's ends against the drawing."""
     _, _, found = line_scores(units, scale)
-    point_types = {row["properties"]["id"]: row["properties"]["name"] for row in layer(units["geopackage_path"], "point_type")}
+    point_types = {row["properties"]["id"]: row["properties"]["symbol"] for row in layer(units["geopackage_path"], "point_type")}
     features = layer(units["geopackage_path"], "point_feature")
 
     def of_type(kind: str) -> list:

@@ -14,8 +14,9 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use geomap_georef::{Bounds, ControlPoint, Coordinate, PixelRegion, Placement, PlacementSource, Revision, TransformKind, Wgs84Bounds};
+use geomap_georef::{Artifact, Bounds, ControlPoint, Coordinate, PixelRegion, Placement, PlacementSource, Revision, TransformKind, Wgs84Bounds};
 use geomap_model::trace;
+use geomap_store::registry::Document;
 use geomap_store::sweep::Staged;
 use geomap_vision::graticule::datum::CrsDecision;
 use geomap_vision::graticule::neatline::Neatline;
@@ -24,9 +25,10 @@ use geomap_vision::graticule::signs::Hemispheres;
 use geomap_vision::graticule::ticks::Anchor;
 use geomap_vision::graticule::{GraticuleError, Known, LabelPoint, LabelReport, LabelTimings, Sheet};
 
+use crate::provenance::{Made, PROVENANCE_FILE};
 use crate::registered::RegisteredMap;
 use crate::stored::StoredWords;
-use crate::uris::revision_dir;
+use crate::uris::{artifact_uri, layout_uri, revision_dir};
 use crate::{App, AppError, ArgumentError, Progress};
 
 /// The name `geomap_georeference` is known by.
@@ -35,7 +37,7 @@ pub const TOOL: &str = "geomap_georeference";
 /// Arguments of `geomap_georeference`: `bounds` (with an optional `pixel_region`) or
 /// `control_points` (with an optional `transform`), or `from: "labels"` to read the
 /// georeference from the map's own coordinate labels.
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GeoreferenceRequest {
     /// A map_id returned by geomap_register_map.
@@ -62,7 +64,7 @@ pub struct GeoreferenceRequest {
 }
 
 /// Where `geomap_georeference` takes its placement from, besides the arguments.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum GeorefFrom {
     /// The coordinate labels and ticks printed around the map's neatline.
@@ -204,6 +206,7 @@ impl App {
         explicit: Option<(String, Placement)>,
         progress: &Progress,
     ) -> Result<GeoreferenceReport, AppError> {
+        let begun = crate::now();
         let map = self.open_registered(&request.map_id)?;
         map.pixels("georeference")?;
         let source = (explicit.is_none()).then_some(PlacementSource::MapLabels);
@@ -238,9 +241,39 @@ impl App {
         let writing = if labels.is_some() { progress.stage(0.5, 1.0) } else { progress.clone() };
         let staged = Staged::create(&output_dir).map_err(|source| geomap_georef::GeorefError::Io { action: "create the revision folder", source })?;
         // A failed revision's folder goes with `staged`: nothing half-written is left behind.
-        let revision = geomap_georef::georeference(&scan, &placement, &revision_id, staged.path(), &self.settings.georef_writing(), &writing).map(checked)?;
+        let mut revision =
+            geomap_georef::georeference(&scan, &placement, &revision_id, staged.path(), &self.settings.georef_writing(), &writing).map(checked)?;
         // Everything that can fail is done before the revision is published and recorded.
         let labels = labels.map(|labels| with_accuracy(labels, &revision)).transpose()?;
+        // Read from the labels: the OCR models read them, and the newest layout's words were searched.
+        let (models, used) = match labels {
+            Some(_) => {
+                let models = self.text_reader().map(|reader| reader.models().to_vec()).unwrap_or_default();
+                let layout =
+                    self.registry.newest_document(Document::Layout, &map_id)?.map(|(layout_id, _)| (layout_uri(&map_id, &layout_id, "layout.json"), "layout"));
+                (models, layout.into_iter().collect())
+            }
+            None => (Vec::new(), Vec::new()),
+        };
+        let bytes = Made {
+            tool: TOOL,
+            run_id: &revision_id,
+            made: revision.artifacts.iter().map(|artifact| artifact_uri(&map_id, &revision_id, &artifact.name)).collect(),
+            scan: (&map_id, &map.record.sha256),
+            used,
+            models: &models,
+            parameters: serde_json::to_value(request).expect("requests serialize"),
+            started: &begun,
+            ended: &crate::now(),
+        }
+        .write(staged.path())?;
+        revision.artifacts.push(Artifact {
+            name: PROVENANCE_FILE.to_owned(),
+            media_type: "application/json".to_owned(),
+            bytes,
+            resource_uri: None,
+            path: None,
+        });
         staged.publish().map_err(|source| geomap_georef::GeorefError::Io { action: "move the revision folder into place", source })?;
         // On an error the folder stays: whole, and perhaps recorded (a commit whose answer was lost).
         if !self.registry.add_revision(&map_id, &revision)? {

@@ -35,6 +35,7 @@ use geomap_vision::models::{Missing, ModelInfo};
 use geomap_vision::ocr::reader::{Line, Reader};
 use geomap_vision::{VisionError, millis};
 
+use crate::provenance::{Made, PROVENANCE_FILE, stored_uris};
 use crate::registered::RegisteredMap;
 use crate::stored::{StoredWords, WORDS_FILE, WORDS_SCHEMA};
 use crate::terms::{LITHOLOGY_PROVIDER, LegendItem, TIMESCALE_PROVIDER, UnitWords, detected_entry_words, text_in, unit_words};
@@ -49,7 +50,7 @@ pub const LAYOUT_SCHEMA: &str = "geomap-layout/v1";
 const WORDS_MIN_SCORE: f64 = 0.5;
 
 /// Which detectors to run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum DetectorChoice {
     /// The map's components.
@@ -59,7 +60,7 @@ pub enum DetectorChoice {
 }
 
 /// Arguments of `geomap_process_image`.
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LayoutRequest {
     /// A map_id returned by geomap_register_map.
@@ -283,7 +284,7 @@ impl App {
             .into());
         }
         let (app, finding) = (Arc::clone(self), progress.clone());
-        let found = trace::spawn_blocking(move || app.find_now(&request.map_id, (&chosen, request.detectors.as_deref()), min_score, &finding)).await?;
+        let found = trace::spawn_blocking(move || app.find_now(&request, (&chosen, request.detectors.as_deref()), min_score, &finding)).await?;
         let (mut layout, staged) = match found {
             Found::Stored(layout) => return Ok(layout),
             Found::Unstored(layout, staged) => (layout, staged),
@@ -351,15 +352,16 @@ impl App {
     /// The blocking part of finding a layout: everything but resolving terms and storing.
     fn find_now(
         &self,
-        map_id: &str,
+        request: &LayoutRequest,
         (chosen, asked): (&[DetectorChoice], Option<&[DetectorChoice]>),
         min_score: f32,
         progress: &Progress,
     ) -> Result<Found, AppError> {
-        let map = self.open_registered(map_id)?;
+        let begun = crate::now();
+        let map = self.open_registered(&request.map_id)?;
         if !map.record.media_type.has_pixels() {
             progress.fraction(0.8, "storing the map bundle's layout")?;
-            let layout = self.bundle_layout(map)?;
+            let layout = self.bundle_layout(map, request, &begun)?;
             let _ = progress.fraction(1.0, "done"); // stored: a cancellation now changes nothing
             return Ok(Found::Stored(layout));
         }
@@ -428,7 +430,8 @@ impl App {
             layout.symbol_entries = words.symbols.clone();
             layout.not_found = not_found(&layout.components);
         }
-        if reader.is_some() {
+        if let Some(reader) = &reader {
+            layout.models.extend(reader.models().iter().cloned());
             let title = layout.title.clone().zip(layout.components.iter().find(|c| c.class == "title")).map(|(text, c)| TitleText { text, bbox: c.bbox });
             let lines: Vec<Line> = stored.lines.iter().filter(|line| line.score >= WORDS_MIN_SCORE).cloned().collect();
             layout.metadata = Some(read_metadata(&lines, title.as_ref()));
@@ -442,13 +445,15 @@ impl App {
             std::fs::write(staged.path().join(WORDS_FILE), words).map_err(|error| VisionError::Storage(format!("cannot store the layout's words: {error}")))?;
             layout.files.push(WORDS_FILE.to_owned());
         }
+        made(&layout, request, (map.id(), &map.record.sha256), (&begun, &crate::now())).write(staged.path())?;
+        layout.files.push(PROVENANCE_FILE.to_owned());
         timings.write_ms = millis(started);
         layout.timings = timings;
         Ok(Found::Unstored(layout, staged))
     }
 
     /// The layout a map bundle gives, stored like a detected one.
-    fn bundle_layout(&self, map: RegisteredMap) -> Result<Layout, AppError> {
+    fn bundle_layout(&self, map: RegisteredMap, request: &LayoutRequest, begun: &str) -> Result<Layout, AppError> {
         let started = Instant::now();
         let RegisteredMap { record, mut file, .. } = map;
         let MapBundle { image, components, legend_entries, .. } = media::read_bundle(&mut file)?;
@@ -469,8 +474,26 @@ impl App {
             })
             .collect();
         layout.timings.decode_ms = millis(started);
-        self.store(self.stage(&record.map_id, &layout.layout_id)?, "layout.json", &layout.record())?;
+        let staged = self.stage(&record.map_id, &layout.layout_id)?;
+        made(&layout, request, (&record.map_id, &record.sha256), (begun, &crate::now())).write(staged.path())?;
+        layout.files.push(PROVENANCE_FILE.to_owned());
+        self.store(staged, "layout.json", &layout.record())?;
         Ok(layout)
+    }
+}
+
+/// How `layout` was made, from `request` on the scan (its map ID and SHA-256) from `begun` to `ended`.
+fn made<'a>(layout: &'a Layout, request: &LayoutRequest, scan: (&'a str, &'a str), (begun, ended): (&'a str, &'a str)) -> Made<'a> {
+    Made {
+        tool: TOOL,
+        run_id: &layout.layout_id,
+        made: stored_uris(&layout.map_id, &layout.layout_id, &layout.files),
+        scan,
+        used: Vec::new(),
+        models: &layout.models,
+        parameters: serde_json::to_value(request).expect("requests serialize"),
+        started: begun,
+        ended,
     }
 }
 

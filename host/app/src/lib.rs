@@ -25,7 +25,9 @@ pub mod maps;
 #[cfg(test)]
 mod models;
 pub mod preparation;
+mod provenance;
 pub mod providers;
+mod record;
 pub mod registered;
 pub mod resources;
 pub mod slots;

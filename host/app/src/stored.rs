@@ -47,6 +47,50 @@ pub struct StoredLayout {
     /// The explanation's line and point symbols, each with its sample measured.
     #[serde(default)]
     pub symbol_entries: Vec<SymbolEntry>,
+    /// When it was made (RFC 3339, UTC).
+    #[serde(default)]
+    pub created_at: String,
+    /// What the sheet says about itself, when read.
+    #[serde(default)]
+    pub metadata: Option<StoredMetadata>,
+    /// The models it was found with.
+    #[serde(default)]
+    pub models: Vec<StoredModel>,
+}
+
+/// What a stored layout read of the sheet's own metadata (the fields a TA1 `map_metadata` row holds).
+#[derive(Debug, Default, Deserialize)]
+pub struct StoredMetadata {
+    /// The title.
+    pub title: Option<StoredField<String>>,
+    /// The authors, in the order printed.
+    pub authors: Option<StoredField<Vec<String>>>,
+    /// The year of publication.
+    pub year: Option<StoredField<u32>>,
+    /// The publisher.
+    pub publisher: Option<StoredField<String>>,
+    /// The series and number.
+    pub series: Option<StoredField<String>>,
+    /// The scale's `N` of `1:N`.
+    pub scale: Option<StoredField<u64>>,
+}
+
+/// One metadata field as stored: its value and how directly the sheet says it.
+#[derive(Debug, Deserialize)]
+pub struct StoredField<T> {
+    /// The value.
+    pub value: T,
+    /// 0–1.
+    pub confidence: f64,
+}
+
+/// A model a layout was found with: its asset and the file's SHA-256.
+#[derive(Debug, Deserialize)]
+pub struct StoredModel {
+    /// The asset's ID.
+    pub asset: String,
+    /// Its file's SHA-256.
+    pub sha256: String,
 }
 
 impl StoredLayout {
@@ -123,6 +167,12 @@ pub struct StoredComponent {
     pub class: String,
     /// Its box in the scan's pixels.
     pub bbox: PixelBox,
+    /// How sure the finding is, 0–1.
+    #[serde(default)]
+    pub score: Option<f64>,
+    /// The words read in it.
+    #[serde(default)]
+    pub text: Option<String>,
     /// A cross section's letters (`A`, `A′`), when read.
     #[serde(default)]
     pub letters: Option<[String; 2]>,
@@ -131,6 +181,12 @@ pub struct StoredComponent {
 /// A legend entry of a stored layout: its swatch colour and its unit's words.
 #[derive(Debug, Deserialize)]
 pub struct StoredEntry {
+    /// The swatch's box in the scan's pixels.
+    #[serde(default)]
+    pub swatch: Option<PixelBox>,
+    /// How sure the finding is, 0–1.
+    #[serde(default)]
+    pub score: Option<f64>,
     /// The swatch's colour, `#rrggbb`, when one was read.
     pub colour_hex: Option<String>,
     /// The unit's code.

@@ -14,7 +14,7 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use geomap_georef::units::{LineRow, LineTypeRow, PointRow, PointTypeRow, SectionRow, Structure};
+use geomap_georef::package::{LineRow, LineTypeRow, PointRow, PointTypeRow, SectionRow, Structure};
 use geomap_model::layout::PixelBox;
 use geomap_vision::VisionError;
 use geomap_vision::colour::hex;

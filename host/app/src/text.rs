@@ -19,6 +19,7 @@ use geomap_store::registry::{Document, StoredDocument};
 use geomap_vision::ocr::reader::Line;
 use geomap_vision::{VisionError, millis};
 
+use crate::provenance::{Made, PROVENANCE_FILE, stored_uris};
 use crate::uris::layout_uri;
 use crate::{App, AppError, ArgumentError, Progress};
 
@@ -28,7 +29,7 @@ pub const TOOL: &str = "geomap_read_text";
 pub const TEXT_SCHEMA: &str = "geomap-text/v1";
 
 /// Arguments of `geomap_read_text`.
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReadTextRequest {
     /// A map_id returned by geomap_register_map.
@@ -110,6 +111,7 @@ impl App {
     }
 
     fn read_text_now(&self, request: &ReadTextRequest, min_score: f64, progress: &Progress) -> Result<TextReading, AppError> {
+        let begun = crate::now();
         let map = self.open_registered(&request.map_id)?;
         map.pixels("read")?;
         let (width, height) = (map.record.width as f64, map.record.height as f64);
@@ -152,10 +154,22 @@ impl App {
             detect_scale: reading.detect_scale,
             lines: reading.lines,
             timings: TextTimings { load_ms, decode_ms, detect_ms: reading.detect_ms, recognise_ms: reading.recognise_ms },
-            files: vec!["text.json".to_owned()],
+            files: vec!["text.json".to_owned(), PROVENANCE_FILE.to_owned()],
         };
-        let document = serde_json::to_string_pretty(&reading).expect("readings serialize");
         let staged = self.stage(&reading.map_id, &reading.text_id)?;
+        Made {
+            tool: TOOL,
+            run_id: &reading.text_id,
+            made: stored_uris(&reading.map_id, &reading.text_id, &reading.files[..1]),
+            scan: (&reading.map_id, &map.record.sha256),
+            used: request.layout_id.iter().map(|layout_id| (layout_uri(&reading.map_id, layout_id, "layout.json"), "layout")).collect(),
+            models: reader.models(),
+            parameters: serde_json::to_value(request).expect("requests serialize"),
+            started: &begun,
+            ended: &crate::now(),
+        }
+        .write(staged.path())?;
+        let document = serde_json::to_string_pretty(&reading).expect("readings serialize");
         let record = StoredDocument {
             kind: Document::Reading,
             id: reading.text_id.clone(),

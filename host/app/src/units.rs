@@ -20,7 +20,8 @@ use std::time::Instant;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use geomap_georef::units::{GEOPACKAGE, MapRow, UNIT_RASTER, UnitRaster, UnitRow};
+use geomap_georef::package::{MapRow, UnitRow};
+use geomap_georef::units::{GEOPACKAGE, UNIT_RASTER, UnitRaster};
 use geomap_model::layout::PixelBox;
 use geomap_model::trace;
 use geomap_store::registry::{Document, StoredDocument};
@@ -30,6 +31,8 @@ use geomap_vision::structure::{LinePrompt, StructureFinder, sample_window};
 use geomap_vision::units::{self as classes, NO_MATCH_DELTA_E, filter, regions};
 use geomap_vision::{VisionError, millis};
 
+use crate::provenance::{Made, PROVENANCE_FILE, stored_uris};
+use crate::record;
 use crate::stored::{LegendUnit, StoredEntry, StoredLayout, Swatch};
 use crate::structure::{
     LineSummary, PointSummary, SectionSummary, add_point_rows, dips, line_rows, line_summaries, line_warnings, point_summaries, point_warnings, reread_dips,
@@ -140,7 +143,7 @@ pub struct LineAt {
 }
 
 /// Arguments of `geomap_extract_units`.
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExtractRequest {
     /// A map_id returned by geomap_register_map.
@@ -394,6 +397,7 @@ impl App {
     }
 
     fn extract_now(&self, request: &ExtractRequest, progress: &Progress) -> Result<UnitExtraction, AppError> {
+        let begun = crate::now();
         let map = self.open_registered(&request.map_id)?;
         map.pixels("classify")?;
         let map_id = map.id().to_owned();
@@ -456,7 +460,9 @@ impl App {
         let (words, words_read) = self.words_read(&map_id, &layout_id)?;
         let mut dips = dips(&drawn.points, points, &words);
         // Each number read again where its ink stands, when the OCR models are installed.
+        let mut models = Vec::new();
         if let (false, Ok(reader)) = (drawn.points.is_empty(), self.text_reader()) {
+            models = reader.models().to_vec();
             let scan = (map.record.width as u32, map.record.height as u32);
             dips = reread_dips(&drawn.points, points, dips, &reader, scan, &|region| Ok(map.window(self, region)?))?;
         }
@@ -500,9 +506,11 @@ impl App {
         let title = layout.title.clone().filter(|title| !title.trim().is_empty()).unwrap_or_else(|| map.record.relative_path.clone());
         let map_row = MapRow { map_id: map_id.clone(), name: title, image_url: map_uri(&map_id), width: map.record.width, height: map.record.height };
         let rows: Vec<UnitRow> = plan.legend.iter().map(|swatch| unit_row(swatch.entry, swatch.colour)).collect();
+        let created_at = crate::now();
+        let sheet = record::sheet_record(&map_id, (&layout_id, &layout), &plan.legend, revision, (&units_id, &created_at, &models));
         let staged = self.stage(&map_id, &units_id)?;
         let confidence_at = |x, y| by_first.get(&(x, y)).copied();
-        let written = gdal_raster.write(staged.path(), &map_row, &rows, &structure, &confidence_at, revision, &progress.stage(0.65, 0.95))?;
+        let written = gdal_raster.write(staged.path(), &map_row, &rows, &structure, &sheet, &confidence_at, revision, &progress.stage(0.65, 0.95))?;
         preview
             .image
             .write_png(&staged.path().join(PREVIEW), (0, 0, preview.image.width, preview.image.height))
@@ -543,7 +551,7 @@ impl App {
             layout_id,
             revision_id: revision.map(|revision| revision.revision_id.clone()),
             crs: written.crs,
-            created_at: crate::now(),
+            created_at,
             region: PixelBox { x0: f64::from(left), y0: f64::from(top), x1: f64::from(right), y1: f64::from(bottom) },
             min_area_px: min_area,
             units,
@@ -553,8 +561,22 @@ impl App {
             unclassified_share,
             timings,
             warnings,
-            files: vec!["units.json".to_owned(), GEOPACKAGE.to_owned(), UNIT_RASTER.to_owned(), PREVIEW.to_owned()],
+            files: vec!["units.json".to_owned(), GEOPACKAGE.to_owned(), UNIT_RASTER.to_owned(), PREVIEW.to_owned(), PROVENANCE_FILE.to_owned()],
         };
+        let mut used = vec![(layout_uri(&extraction.map_id, &extraction.layout_id, "layout.json"), "layout")];
+        used.extend(extraction.revision_id.iter().map(|revision_id| (format!("{}/revisions/{revision_id}", map_uri(&extraction.map_id)), "revision")));
+        Made {
+            tool: EXTRACT_TOOL,
+            run_id: &extraction.units_id,
+            made: stored_uris(&extraction.map_id, &extraction.units_id, &extraction.files[..4]),
+            scan: (&extraction.map_id, &map.record.sha256),
+            used,
+            models: &models,
+            parameters: serde_json::to_value(request).expect("requests serialize"),
+            started: &begun,
+            ended: &crate::now(),
+        }
+        .write(staged.path())?;
         progress.check()?; // the staged folder goes with a cancelled call
         let document = serde_json::to_string_pretty(&extraction).expect("extractions serialize");
         let record = StoredDocument {
@@ -709,8 +731,9 @@ fn unit_row(entry: &StoredEntry, colour: (u8, u8, u8)) -> UnitRow {
         colour,
         category: entry.group.clone(),
         age_text: (!words.is_empty()).then(|| words.join(", ")),
-        t_interval: youngest.map(|(ics, _)| ics.label.clone()),
-        b_interval: oldest.map(|(ics, _)| ics.label.clone()),
+        // A modifier's span ("upper Miocene": Tortonian–Messinian) names its oldest interval first.
+        t_interval: youngest.and_then(|(ics, _)| ics.label.split('–').next_back()).map(|label| label.trim().to_owned()),
+        b_interval: oldest.and_then(|(ics, _)| ics.label.split('–').next()).map(|label| label.trim().to_owned()),
         t_age: entry.age_ma.map(|span| span.end_ma),
         b_age: entry.age_ma.map(|span| span.begin_ma),
         lithology: (!rocks.is_empty()).then(|| rocks.join(", ")),
@@ -797,6 +820,8 @@ mod tests {
             |label: &str, begin: f64, end: f64| crate::terms::Resolved { id: label.into(), label: label.into(), begin_ma: Some(begin), end_ma: Some(end) };
         let term = |term: &str, ics| AgeTermInfo { term: term.into(), uncertain: false, ics: Some(ics) };
         let entry = StoredEntry {
+            swatch: None,
+            score: None,
             colour_hex: Some("#dc3c3c".into()),
             code: Some("Tv".into()),
             description: Some("Volcanic rocks (Miocene and Pliocene)".into()),
@@ -811,5 +836,15 @@ mod tests {
             (row.t_age, row.b_age, row.age_text.as_deref(), row.lithology.as_deref()),
             (Some(2.58), Some(23.03), Some("Miocene, Pliocene"), Some("basalt"))
         );
+        // An informal modifier's span names one interval each way: the youngest and the oldest.
+        let spans = StoredEntry {
+            age_terms: vec![
+                term("middle Miocene", resolved("Langhian–Serravallian", 15.98, 11.63)),
+                term("lower Miocene", resolved("Aquitanian–Burdigalian", 23.03, 15.98)),
+            ],
+            ..entry
+        };
+        let row = unit_row(&spans, (220, 60, 60));
+        assert_eq!((row.t_interval.as_deref(), row.b_interval.as_deref()), (Some("Serravallian"), Some("Aquitanian")));
     }
 }

@@ -24,6 +24,8 @@
 mod ffi;
 pub mod fit;
 pub mod ground;
+pub mod package;
+mod styles;
 pub mod units;
 
 use std::fs;

@@ -1,10 +1,10 @@
 //! A map's units, lines and points as GIS layers with GDAL: the class raster
 //! sieved to a minimum mapping unit, polygonized, simplified within half a pixel
-//! and written as a GeoPackage in the DARPA CriticalMAAS TA1 schema (`map`,
-//! `geologic_unit`, `polygon_type`, `polygon_feature`, `line_type`,
-//! `line_feature`, `point_type`, `point_feature` and `cross_section` in pixel
-//! coordinates, and the four feature tables again with `_georeferenced` in the
-//! revision's CRS when there is one), with
+//! and written as a complete GeoPackage in the DARPA CriticalMAAS TA1 schema
+//! (`package`: every table of the schema, the features in its pixel coordinates,
+//! and `polygon_feature`, `line_feature`, `point_feature`, `cross_section` and
+//! `ground_control_point` again with `_georeferenced` in the revision's CRS when
+//! there is one; `styles`: QGIS's default style for each feature layer), with
 //! the raster as a Cloud Optimized GeoTIFF whose palette is the swatches.
 //!
 //! Invariants: the class raster holds 0 for no unit and `1..=n` for the units
@@ -20,13 +20,15 @@ use std::path::Path;
 use gdal::raster::{Buffer, ColorEntry, ColorTable, PaletteInterpretation};
 use gdal::spatial_ref::SpatialRef;
 use gdal::vector::{Geometry, LayerAccess, LayerOptions, OGRFieldType, OGRwkbGeometryType};
-use gdal::{Dataset, DriverManager};
+use gdal::{Dataset, DatasetOptions, DriverManager, GdalOpenFlags};
 use geomap_model::georeference::Revision;
 
 use geomap_model::progress::Progress;
 
 use crate::ffi::{self, GroundControl, Transformer};
 use crate::ground::GroundScale;
+use crate::package::{self, MapRow, SheetRecord, Structure, TableName, UnitRow, add_feature, point_at, real, text};
+use crate::styles;
 use crate::{GeorefError, Readiness, gdal_error, gdal_model, resolve_crs};
 
 /// The GeoPackage's file name.
@@ -37,133 +39,6 @@ pub const UNIT_RASTER: &str = "units.tif";
 const SIMPLIFY_PX: f64 = 0.5;
 /// Before a transform that is not affine, no edge is longer than this many pixels.
 const DENSIFY_PX: f64 = 8.0;
-
-/// One legend unit, as the GeoPackage's `geologic_unit` and `polygon_type` rows describe it.
-#[derive(Debug, Clone, Default)]
-pub struct UnitRow {
-    /// Its code (`polygon_type.abbreviation`).
-    pub code: Option<String>,
-    /// Its description.
-    pub description: Option<String>,
-    /// Its swatch colour.
-    pub colour: (u8, u8, u8),
-    /// The legend heading it is listed under (`polygon_type.category`, TA1's containing legend block).
-    pub category: Option<String>,
-    /// Its ages as the legend words them.
-    pub age_text: Option<String>,
-    /// The youngest ICS interval named.
-    pub t_interval: Option<String>,
-    /// The oldest ICS interval named.
-    pub b_interval: Option<String>,
-    /// The youngest age, Ma.
-    pub t_age: Option<f64>,
-    /// The oldest age, Ma.
-    pub b_age: Option<f64>,
-    /// Its rock names, comma-separated.
-    pub lithology: Option<String>,
-}
-
-/// One line type: a symbol of the explanation drawn one way, as TA1's `line_type` row describes it.
-#[derive(Debug, Clone)]
-pub struct LineTypeRow {
-    /// Its ID in the GeoPackage.
-    pub id: String,
-    /// Its TA1 name (`enum_line_type`: "fault", "thrust fault", "anticline", …).
-    pub name: String,
-    /// The explanation's words for it.
-    pub description: String,
-    /// `solid`, `dashed` or `dotted`.
-    pub dash_pattern: String,
-    /// The symbol's name as the explanation begins it ("thrust fault").
-    pub symbol: String,
-}
-
-/// One line feature, in the scan's pixels.
-#[derive(Debug, Clone)]
-pub struct LineRow {
-    /// Its line type's ID.
-    pub type_id: String,
-    /// Its name (the symbol's name).
-    pub name: String,
-    /// Its vertices, in order.
-    pub points: Vec<(f64, f64)>,
-    /// 1 or -1: the side of the line its marks are on (right or left as its points run); 0 none.
-    pub polarity: i8,
-    /// 0–1.
-    pub confidence: f64,
-}
-
-/// One point type: an attitude symbol of the explanation, as TA1's `point_type` row describes it.
-#[derive(Debug, Clone)]
-pub struct PointTypeRow {
-    /// Its ID in the GeoPackage.
-    pub id: String,
-    /// Its TA1 name (`enum_point_type`: "inclined bedding", "vertical bedding", …).
-    pub name: String,
-    /// The explanation's words for it.
-    pub description: String,
-}
-
-/// One point feature, in the scan's pixels.
-#[derive(Debug, Clone)]
-pub struct PointRow {
-    /// Its point type's ID.
-    pub type_id: String,
-    /// Where it stands.
-    pub at: (f64, f64),
-    /// Degrees clockwise from north (grid north when georeferenced, else the sheet's up).
-    pub dip_direction: Option<f64>,
-    /// Degrees, as the number printed beside it reads; `None` when none was read.
-    pub dip: Option<f64>,
-    /// The box of the words the dip was read from, in the scan's pixels.
-    pub dip_words: Option<(f64, f64, f64, f64)>,
-    /// 0–1.
-    pub confidence: f64,
-}
-
-/// One line of section (TA1's `cross_section`), in the scan's pixels.
-#[derive(Debug, Clone)]
-pub struct SectionRow {
-    /// Its letters, `A–A′`.
-    pub name: String,
-    /// Its vertices, from the unprimed letter's end to the primed one's.
-    pub points: Vec<(f64, f64)>,
-    /// 0–1.
-    pub confidence: f64,
-    /// The box of the cross section it is drawn for, in the scan's pixels.
-    pub section_bbox: (f64, f64, f64, f64),
-}
-
-/// The structure to write beside the units: the line and point types (every explanation symbol,
-/// found or not), their features and the lines of section.
-#[derive(Debug, Clone, Default)]
-pub struct Structure {
-    /// `line_type` rows.
-    pub line_types: Vec<LineTypeRow>,
-    /// `line_feature` rows.
-    pub lines: Vec<LineRow>,
-    /// `point_type` rows.
-    pub point_types: Vec<PointTypeRow>,
-    /// `point_feature` rows.
-    pub points: Vec<PointRow>,
-    /// `cross_section` rows.
-    pub sections: Vec<SectionRow>,
-}
-
-/// What the GeoPackage's `map` row says of the map.
-#[derive(Debug, Clone)]
-pub struct MapRow {
-    /// The map's ID.
-    pub map_id: String,
-    /// Its name (the title read, else the file's name).
-    pub name: String,
-    /// Where the scan is (`geomap://maps/{map_id}`).
-    pub image_url: String,
-    /// The scan's width in pixels.
-    pub width: u64,
-    /// The scan's height in pixels.
-    pub height: u64,
-}
 
 /// The class raster of a part of the scan, in GDAL's memory.
 pub struct UnitRaster {
@@ -312,6 +187,7 @@ impl UnitRaster {
         map: &MapRow,
         units: &[UnitRow],
         structure: &Structure,
+        sheet: &SheetRecord,
         confidence: &dyn Fn(u32, u32) -> Option<f64>,
         revision: Option<&Revision>,
         progress: &Progress,
@@ -342,28 +218,14 @@ impl UnitRaster {
         }
         let path = folder.join(GEOPACKAGE);
         let driver = DriverManager::get_driver_by_name("GPKG").map_err(gdal_error("find GDAL's GeoPackage driver"))?;
-        let mut package = driver.create_vector_only(&path).map_err(gdal_error("create the GeoPackage"))?;
-        write_tables(&package, map, units, structure)?;
-        let srs = georeferenced.as_ref().map(|(_, srs, _)| srs);
-        // Each feature table after its TA1 `id` and `map_id`.
-        let (text, real, integer) = (OGRFieldType::OFTString, OGRFieldType::OFTReal, OGRFieldType::OFTInteger);
-        let tables: [(&str, OGRwkbGeometryType::Type, &[Field]); 4] = [
-            ("polygon_feature", OGRwkbGeometryType::wkbMultiPolygon, &[("type", text), ("confidence", real), ("provenance", text)]),
-            (
-                "line_feature",
-                OGRwkbGeometryType::wkbMultiLineString,
-                &[("name", text), ("type", text), ("polarity", integer), ("confidence", real), ("provenance", text)],
-            ),
-            (
-                "point_feature",
-                OGRwkbGeometryType::wkbPoint,
-                &[("type", text), ("dip_direction", real), ("dip", real), ("confidence", real), ("provenance", text), ("dip_words_bbox", text)],
-            ),
-            ("cross_section", OGRwkbGeometryType::wkbLineString, &[("name", text), ("confidence", real), ("provenance", text), ("section_bbox", text)]),
-        ];
-        for (name, geometry, fields) in tables {
-            feature_layers(&mut package, name, geometry, fields, srs)?;
+        package::create_schema(&driver.create_vector_only(&path).map_err(gdal_error("create the GeoPackage"))?)?;
+        let update = DatasetOptions { open_flags: GdalOpenFlags::GDAL_OF_UPDATE | GdalOpenFlags::GDAL_OF_VECTOR, ..Default::default() };
+        let mut package = Dataset::open_ex(&path, update).map_err(gdal_error("open the GeoPackage"))?;
+        if let Some((_, srs, _)) = &georeferenced {
+            georeferenced_layers(&mut package, srs)?;
         }
+        package::write_rows(&package, map, units, structure, sheet)?;
+        styles::write(&package, units, structure, georeferenced.is_some())?;
         // Each unit's outline (its place among the outlines, its class, its first pixel, its WKB),
         // then all of them simplified at once.
         let mut kept = Vec::new();
@@ -396,11 +258,11 @@ impl UnitRaster {
             let sure = confidence(first_x, first_y).unwrap_or(0.0);
             polygons[class] += 1;
             let values = [
-                gdal::vector::FieldValue::StringValue(format!("{}_p{}", map.map_id, index + 1)),
-                gdal::vector::FieldValue::StringValue(map.map_id.clone()),
-                gdal::vector::FieldValue::StringValue(format!("type_{class}")),
-                gdal::vector::FieldValue::RealValue((sure * 1000.0).round() / 1000.0),
-                gdal::vector::FieldValue::StringValue("modelled".to_owned()),
+                text(format!("{}_p{}", map.map_id, index + 1)),
+                text(map.map_id.clone()),
+                text(package::polygon_type_id(class)),
+                real(Some(sure)),
+                text("modelled".to_owned()),
             ];
             if let Some((revision, _, to_crs)) = &georeferenced {
                 let mut dense = simplified.clone();
@@ -415,13 +277,13 @@ impl UnitRaster {
         let mut line_lengths_km = Vec::with_capacity(structure.lines.len());
         for (index, line) in structure.lines.iter().enumerate() {
             let values = [
-                gdal::vector::FieldValue::StringValue(format!("{}_l{}", map.map_id, index + 1)),
-                gdal::vector::FieldValue::StringValue(map.map_id.clone()),
-                gdal::vector::FieldValue::StringValue(line.name.clone()),
-                gdal::vector::FieldValue::StringValue(line.type_id.clone()),
+                text(format!("{}_l{}", map.map_id, index + 1)),
+                text(map.map_id.clone()),
+                text(line.name.clone()),
+                text(line.type_id.clone()),
                 gdal::vector::FieldValue::IntegerValue(i32::from(line.polarity)),
-                gdal::vector::FieldValue::RealValue((line.confidence * 1000.0).round() / 1000.0),
-                gdal::vector::FieldValue::StringValue("modelled".to_owned()),
+                real(Some(line.confidence)),
+                text("modelled".to_owned()),
             ];
             line_lengths_km.push(add_line(&transaction, "line_feature", &line.points, &values, georeferenced.as_ref(), multi_line)?);
         }
@@ -429,41 +291,38 @@ impl UnitRaster {
         for (index, section) in structure.sections.iter().enumerate() {
             let (x0, y0, x1, y1) = section.section_bbox;
             let values = [
-                gdal::vector::FieldValue::StringValue(format!("{}_s{}", map.map_id, index + 1)),
-                gdal::vector::FieldValue::StringValue(map.map_id.clone()),
-                gdal::vector::FieldValue::StringValue(section.name.clone()),
-                gdal::vector::FieldValue::RealValue((section.confidence * 1000.0).round() / 1000.0),
-                gdal::vector::FieldValue::StringValue("modelled".to_owned()),
-                gdal::vector::FieldValue::StringValue(format!("{x0} {y0} {x1} {y1}")),
+                text(format!("{}_s{}", map.map_id, index + 1)),
+                text(map.map_id.clone()),
+                real(Some(section.confidence)),
+                text("modelled".to_owned()),
+                text(section.name.clone()),
+                text(format!("{x0} {y0} {x1} {y1}")),
             ];
             section_lengths_km.push(add_line(&transaction, "cross_section", &section.points, &values, georeferenced.as_ref(), line_string)?);
         }
         for (index, point) in structure.points.iter().enumerate() {
-            let optional = |value: Option<f64>| value.map_or(gdal::vector::FieldValue::RealValue(f64::NAN), gdal::vector::FieldValue::RealValue);
             let values = [
-                gdal::vector::FieldValue::StringValue(format!("{}_pt{}", map.map_id, index + 1)),
-                gdal::vector::FieldValue::StringValue(map.map_id.clone()),
-                gdal::vector::FieldValue::StringValue(point.type_id.clone()),
-                optional(point.dip_direction),
-                optional(point.dip),
-                gdal::vector::FieldValue::RealValue((point.confidence * 1000.0).round() / 1000.0),
-                gdal::vector::FieldValue::StringValue("modelled".to_owned()),
-                gdal::vector::FieldValue::StringValue(point.dip_words.map_or_else(String::new, |(x0, y0, x1, y1)| format!("{x0} {y0} {x1} {y1}"))),
+                text(format!("{}_pt{}", map.map_id, index + 1)),
+                text(map.map_id.clone()),
+                text(point.type_id.clone()),
+                real(point.dip_direction),
+                real(point.dip),
+                real(Some(point.confidence)),
+                text("modelled".to_owned()),
+                text(point.dip_words.map_or_else(String::new, |(x0, y0, x1, y1)| format!("{x0} {y0} {x1} {y1}"))),
             ];
-            let point_geometry = |(x, y): (f64, f64)| -> Result<Geometry, GeorefError> {
-                let mut geometry = Geometry::empty(OGRwkbGeometryType::wkbPoint).map_err(gdal_error("build a point"))?;
-                geometry.add_point_2d((x, y));
-                Ok(geometry)
-            };
             if let Some((_, _, to_crs)) = &georeferenced {
                 let (mut xs, mut ys) = ([point.at.0], [point.at.1]);
                 if !to_crs.apply(&mut xs, &mut ys) {
                     return Err(GeorefError::InvalidBounds("A point lies where the revision's transform does not reach.".to_owned()));
                 }
-                add_feature(&transaction, "point_feature_georeferenced", point_geometry((xs[0], ys[0]))?, &values)?;
+                add_feature(&transaction, "point_feature_georeferenced", point_at((xs[0], ys[0]))?, &values)?;
             }
-            add_feature(&transaction, "point_feature", point_geometry(point.at)?, &values)?;
+            add_feature(&transaction, "point_feature", point_at(point.at)?, &values)?;
         }
+        package::write_sheet(&transaction, &map.map_id, sheet, revision)?;
+        let featured = [TableName::PolygonFeature, TableName::LineFeature, TableName::PointFeature, TableName::CrossSection];
+        package::write_confidences(&transaction, &sheet.extraction_run, &featured)?;
         transaction.commit().map_err(gdal_error("write the GeoPackage"))?;
         self.write_raster(folder, units, georeferenced.as_ref().map(|(revision, srs, _)| (*revision, srs)), &progress.stage(0.95, 1.0))?;
         Ok(Written { polygons, crs: revision.map(|revision| revision.crs.clone()), line_lengths_km, section_lengths_km })
@@ -606,22 +465,6 @@ fn segment_distance(point: (f64, f64), a: (f64, f64), b: (f64, f64)) -> f64 {
     (point.0 - a.0 - t * dx).hypot(point.1 - a.1 - t * dy)
 }
 
-/// Adds a feature of `geometry` and `values` (its layer's fields, in order; a NaN real is NULL) to layer `name`.
-fn add_feature(package: &Dataset, name: &str, geometry: Geometry, values: &[gdal::vector::FieldValue]) -> Result<(), GeorefError> {
-    let layer = package.layer_by_name(name).map_err(gdal_error("write a polygon"))?;
-    let mut feature = gdal::vector::Feature::new(layer.defn()).map_err(gdal_error("write a polygon"))?;
-    for (index, value) in values.iter().enumerate() {
-        match value {
-            // An absent number (a dip not read) is NULL, not a NaN that only SQLite turns into one.
-            gdal::vector::FieldValue::RealValue(number) if number.is_nan() => feature.set_field_null(index),
-            value => feature.set_field(index, value),
-        }
-        .map_err(gdal_error("write a polygon"))?;
-    }
-    feature.set_geometry(geometry).map_err(gdal_error("write a polygon"))?;
-    feature.create(&layer).map_err(gdal_error("write a polygon"))
-}
-
 /// Each of `shapes` (WKB polygons) simplified within [`SIMPLIFY_PX`] keeping its topology, as
 /// WKB (`None` when nothing is left of it), in order, on `threads` threads taking 64 at a time;
 /// `go_on(done)` (the share done, 0–1) is asked between batches on the calling thread, and
@@ -726,22 +569,33 @@ fn multi_line(points: &[(f64, f64)]) -> gdal::errors::Result<Geometry> {
 /// A table's field: its name and type.
 type Field<'a> = (&'a str, OGRFieldType::Type);
 
-/// A feature table in the scan's pixels and, when `srs` is given, its `_georeferenced` twin in
-/// that CRS: the TA1 `id` and `map_id` fields, then `fields`.
-fn feature_layers(
-    package: &mut Dataset,
-    name: &str,
-    geometry: OGRwkbGeometryType::Type,
-    fields: &[Field],
-    srs: Option<&SpatialRef>,
-) -> Result<(), GeorefError> {
+/// The `_georeferenced` twins of the schema's feature tables, in `srs`: each with the TA1 `id` and
+/// `map_id` fields, then its table's other columns in the schema's order (the values written to
+/// both are the same).
+fn georeferenced_layers(package: &mut Dataset, srs: &SpatialRef) -> Result<(), GeorefError> {
+    let (text, real, integer) = (OGRFieldType::OFTString, OGRFieldType::OFTReal, OGRFieldType::OFTInteger);
+    let tables: [(&str, OGRwkbGeometryType::Type, &[Field]); 5] = [
+        ("polygon_feature", OGRwkbGeometryType::wkbMultiPolygon, &[("type", text), ("confidence", real), ("provenance", text)]),
+        (
+            "line_feature",
+            OGRwkbGeometryType::wkbMultiLineString,
+            &[("name", text), ("type", text), ("polarity", integer), ("confidence", real), ("provenance", text)],
+        ),
+        (
+            "point_feature",
+            OGRwkbGeometryType::wkbPoint,
+            &[("type", text), ("dip_direction", real), ("dip", real), ("confidence", real), ("provenance", text), ("dip_words_bbox", text)],
+        ),
+        ("cross_section", OGRwkbGeometryType::wkbLineString, &[("confidence", real), ("provenance", text), ("name", text), ("section_bbox", text)]),
+        ("ground_control_point", OGRwkbGeometryType::wkbPoint, &[("x", real), ("y", real), ("confidence", real), ("provenance", text)]),
+    ];
     let options = ["FID=fid", "GEOMETRY_NAME=geometry"];
-    let all: Vec<Field> = [("id", OGRFieldType::OFTString), ("map_id", OGRFieldType::OFTString)].into_iter().chain(fields.iter().copied()).collect();
-    let mut tables = vec![(name.to_owned(), None)];
-    tables.extend(srs.map(|srs| (format!("{name}_georeferenced"), Some(srs))));
-    for (name, srs) in &tables {
-        let layer =
-            package.create_layer(LayerOptions { name, srs: *srs, ty: geometry, options: Some(&options) }).map_err(gdal_error("create a GeoPackage layer"))?;
+    for (name, geometry, fields) in tables {
+        let all: Vec<Field> = [("id", text), ("map_id", text)].into_iter().chain(fields.iter().copied()).collect();
+        let name = format!("{name}_georeferenced");
+        let layer = package
+            .create_layer(LayerOptions { name: &name, srs: Some(srs), ty: geometry, options: Some(&options) })
+            .map_err(gdal_error("create a GeoPackage layer"))?;
         layer.create_defn_fields(&all).map_err(gdal_error("create a GeoPackage layer"))?;
     }
     Ok(())
@@ -801,111 +655,23 @@ fn densified(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
     dense
 }
 
-/// A text value as an SQL literal (`NULL` when absent).
-fn literal(value: Option<&str>) -> String {
-    value.map_or_else(|| "NULL".to_owned(), |text| format!("'{}'", text.replace('\0', "").replace('\'', "''")))
-}
-
-/// A number as an SQL literal.
-fn number(value: Option<f64>) -> String {
-    value.filter(|v| v.is_finite()).map_or_else(|| "NULL".to_owned(), |v| v.to_string())
-}
-
-/// The TA1 attribute tables (`map`, `geologic_unit`, `polygon_type`, `line_type`, `point_type` and the
-/// enumerations they name), registered in `gpkg_contents` so GIS tools list them.
-fn write_tables(package: &Dataset, map: &MapRow, units: &[UnitRow], structure: &Structure) -> Result<(), GeorefError> {
-    let mut statements: Vec<String> = [
-        "CREATE TABLE enum_provenance_type (name TEXT PRIMARY KEY)",
-        "INSERT INTO enum_provenance_type (name) VALUES ('ground truth'), ('human verified'), ('human modified'), ('modelled'), ('raw data'), ('not processed')",
-        "CREATE TABLE enum_polygon_type (name TEXT PRIMARY KEY)",
-        "INSERT INTO enum_polygon_type (name) VALUES ('geologic unit'), ('tailings'), ('outcrop'), ('body of water'), ('other'), ('unknown')",
-        "CREATE TABLE map (id TEXT PRIMARY KEY, name TEXT NOT NULL, source_url TEXT NOT NULL, image_url TEXT NOT NULL, image_width INTEGER NOT NULL, image_height INTEGER NOT NULL)",
-        "CREATE TABLE geologic_unit (id TEXT PRIMARY KEY, name TEXT, description TEXT, age_text TEXT, t_interval TEXT, b_interval TEXT, t_age REAL, b_age REAL, lithology TEXT)",
-        "CREATE TABLE polygon_type (id TEXT PRIMARY KEY, name TEXT NOT NULL, color TEXT NOT NULL, pattern TEXT, abbreviation TEXT, description TEXT, category TEXT, map_unit TEXT,
-             FOREIGN KEY (map_unit) REFERENCES geologic_unit(id), FOREIGN KEY (name) REFERENCES enum_polygon_type(name))",
-        "CREATE TABLE enum_line_type (name TEXT PRIMARY KEY)",
-        "INSERT INTO enum_line_type (name) VALUES ('anticline'), ('antiform'), ('normal fault'), ('reverse fault'), ('thrust fault'),
-             ('left-lateral strike-slip fault'), ('right-lateral strike-slip fault'), ('strike-slip fault'), ('fault'), ('lineament'), ('scarp'),
-             ('syncline'), ('synform'), ('bed'), ('crater'), ('caldera'), ('dike'), ('escarpment'), ('fold'), ('vein'), ('other'), ('unknown')",
-        "CREATE TABLE enum_line_polarity (value TINYINT PRIMARY KEY)",
-        "INSERT INTO enum_line_polarity (value) VALUES (1), (-1), (0)",
-        "CREATE TABLE line_type (id TEXT PRIMARY KEY, name TEXT NOT NULL, description TEXT, dash_pattern TEXT, symbol TEXT,
-             FOREIGN KEY (name) REFERENCES enum_line_type(name))",
-        "CREATE TABLE enum_point_type (name TEXT PRIMARY KEY)",
-        "INSERT INTO enum_point_type (name) VALUES ('bedding'), ('inclined bedding'), ('horizontal bedding'), ('vertical bedding'),
-             ('overturned bedding'), ('inclined flow banding'), ('horizontal flow banding'), ('vertical flow banding'), ('foliation'),
-             ('inclined metamorphic'), ('horizontal metamorphic'), ('vertical metamorphic'), ('lineation'), ('joint'), ('fault'),
-             ('fracture'), ('fold axis'), ('sample location'), ('outcrop'), ('mine site'), ('mine shaft'), ('contact'), ('cleavage'),
-             ('drill hole'), ('gravel pit'), ('prospect'), ('quarry'), ('mine tunnel'), ('other'), ('unknown')",
-        "CREATE TABLE point_type (id TEXT PRIMARY KEY, name TEXT NOT NULL, description TEXT, FOREIGN KEY (name) REFERENCES enum_point_type(name))",
-        "INSERT INTO gpkg_contents (table_name, data_type, identifier, description) VALUES
-             ('point_type', 'attributes', 'point_type', 'Point types: one per attitude symbol of the explanation'),
-             ('map', 'attributes', 'map', 'The map'),
-             ('geologic_unit', 'attributes', 'geologic_unit', 'Geologic units from the legend'),
-             ('polygon_type', 'attributes', 'polygon_type', 'Polygon types: one per legend unit'),
-             ('line_type', 'attributes', 'line_type', 'Line types: one per line symbol of the explanation and pattern')",
-    ]
-    .map(str::to_owned)
-    .into();
-    statements.push(format!(
-        "INSERT INTO map VALUES ({}, {}, {}, {}, {}, {})",
-        literal(Some(&map.map_id)),
-        literal(Some(&map.name)),
-        literal(Some(&map.image_url)),
-        literal(Some(&map.image_url)),
-        map.width,
-        map.height
-    ));
-    for (index, unit) in units.iter().enumerate() {
-        let class = index + 1;
-        let name = unit.description.as_deref().map(|d| d.split(['(', ',']).next().unwrap_or(d).trim().to_owned());
-        statements.push(format!(
-            "INSERT INTO geologic_unit VALUES ('unit_{class}', {}, {}, {}, {}, {}, {}, {}, {})",
-            literal(name.as_deref().or(unit.code.as_deref())),
-            literal(unit.description.as_deref()),
-            literal(unit.age_text.as_deref()),
-            literal(unit.t_interval.as_deref()),
-            literal(unit.b_interval.as_deref()),
-            number(unit.t_age),
-            number(unit.b_age),
-            literal(unit.lithology.as_deref()),
-        ));
-        let (r, g, b) = unit.colour;
-        statements.push(format!(
-            "INSERT INTO polygon_type VALUES ('type_{class}', 'geologic unit', '#{r:02x}{g:02x}{b:02x}', NULL, {}, {}, {}, 'unit_{class}')",
-            literal(unit.code.as_deref()),
-            literal(unit.description.as_deref()),
-            literal(unit.category.as_deref()),
-        ));
-    }
-    for line_type in &structure.line_types {
-        statements.push(format!(
-            "INSERT INTO line_type VALUES ({}, {}, {}, {}, {})",
-            literal(Some(&line_type.id)),
-            literal(Some(&line_type.name)),
-            literal(Some(&line_type.description)),
-            literal(Some(&line_type.dash_pattern)),
-            literal(Some(&line_type.symbol)),
-        ));
-    }
-    for point_type in &structure.point_types {
-        statements.push(format!(
-            "INSERT INTO point_type VALUES ({}, {}, {})",
-            literal(Some(&point_type.id)),
-            literal(Some(&point_type.name)),
-            literal(Some(&point_type.description)),
-        ));
-    }
-    for statement in &statements {
-        package.execute_sql(statement, None, gdal::vector::sql::Dialect::DEFAULT).map_err(gdal_error("write the GeoPackage's tables"))?;
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::package::{LineRow, LineTypeRow, PointRow, PointTypeRow, RunRow, SectionRow};
     use std::cell::RefCell;
+
+    /// What a package records of a sheet with nothing read but the run that wrote it.
+    fn one_run() -> SheetRecord {
+        let run = RunRow {
+            id: "run_1".to_owned(),
+            model_name: "test".to_owned(),
+            version: "0".to_owned(),
+            timestamp: "2026-12-04T00:00:00Z".to_owned(),
+            batch_id: None,
+        };
+        SheetRecord { runs: vec![run], extraction_run: "run_1".to_owned(), ..SheetRecord::default() }
+    }
 
     #[test]
     fn each_polygon_asks_for_its_regions_first_pixel_and_small_regions_are_sieved() {
@@ -936,6 +702,7 @@ mod tests {
                 &map,
                 &units,
                 &Structure::default(),
+                &one_run(),
                 &|x, y| {
                     asked.borrow_mut().push((x, y));
                     Some(0.5)
@@ -1029,7 +796,21 @@ mod tests {
                 section_bbox: (50.0, 0.0, 90.0, 20.0),
             }],
         };
-        let written = raster.write(folder.path(), &map, &units, &structure, &|_, _| Some(1.0), None, &Progress::none()).unwrap();
+        let written = raster.write(folder.path(), &map, &units, &structure, &one_run(), &|_, _| Some(1.0), None, &Progress::none()).unwrap();
+        // Every foreign key of the schema holds; the attitude's type is the schema's `bedding`, its finer kind kept.
+        {
+            let checked = Dataset::open(folder.path().join(GEOPACKAGE)).unwrap();
+            let sql = |statement: &str| checked.execute_sql(statement, None, gdal::vector::sql::Dialect::DEFAULT).unwrap();
+            assert_eq!(sql("PRAGMA foreign_key_check").map_or(0, |rows| rows.feature_count()), 0);
+            let kinds: Vec<(String, String)> = sql("SELECT name, symbol FROM point_type")
+                .unwrap()
+                .features()
+                .map(|row| (row.field_as_string(0).unwrap().unwrap(), row.field_as_string(1).unwrap().unwrap()))
+                .collect();
+            assert_eq!(kinds, [("bedding".to_owned(), "inclined bedding".to_owned())]);
+            let styles = sql("SELECT f_table_name FROM layer_styles WHERE useAsDefault").unwrap().feature_count();
+            assert_eq!(styles, 3, "the units, lines and points, each with its default style");
+        }
         assert_eq!(written.line_lengths_km, vec![None], "no revision, no ground length");
         let package = folder.path().join(GEOPACKAGE);
         let near = line_near(&package, (20.0, 12.0), 4.0).unwrap().expect("the fault passes 1 px away");

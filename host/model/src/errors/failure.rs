@@ -8,7 +8,7 @@
 use serde_json::{Map, Value, json};
 
 use super::scrub::scrub_details;
-use super::{Cause, Envelope, ErrorCode};
+use super::{Cause, Envelope, ErrorCode, NextCall};
 use crate::settings::Settings;
 use crate::trace::TraceId;
 
@@ -38,12 +38,14 @@ pub struct Parts {
     pub hints: Vec<String>,
     /// Whether the caller stopped the call (then it is never retryable).
     pub cancellation: bool,
+    /// The exact call the first hint names, when it names one (`details.next_call`).
+    pub next_call: Option<NextCall>,
 }
 
 /// Parts with no cause; `details` must be a JSON object.
 pub fn parts(code: ErrorCode, message: String, details: Value, hints: Vec<String>) -> Parts {
     let Value::Object(details) = details else { unreachable!("details are always built as objects") };
-    Parts { code, message, details, cause: None, hints, cancellation: false }
+    Parts { code, message, details, cause: None, hints, cancellation: false, next_call: None }
 }
 
 /// Every cancellation, whichever domain noticed it: one wording, never retryable (the caller chose to stop).
@@ -60,11 +62,15 @@ pub fn cancelled(call: &FailedCall<'_>) -> Parts {
     }
 }
 
-/// The envelope the caller receives: details scrubbed of server paths, each hint on one line,
-/// retryable only for an internal error of an idempotent tool that was not cancelled.
+/// The envelope the caller receives: details scrubbed of server paths (then `next_call` added,
+/// whose arguments are never a server path), each hint on one line, retryable only for an
+/// internal error of an idempotent tool that was not cancelled.
 pub fn envelope(parts: Parts, call: &FailedCall<'_>) -> Envelope {
     let mut details = parts.details;
     scrub_details(&mut details, call.settings);
+    if let Some(next_call) = parts.next_call {
+        details.insert("next_call".to_owned(), serde_json::to_value(next_call).expect("calls serialize"));
+    }
     let hints = parts.hints.into_iter().map(|hint| hint.replace('\n', " ")).collect();
     Envelope::new(parts.code, parts.message, call.trace_id.as_str())
         .with_details(details)

@@ -132,6 +132,26 @@ pub enum Cause {
     AssetNotInstalled,
 }
 
+/// A tool call a recovery hint names, exactly (`details.next_call`): an agent may make it
+/// instead of parsing the hint, asking the user first when `ask_user` says so.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct NextCall {
+    /// The tool to call.
+    pub tool: String,
+    /// Its exact arguments.
+    pub arguments: Map<String, Value>,
+    /// Whether the user must agree first (the call downloads, or writes to the server's disk).
+    pub ask_user: bool,
+}
+
+impl NextCall {
+    /// A call of `tool` with `arguments` (a JSON object).
+    pub fn new(tool: &str, arguments: Value, ask_user: bool) -> NextCall {
+        let Value::Object(arguments) = arguments else { unreachable!("arguments are always built as objects") };
+        NextCall { tool: tool.to_owned(), arguments, ask_user }
+    }
+}
+
 /// The envelope's fixed schema tag: `V1` is `geomap-error/v1` (inlined in JSON
 /// schemas as a constant).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

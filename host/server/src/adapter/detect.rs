@@ -4,7 +4,8 @@
 
 use serde_json::json;
 
-use geomap_model::errors::ErrorCode;
+use geomap_app::preparation::DETECTORS_TOOL;
+use geomap_model::errors::{ErrorCode, NextCall};
 use geomap_vision::VisionError;
 use geomap_vision::models::Missing;
 
@@ -37,7 +38,7 @@ pub(super) fn describe_detect(error: &VisionError, call: &FailedCall<'_>) -> Par
                 let bytes: u64 = fetchable.iter().map(|(_, bytes)| bytes).sum();
                 hints.push(match settings.detector_preparation {
                     true => format!(
-                        "Ask the user whether to download {} ({:.1} MB; it writes to the server's disk); after they agree, call geomap_prepare_detectors with {{\"assets\": [{}]}} to install it into the server's data root, then call {} again.",
+                        "Ask the user whether to download {} ({:.1} MB; it writes to the server's disk); after they agree, call {DETECTORS_TOOL} with {{\"assets\": [{}]}} to install it into the server's data root, then call {} again.",
                         fetchable.iter().map(|(id, _)| *id).collect::<Vec<_>>().join(", "),
                         bytes as f64 / 1e6,
                         ids.join(", "),
@@ -73,7 +74,13 @@ pub(super) fn describe_detect(error: &VisionError, call: &FailedCall<'_>) -> Par
             if let Some(detector_error) = detector_error {
                 details["detector_error"] = json!(detector_error);
             }
-            parts(ErrorCode::MissingExtra, format!("{feature} is not ready on this server; outstanding: {}. {}", list.join("; "), hints[0]), details, hints)
+            // The first hint's download, exactly, when a tool here can make it.
+            let next_call = (!fetchable.is_empty() && settings.detector_preparation).then(|| {
+                let assets: Vec<&str> = fetchable.iter().map(|(id, _)| *id).collect();
+                NextCall::new(DETECTORS_TOOL, json!({ "assets": assets }), true)
+            });
+            let message = format!("{feature} is not ready on this server; outstanding: {}. {}", list.join("; "), hints[0]);
+            Parts { next_call, ..parts(ErrorCode::MissingExtra, message, details, hints) }
         }
         VisionError::Decode(detail) => {
             let next =

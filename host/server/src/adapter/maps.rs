@@ -5,8 +5,10 @@ use std::path::Path;
 use serde_json::json;
 
 use geomap_app::MapGone;
+use geomap_app::layout::TOOL as LAYOUT_TOOL;
+use geomap_app::maps::REGISTER_TOOL;
 use geomap_app::uris::MAX_RESOURCE_BLOB_BYTES;
-use geomap_model::errors::{Cause, ErrorCode};
+use geomap_model::errors::{Cause, ErrorCode, NextCall};
 
 use geomap_model::errors::failure::{FailedCall, Parts, parts};
 
@@ -21,19 +23,22 @@ pub(super) fn describe_map_gone(map_id: &str, reason: MapGone, registered_as: Op
         );
     }
     if reason == MapGone::NoLayout {
-        let first = format!("Call geomap_process_image {{\"map_id\": \"{map_id}\"}} first, then ask again.");
-        return parts(
-            ErrorCode::ArtifactNotFound,
-            format!("No layout of map {map_id} has legend swatches with colours to compare with. {first}"),
-            json!({ "map_id": map_id, "reason": reason.reason() }),
-            vec![first],
-        );
+        let first = format!("Call {LAYOUT_TOOL} {{\"map_id\": \"{map_id}\"}} first, then ask again.");
+        return Parts {
+            next_call: Some(NextCall::new(LAYOUT_TOOL, json!({ "map_id": map_id }), false)),
+            ..parts(
+                ErrorCode::ArtifactNotFound,
+                format!("No layout of map {map_id} has legend swatches with colours to compare with. {first}"),
+                json!({ "map_id": map_id, "reason": reason.reason() }),
+                vec![first],
+            )
+        };
     }
     let again = match registered_as {
         Some(path) => format!(
-            "Register the map again with geomap_register_map {{\"path\": \"{path}\"}} (its path relative to the first map root when that is where it was) and use the new map_id."
+            "Register the map again with {REGISTER_TOOL} {{\"path\": \"{path}\"}} (its path relative to the first map root when that is where it was) and use the new map_id."
         ),
-        None => "Register the map's file with geomap_register_map and use the map_id it returns.".to_owned(),
+        None => format!("Register the map's file with {REGISTER_TOOL} and use the map_id it returns."),
     };
     let what = match reason {
         MapGone::UnknownId => "No map is registered with this ID",
@@ -44,7 +49,10 @@ pub(super) fn describe_map_gone(map_id: &str, reason: MapGone, registered_as: Op
             "No revision file has this map, revision and name (geomap_describe_map lists them)"
         }
     };
-    parts(ErrorCode::ArtifactNotFound, format!("{what} (map_id {map_id}). {again}"), json!({ "map_id": map_id, "reason": reason.reason() }), vec![again])
+    // The path is the one it was registered with, relative to its map root: never a server path.
+    let next_call = registered_as.map(|path| NextCall::new(REGISTER_TOOL, json!({ "path": path }), false));
+    let message = format!("{what} (map_id {map_id}). {again}");
+    Parts { next_call, ..parts(ErrorCode::ArtifactNotFound, message, json!({ "map_id": map_id, "reason": reason.reason() }), vec![again]) }
 }
 
 /// An artifact over the size `resources/read` sends.

@@ -5,7 +5,8 @@
 
 use serde_json::{Value, json};
 
-use geomap_model::errors::{Cause, ErrorCode};
+use geomap_app::preparation::KNOWLEDGE_TOOL;
+use geomap_model::errors::{Cause, ErrorCode, NextCall};
 use geomap_providers::{Kind, ProviderError, RuntimeFailure};
 
 use geomap_model::errors::failure::{FailedCall, Parts, parts};
@@ -126,7 +127,7 @@ fn missing_assets(name: &str, assets: &[String], call: &FailedCall<'_>) -> Parts
         ));
     } else if settings.knowledge_preparation {
         hints.push(format!(
-            "Ask the user whether to download {ids} ({:.1} MB); after they agree, call geomap_prepare_knowledge with {{\"assets\": [{}]}}, then call {} again.",
+            "Ask the user whether to download {ids} ({:.1} MB); after they agree, call {KNOWLEDGE_TOOL} with {{\"assets\": [{}]}}, then call {} again.",
             bytes as f64 / 1e6,
             quoted.join(", "),
             call.tool
@@ -143,8 +144,11 @@ fn missing_assets(name: &str, assets: &[String], call: &FailedCall<'_>) -> Parts
         "Do not run installer commands in your own shell: it is a different environment from the server's, its PATH may lack the command, and anything it installs lands in the wrong data root."
             .to_owned(),
     );
+    // The first hint's download, exactly, when a tool here can make it.
+    let next_call = (unknown.is_empty() && settings.knowledge_preparation).then(|| NextCall::new(KNOWLEDGE_TOOL, json!({ "assets": assets }), true));
     Parts {
         cause: Some(Cause::AssetNotInstalled),
+        next_call,
         ..parts(
             ErrorCode::MissingKnowledgeAsset,
             format!("Provider {name} needs knowledge asset {ids}, which is not installed. {}", hints[0]),

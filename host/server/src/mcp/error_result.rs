@@ -22,14 +22,20 @@ pub fn protocol_error(envelope: &Envelope) -> ErrorData {
 
 /// Renders `envelope` as the JSON-RPC error of a resource request: -32002
 /// (resource not found) for `artifact_not_found`, -32603 for server-side
-/// failures, -32602 otherwise; the envelope is the error's `data`.
-pub fn resource_error(envelope: &Envelope) -> ErrorData {
-    let data = Some(serde_json::to_value(envelope).expect("envelopes always serialize"));
+/// failures, -32602 otherwise; the envelope is the error's `data`, with the
+/// `uri` asked for beside its fields on -32002 (as SEP-2164 asks).
+pub fn resource_error(envelope: &Envelope, uri: Option<&str>) -> ErrorData {
+    let mut data = serde_json::to_value(envelope).expect("envelopes always serialize");
     let message = format!("{}: {} (trace_id {})", envelope.code, envelope.message, envelope.trace_id);
     match envelope.code {
-        ErrorCode::ArtifactNotFound => ErrorData::resource_not_found(message, data),
-        ErrorCode::InternalError | ErrorCode::RegistryCorrupt => ErrorData::internal_error(message, data),
-        _ => ErrorData::invalid_params(message, data),
+        ErrorCode::ArtifactNotFound => {
+            if let Some(uri) = uri {
+                data["uri"] = uri.into();
+            }
+            ErrorData::resource_not_found(message, Some(data))
+        }
+        ErrorCode::InternalError | ErrorCode::RegistryCorrupt => ErrorData::internal_error(message, Some(data)),
+        _ => ErrorData::invalid_params(message, Some(data)),
     }
 }
 
@@ -99,12 +105,14 @@ mod tests {
 
     #[test]
     fn resource_errors_pick_the_json_rpc_code_by_who_acts() {
-        let code_for = |code| resource_error(&Envelope::new(code, "m", "d".repeat(32))).code.0;
+        let code_for = |code| resource_error(&Envelope::new(code, "m", "d".repeat(32)), None).code.0;
         assert_eq!(code_for(ErrorCode::ArtifactNotFound), -32002);
         assert_eq!(code_for(ErrorCode::RegistryCorrupt), -32603);
         assert_eq!(code_for(ErrorCode::OversizeImage), -32602);
-        let error = resource_error(&Envelope::new(ErrorCode::InternalError, "Failed.", "e".repeat(32)));
+        let error = resource_error(&Envelope::new(ErrorCode::InternalError, "Failed.", "e".repeat(32)), None);
         assert!(error.message.contains("internal_error") && error.message.contains(&"e".repeat(32)));
         assert_eq!(error.data.unwrap()["code"], "internal_error");
+        let missing = resource_error(&Envelope::new(ErrorCode::ArtifactNotFound, "m", "d".repeat(32)), Some("geomap://maps/map_x"));
+        assert_eq!(missing.data.unwrap()["uri"], "geomap://maps/map_x", "the URI asked for, beside the envelope");
     }
 }

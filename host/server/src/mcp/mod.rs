@@ -59,7 +59,8 @@ Start with geomap_capabilities, then geomap_register_map a scan from an allowed 
 A scan with coordinate labels around its frame is georeferenced from them with geomap_georeference {map_id, from: \"labels\"} \
 (too_few_labels: pass crs with bounds or control_points, or ask the user). \
 Look map terms up with geomap_lookup; ask about a georeferenced map's area with geomap_query_knowledge. \
-Every failed call returns a geomap-error/v1 envelope: branch on `code`, follow `recovery_hints` in order, \
+Every failed call returns a geomap-error/v1 envelope: branch on `code`, follow `recovery_hints` in order \
+(when `details.next_call` is there, it is the first hint's exact call: make it as given, asking the user first when its `ask_user` is true), \
 and keep `trace_id` (the operator finds the failure in the server log under it). \
 Codes for the agent (invalid_arguments, too_few_labels, artifact_not_found, unknown_tool, unsupported_media, oversize_image) you can fix yourself; \
 ask the user before anything is downloaded (geomap_prepare_knowledge downloads: tell them the size it states); hand operator codes (path_not_allowed, registry_corrupt, internal_error, ...) \

@@ -95,9 +95,9 @@ pub fn templates() -> ListResourceTemplatesResult {
 
 impl GeomapServer {
     /// A resource request's failure as a JSON-RPC error carrying the envelope.
-    fn resource_failure(&self, method: &str, error: &AppError, trace_id: &TraceId) -> ErrorData {
+    fn resource_failure(&self, method: &str, uri: Option<&str>, error: &AppError, trace_id: &TraceId) -> ErrorData {
         let call = FailedCall { tool: method, idempotent: true, trace_id, settings: self.state.settings() };
-        error_result::resource_error(&adapter::envelope_for(error, &call))
+        error_result::resource_error(&adapter::envelope_for(error, &call), uri)
     }
 
     /// `resources/list`: one page of every registered map, then every
@@ -115,8 +115,8 @@ impl GeomapServer {
         .await;
         let page = match listed {
             Ok(Ok(page)) => page,
-            Ok(Err(error)) => return Err(self.resource_failure("resources/list", &error, &trace_id)),
-            Err(_) => return Err(self.resource_failure("resources/list", &AppError::Panic, &trace_id)),
+            Ok(Err(error)) => return Err(self.resource_failure("resources/list", None, &error, &trace_id)),
+            Err(_) => return Err(self.resource_failure("resources/list", None, &AppError::Panic, &trace_id)),
         };
         let resources = page
             .entries
@@ -141,31 +141,17 @@ impl GeomapServer {
                 Ok(Err(error)) => error,
                 Err(_) => AppError::Panic,
             };
-            return Err(self.resource_failure("resources/read", &error, &trace_id));
+            return Err(self.resource_failure("resources/read", Some(&uri), &error, &trace_id));
         }
         let path = uri.strip_prefix(MAP_URI_PREFIX).unwrap_or(&uri).to_owned();
         let contents = match path.split('/').collect::<Vec<_>>().as_slice() {
             [map_id, "layouts", layout_id, name] => {
                 let read = app.stored_file(map_id.to_string(), layout_id.to_string(), name.to_string());
-                trace::run_call(trace_id.clone(), read).await.map(|outcome| {
-                    outcome.map(|(bytes, media_type)| match media_type {
-                        "application/json" => ResourceContents::text(String::from_utf8_lossy(&bytes).into_owned(), uri.clone()).with_mime_type(media_type),
-                        _ => {
-                            use base64::Engine;
-                            ResourceContents::blob(base64::engine::general_purpose::STANDARD.encode(bytes), uri.clone()).with_mime_type(media_type)
-                        }
-                    })
-                })
+                trace::run_call(trace_id.clone(), read).await.map(|outcome| outcome.map(|(bytes, media_type)| file_contents(bytes, media_type, &uri)))
             }
             [map_id, "revisions", revision_id, name] => {
                 let read = app.artifact(map_id.to_string(), revision_id.to_string(), name.to_string());
-                trace::run_call(trace_id.clone(), read).await.map(|outcome| {
-                    outcome.map(|(bytes, media_type)| {
-                        use base64::Engine;
-                        let blob = base64::engine::general_purpose::STANDARD.encode(bytes);
-                        ResourceContents::blob(blob, uri.clone()).with_mime_type(media_type)
-                    })
-                })
+                trace::run_call(trace_id.clone(), read).await.map(|outcome| outcome.map(|(bytes, media_type)| file_contents(bytes, &media_type, &uri)))
             }
             _ => trace::run_call(trace_id.clone(), app.describe(DescribeRequest { map_id: path.clone() })).await.map(|outcome| {
                 outcome.map(|report| {
@@ -179,6 +165,16 @@ impl GeomapServer {
             Ok(Err(error)) => error,
             Err(_) => AppError::Panic,
         };
-        Err(self.resource_failure("resources/read", &error, &trace_id))
+        Err(self.resource_failure("resources/read", Some(&uri), &error, &trace_id))
+    }
+}
+
+/// A stored file as resource contents: JSON as text (an agent reads it as it is), anything else as
+/// base64 bytes.
+fn file_contents(bytes: Vec<u8>, media_type: &str, uri: &str) -> ResourceContents {
+    use base64::Engine;
+    match media_type {
+        "application/json" => ResourceContents::text(String::from_utf8_lossy(&bytes).into_owned(), uri.to_owned()).with_mime_type(media_type),
+        _ => ResourceContents::blob(base64::engine::general_purpose::STANDARD.encode(bytes), uri.to_owned()).with_mime_type(media_type),
     }
 }

@@ -20,6 +20,7 @@ use std::time::Instant;
 use crate::error::VisionError;
 use crate::image::Rgb;
 use crate::millis;
+use crate::models::ModelInfo;
 use crate::models::{RUNTIME_ASSET, locate, runtime};
 use geomap_assets::Catalog;
 use geomap_model::layout::PixelBox;
@@ -52,7 +53,12 @@ pub fn load(catalog: &Catalog, data_root: &Path, models: OcrModels) -> Result<Re
         return Err(VisionError::NotReady { feature: "Reading text", missing, detector_error: environment.err() });
     };
     let folder = first_model.parent().expect("an asset file is inside its folder");
-    Reader::load(environment, folder, generation(models)).map_err(|error| VisionError::Inference(format!("the OCR models do not load: {error}")))
+    let files = generation(models);
+    let reader = Reader::load(environment, folder, files).map_err(|error| VisionError::Inference(format!("the OCR models do not load: {error}")))?;
+    // Each model file as `asset/file` with its SHA-256, as a layout or a reading records it.
+    let hashed = [files.detector, files.classifier, files.recogniser]
+        .map(|file| ModelInfo { asset: format!("{}/{file}", models.asset()), sha256: geomap_assets::file_sha256(&folder.join(file)).unwrap_or_default() });
+    Ok(reader.with_models(hashed.into()))
 }
 
 /// The words of one region of a scan.

@@ -125,9 +125,20 @@ pub struct Reader {
     recogniser: SessionPool,
     alphabet: Alphabet,
     generation: Generation,
+    models: Vec<crate::models::ModelInfo>,
 }
 
 impl Reader {
+    /// The reader with `models` as the files it was loaded from (what a layout or reading records).
+    pub fn with_models(self, models: Vec<crate::models::ModelInfo>) -> Reader {
+        Reader { models, ..self }
+    }
+
+    /// The files it was loaded from, each with its SHA-256.
+    pub fn models(&self) -> &[crate::models::ModelInfo] {
+        &self.models
+    }
+
     /// Loads `generation`'s detector, orientation classifier and recogniser from the asset's
     /// folder; the alphabet comes from its dictionary file or the recogniser's `character` metadata.
     pub fn load(environment: &'static ort::environment::Environment, folder: &Path, generation: Generation) -> Result<Reader, OnnxError> {
@@ -148,7 +159,7 @@ impl Reader {
                     .ok_or_else(|| OnnxError::Model("the recogniser has no `character` alphabet in its metadata".to_owned()))
             })?),
         };
-        Ok(Reader { detector, classifier, recogniser, alphabet, generation })
+        Ok(Reader { detector, classifier, recogniser, alphabet, generation, models: Vec::new() })
     }
 
     /// The tiles covering `region` (whole pixels, inside the image), left to right, top to bottom:
