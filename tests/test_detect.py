@@ -226,7 +226,10 @@ async def test_prepare_then_process_gives_the_layout_the_models_say(tmp_path, mi
         assert entry["colour_hex"] == "#{:02x}{:02x}{:02x}".format(*colour)
         assert entry["legend"] == 1
     assert [entry["colour_name"] for entry in entries] == ["Red", "Dark Green"]
-    assert [model["asset"] for model in layout["models"]] == ["peace-component-weights", "peace-legend-weights"]
+    # The detectors' weights, then the OCR models' files (each `asset/file`), each with its SHA-256.
+    assert [model["asset"] for model in layout["models"]] == ["peace-component-weights", "peace-legend-weights"] + [
+        f"ppocr-v4/{name}" for name in ("ch_PP-OCRv4_det_infer.onnx", "ch_ppocr_mobile_v2.0_cls_infer.onnx", "ch_PP-OCRv4_rec_infer.onnx")
+    ]
     assert layout["models"][0]["sha256"] == hashlib.sha256(files["component"].read_bytes()).hexdigest()
     assert set(layout["timings"]) == {"load_ms", "decode_ms", "components_ms", "legend_ms", "words_ms", "write_ms"}
     assert (layout["method"], layout["warnings"]) == ("both", []), "the detectors' boxes with the words read inside them"

@@ -107,9 +107,10 @@ async def test_an_affine_is_recovered_and_written_as_a_cloud_optimized_geotiff(s
         assert abs(found - expected) <= 1e-9 * max(abs(expected), 1.0), (revision["geotransform"], UTM_GT)
     assert all(r["pixels"] < 1e-6 and r["crs_units"] < 1e-6 for r in revision["residuals"])
     assert revision["rmse"]["pixels"] < 1e-6
-    [tif] = revision["artifacts"]
+    tif, provenance = revision["artifacts"]
     assert tif["name"] == "georeferenced.tif" and tif["media_type"] == "image/tiff"
-    assert [str(link.uri) for link in result.content if link.type == "resource_link"] == [tif["resource_uri"]]
+    assert (provenance["name"], provenance["media_type"]) == ("provenance.json", "application/json"), "how the revision was made, beside it"
+    assert [str(link.uri) for link in result.content if link.type == "resource_link"] == [tif["resource_uri"], provenance["resource_uri"]]
     assert revision["compression"] == "deflate"
     info = gdalinfo(tif["path"])
     for found, expected in zip(info["geoTransform"], UTM_GT):
@@ -119,7 +120,7 @@ async def test_an_affine_is_recovered_and_written_as_a_cloud_optimized_geotiff(s
     assert info["metadata"]["IMAGE_STRUCTURE"]["PREDICTOR"] == "2"
     assert (info["size"]) == [WIDTH, HEIGHT]
     assert (raster(tif["path"]) == raster(scan.map_root / "scan.png")).all(), "lossless: every pixel is the scan's"
-    assert revision_files(scan, map_id, revision) == {"georeferenced.tif"}, "no staging or overview file outlives the call"
+    assert revision_files(scan, map_id, revision) == {"georeferenced.tif", "provenance.json"}, "no staging or overview file outlives the call"
 
 
 def quadratic(c, r):
@@ -136,7 +137,7 @@ async def test_a_second_order_polynomial_is_recovered_and_warped(scan):
     assert max(r["crs_units"] for r in revision["residuals"]) < 1e-6
     assert max(r["pixels"] for r in revision["residuals"]) < 1e-6
     names = {a["name"]: a for a in revision["artifacts"]}
-    assert set(names) == {"gcps.vrt", "warped.tif"}
+    assert set(names) == {"gcps.vrt", "warped.tif", "provenance.json"}
     vrt = gdalinfo(names["gcps.vrt"]["path"])
     assert len(vrt["gcps"]["gcpList"]) == 10
     assert 'ID["EPSG",32633]' in vrt["gcps"]["coordinateSystem"]["wkt"]
@@ -145,7 +146,7 @@ async def test_a_second_order_polynomial_is_recovered_and_warped(scan):
     warped = gdalinfo(names["warped.tif"]["path"])
     assert 'ID["EPSG",32633]' in warped["coordinateSystem"]["wkt"] and len(warped["geoTransform"]) == 6
     assert_cog(warped, names["warped.tif"]["path"], "DEFLATE")
-    assert revision_files(scan, map_id, revision) == {"gcps.vrt", "warped.tif"}, "no staging or overview file outlives the call"
+    assert revision_files(scan, map_id, revision) == {"gcps.vrt", "warped.tif", "provenance.json"}, "no staging or overview file outlives the call"
     # The same pixels as gdalwarp with default options and the same resampling, from the same GCP VRT.
     reference = scan.base / "reference.tif"
     subprocess.run(["gdalwarp", "-q", "-r", "bilinear", "-order", "2", names["gcps.vrt"]["path"], str(reference)], check=True)
@@ -174,7 +175,7 @@ async def test_lossy_compression_settings_write_smaller_cogs_on_one_thread_too(t
         assert result.structured_content["compression"] == compression
         [image] = [a for a in result.structured_content["artifacts"] if a["name"] == name]
         assert_cog(gdalinfo(image["path"]), image["path"], gdal_name)
-    [image] = placed.structured_content["artifacts"]
+    image = placed.structured_content["artifacts"][0]
     difference = abs(raster(image["path"]).astype(int) - raster(server.map_root / "scan.png").astype(int))
     assert difference.mean() < 8, f"quality 90 keeps the scan recognisable (mean difference {difference.mean():.1f})"
 
@@ -461,7 +462,7 @@ async def test_an_artifact_too_large_for_a_resource_points_at_its_file(server):
     async with server.connect() as client:
         map_id = (await client.call_tool("geomap_register_map", {"path": "noise.png"})).structured_content["map_id"]
         revision = (await georeference(client, map_id=map_id, crs="EPSG:4267", bounds=GOOD_BOUNDS)).structured_content
-        [tif] = revision["artifacts"]
+        tif = revision["artifacts"][0]
         assert tif["bytes"] > 32 * 2**20
         with pytest.raises(MCPError) as raised:
             await client.read_resource(tif["resource_uri"])
@@ -481,7 +482,7 @@ async def test_an_artifact_the_disk_cannot_read_is_the_operators_and_a_deleted_o
     async with server.connect() as client:
         map_id = await registered(client)
         revision = (await georeference(client, map_id=map_id, crs="EPSG:4267", bounds=GOOD_BOUNDS)).structured_content
-        [tif] = revision["artifacts"]
+        tif = revision["artifacts"][0]
         os.remove(tif["path"])
         os.mkdir(tif["path"])  # still there, but reading it fails (EISDIR): not the agent's to fix
         with pytest.raises(MCPError) as unreadable:

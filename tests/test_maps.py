@@ -75,7 +75,11 @@ async def test_a_changed_or_vanished_file_is_artifact_not_found(server, era):
         for map_id, reason in [(changed_id, "file_changed"), (vanished_id, "file_missing"), ("map_00000000000000000000", "unknown_map_id")]:
             result = await client.call_tool("geomap_describe_map", {"map_id": map_id})
             envelope = assert_envelope(result, "artifact_not_found", server, tool="geomap_describe_map")
+            next_call = envelope["details"].pop("next_call", None)
             assert envelope["details"] == {"map_id": map_id, "reason": reason}
+            # A map registered once is registered again by its path; an ID never registered has no path to give.
+            path = {changed_id: "changed.png", vanished_id: "vanished.png"}.get(map_id)
+            assert next_call == (path and {"tool": "geomap_register_map", "arguments": {"path": path}, "ask_user": False}), next_call
             assert "geomap_register_map" in envelope["recovery_hints"][0]
             assert "geomap_register_map" in envelope["message"], "the message repeats the remedy"
 

@@ -291,7 +291,10 @@ async def test_a_missing_asset_says_who_can_install_it(tmp_path, compile_cache, 
         result = await client.call_tool("geomap_lookup", {"term": "Jurassic", "providers": ["ics-timescale"]})
         everyone = await client.call_tool("geomap_lookup", {"term": "Jurassic"})
     envelope = assert_envelope(result, "missing_knowledge_asset", server, tool="geomap_lookup")
+    next_call = envelope["details"].pop("next_call", None)
     assert envelope["details"] == {"provider": "ics-timescale", "missing_assets": ["ics-chart"], "download_bytes": 652009}
+    # The download is the next call only where a tool here can make it, after the user agrees.
+    assert next_call == ({"tool": "geomap_prepare_knowledge", "arguments": {"assets": ["ics-chart"]}, "ask_user": True} if preparation else None), next_call
     assert envelope["cause"] == "asset_not_installed"
     if preparation:
         assert envelope["recovery_hints"][0] == (
