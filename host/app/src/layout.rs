@@ -656,7 +656,7 @@ mod tests {
             (Method::MapBundle, LayoutSource::MapBundle, 1, None)
         );
         assert_eq!(layout.legend_entries[0].entry.colour_hex.as_deref(), Some("#aa3300"));
-        assert_eq!(test.app.stored_files(&map_id, &layout.layout_id).unwrap(), ["layout.json"]);
+        assert_eq!(test.app.stored_files(&map_id, &layout.layout_id).unwrap(), ["layout.json", "provenance.json"], "and how it was made");
         test.scan("a.png", 60, 40, |_, _| [240, 240, 240]);
         let scan_id = test.register("a.png").await;
         let missing = test.app.find_layout(LayoutRequest::of(&scan_id), Progress::none()).await.unwrap_err();
