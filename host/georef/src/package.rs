@@ -69,6 +69,17 @@ const PROVENANCE_TYPES: [&str; 6] = ["ground truth", "human verified", "human mo
 /// The schema's kinds of polygon (`enum_polygon_type`).
 const POLYGON_TYPES: [&str; 6] = ["geologic unit", "tailings", "outcrop", "body of water", "other", "unknown"];
 
+/// The schema's geometry tables: name, geometry column, geometry type, description.
+const GEOMETRY_TABLES: [(&str, &str, &str, &str); 7] = [
+    ("polygon_feature", "geometry", "MULTIPOLYGON", "Polygon map features"),
+    ("line_feature", "geometry", "MULTILINESTRING", "Line map features"),
+    ("point_feature", "geometry", "POINT", "Point map features"),
+    ("cross_section", "geometry", "LINESTRING", "Lines of section"),
+    ("ground_control_point", "geometry", "POINT", "Ground control points"),
+    ("georeference_meta", "bounds", "POLYGON", "Georeferencing metadata"),
+    ("page_extraction", "px_geometry", "GEOMETRY", "Page extractions"),
+];
+
 /// The name of the scale every confidence here is on (`confidence_scale`).
 pub const CONFIDENCE_SCALE: &str = "geomap 0-1";
 
@@ -447,16 +458,7 @@ fn schema() -> Vec<String> {
         literal(Some(PIXEL_CRS))
     ));
     // The geometry tables, in pixels: GIS tools list them and GDAL writes them as layers.
-    let geometry_tables = [
-        ("polygon_feature", "geometry", "MULTIPOLYGON", "Polygon map features"),
-        ("line_feature", "geometry", "MULTILINESTRING", "Line map features"),
-        ("point_feature", "geometry", "POINT", "Point map features"),
-        ("cross_section", "geometry", "LINESTRING", "Lines of section"),
-        ("ground_control_point", "geometry", "POINT", "Ground control points"),
-        ("georeference_meta", "bounds", "POLYGON", "Georeferencing metadata"),
-        ("page_extraction", "px_geometry", "GEOMETRY", "Page extractions"),
-    ];
-    for (table, column, geometry, description) in geometry_tables {
+    for (table, column, geometry, description) in GEOMETRY_TABLES {
         statements.push(format!(
             "INSERT INTO gpkg_contents (table_name, data_type, identifier, description, srs_id) VALUES ('{table}', 'features', '{table}', {}, 0)",
             literal(Some(description))
@@ -653,6 +655,19 @@ pub(crate) fn write_confidences(package: &Dataset, run: &str, tables: &[TableNam
             literal(Some(run))
         ));
     }
+    execute(package, &statements)
+}
+
+/// An R-tree spatial index on each of the schema's geometry tables, built once they are written
+/// (GDAL indexes only the layers it creates; GIS tools and [`crate::units::line_near`] filter by it).
+pub(crate) fn index(package: &Dataset) -> Result<(), GeorefError> {
+    // GDAL registers each index in the GeoPackage's extensions table, made when its first layer needs one.
+    let mut statements = vec![
+        "CREATE TABLE IF NOT EXISTS gpkg_extensions (table_name TEXT, column_name TEXT, extension_name TEXT NOT NULL, definition TEXT NOT NULL, \
+         scope TEXT NOT NULL, CONSTRAINT ge_tce UNIQUE (table_name, column_name, extension_name))"
+            .to_owned(),
+    ];
+    statements.extend(GEOMETRY_TABLES.iter().map(|(table, column, ..)| format!("SELECT gpkgAddSpatialIndex('{table}', '{column}')")));
     execute(package, &statements)
 }
 

@@ -323,6 +323,7 @@ impl UnitRaster {
         package::write_sheet(&transaction, &map.map_id, sheet, revision)?;
         let featured = [TableName::PolygonFeature, TableName::LineFeature, TableName::PointFeature, TableName::CrossSection];
         package::write_confidences(&transaction, &sheet.extraction_run, &featured)?;
+        package::index(&transaction)?;
         transaction.commit().map_err(gdal_error("write the GeoPackage"))?;
         self.write_raster(folder, units, georeferenced.as_ref().map(|(revision, srs, _)| (*revision, srs)), &progress.stage(0.95, 1.0))?;
         Ok(Written { polygons, crs: revision.map(|revision| revision.crs.clone()), line_lengths_km, section_lengths_km })
@@ -810,6 +811,9 @@ mod tests {
             assert_eq!(kinds, [("bedding".to_owned(), "inclined bedding".to_owned())]);
             let styles = sql("SELECT f_table_name FROM layer_styles WHERE useAsDefault").unwrap().feature_count();
             assert_eq!(styles, 3, "the units, lines and points, each with its default style");
+            let mut indexed =
+                sql("SELECT count(*) FROM sqlite_master WHERE name IN ('rtree_polygon_feature_geometry', 'rtree_line_feature_geometry')").unwrap();
+            assert_eq!(indexed.features().next().unwrap().field_as_integer(0).unwrap(), Some(2), "the schema's tables are indexed");
         }
         assert_eq!(written.line_lengths_km, vec![None], "no revision, no ground length");
         let package = folder.path().join(GEOPACKAGE);
