@@ -11,6 +11,7 @@ import pytest
 
 import unit_maps
 from conftest import Server, assert_envelope, png
+from ta1_schema import assert_ta1
 from test_detect import OCR_WHEEL, WHEEL, ocr_wheel, runtime_wheel  # noqa: F401 (session fixtures)
 from test_providers import CHART, compile_cache  # noqa: F401 (session fixture)
 
@@ -57,6 +58,8 @@ async def test_missing_detectors_then_a_missing_layout_are_fixed_by_following_ne
         assert layout.structured_content["map_id"] == map_id
         extraction = await client.call_tool("geomap_extract_units", {"map_id": map_id})
     assert extraction.is_error is False, extraction
+    # Without ../shared too: the package the extraction wrote passes the schema's own checks.
+    assert_ta1(extraction.structured_content["geopackage_path"])
 
 
 async def test_a_missing_knowledge_asset_is_installed_by_following_next_call(tmp_path, mirror, compile_cache):  # noqa: F811
