@@ -15,6 +15,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use schemars::JsonSchema;
@@ -181,19 +182,20 @@ pub struct UnitSummary {
     pub mean_confidence: f64,
 }
 
-/// Milliseconds per stage.
+/// Milliseconds per stage. The line and point symbols are traced on a thread of their own while
+/// the units are filled, sieved and polygonized, so the stages add up to more than the call took.
 #[derive(Debug, Clone, Default, Serialize, JsonSchema)]
 pub struct UnitTimings {
     /// Reading the main map and classifying it.
     pub classify_ms: f64,
     /// Filling linework and removing thin strokes.
     pub fill_ms: f64,
-    /// Tracing the line and point symbols (faults, folds, attitudes) on the main map, reading the
-    /// attitudes' dips and finding the lines of section.
+    /// Tracing the line and point symbols (faults, folds, attitudes) on the main map (beside the
+    /// fill, sieve and polygonizing), reading the attitudes' dips and finding the lines of section.
     pub lines_ms: f64,
     /// The sieve to the minimum mapping unit.
     pub sieve_ms: f64,
-    /// Polygonizing and writing the GeoPackage, the raster and the preview.
+    /// Polygonizing and simplifying the units, writing the GeoPackage, the raster and the preview.
     pub write_ms: f64,
 }
 
@@ -445,16 +447,51 @@ impl App {
         let classes::Classified { classes: mut raster, mut confidence, mut preview } = classified;
         timings.classify_ms = millis(started);
 
-        let started = Instant::now();
-        progress.fraction(0.4, "filling linework")?;
-        if !filter::fill_strokes(&mut raster, &mut confidence, width as usize, height as usize, plan.swatches.len() as u8, &|| progress.is_cancelled()) {
-            return Err(VisionError::Cancelled.into());
-        }
-        timings.fill_ms = millis(started);
+        // The units are filled, sieved and polygonized on this thread while the structure is traced
+        // on another: neither needs the other until the GeoPackage is written. A failure here stops
+        // the tracing too.
+        let abandoned = AtomicBool::new(false);
+        let (traced, drawn_units) = std::thread::scope(|scope| {
+            let tracing = scope.spawn(trace::within_call(|| {
+                let started = Instant::now();
+                let drawn = finder.found(&|| progress.is_cancelled() || abandoned.load(Ordering::Relaxed));
+                (drawn, millis(started))
+            }));
+            let drawn_units = (|| {
+                let started = Instant::now();
+                progress.fraction(0.4, "filling linework while the line and point symbols are traced")?;
+                if !filter::fill_strokes(&mut raster, &mut confidence, width as usize, height as usize, plan.swatches.len() as u8, &|| progress.is_cancelled())
+                {
+                    return Err(AppError::from(VisionError::Cancelled));
+                }
+                timings.fill_ms = millis(started);
+                let started = Instant::now();
+                let gdal_raster = UnitRaster::new(raster, (width as usize, height as usize), (left, top), self.settings.worker_threads)?;
+                gdal_raster.sieve(plan.min_area as usize, &progress.stage(0.45, 0.5))?;
+                let mut raster = vec![0_u8; plan.pixels() as usize];
+                gdal_raster.read_classes(&mut raster)?;
+                timings.sieve_ms = millis(started);
+                progress.check()?;
+                let started = Instant::now();
+                let found = regions::regions(&raster, &confidence, width as usize, height as usize);
+                drop(confidence);
+                let by_first: HashMap<(u32, u32), f64> = found.iter().map(|r| ((r.first_x + left, r.first_y + top), r.confidence)).collect();
+                let tally = tally(&found, plan.swatches.len(), plan.pixels());
+                preview.paint_classes(&raster, &plan.swatches);
+                drop(raster);
+                let outlines = gdal_raster.outlines(plan.swatches.len(), &progress.stage(0.5, 0.8))?;
+                timings.write_ms = millis(started);
+                Ok((gdal_raster, outlines, by_first, tally))
+            })()
+            .inspect_err(|_| abandoned.store(true, Ordering::Relaxed));
+            (trace::rejoin(tracing.join()), drawn_units)
+        });
+        let (mut gdal_raster, outlines, by_first, tally) = drawn_units?;
+        let (drawn, traced_ms) = traced;
+        let drawn = drawn.ok_or(VisionError::Cancelled)?;
 
         let started = Instant::now();
-        progress.fraction(0.5, "tracing the line and point symbols and the lines of section")?;
-        let drawn = finder.found(&|| progress.is_cancelled()).ok_or(VisionError::Cancelled)?;
+        progress.fraction(0.8, "reading the attitudes' dips and finding the lines of section")?;
         let (prompts, points) = (&drawn.line_prompts, &drawn.point_prompts);
         let mut structure = line_rows(prompts, &drawn.lines);
         let (words, words_read) = self.words_read(&map_id, &layout_id)?;
@@ -472,23 +509,9 @@ impl App {
         let main_map = PixelBox { x0: f64::from(left), y0: f64::from(top), x1: f64::from(right), y1: f64::from(bottom) };
         let sections = section_rows(&cross_sections, &words, &main_map, &|region| Ok(map.window(self, region)?), scan)?;
         structure.sections = sections.iter().flatten().map(|(row, _)| row.clone()).collect();
-        timings.lines_ms = millis(started);
+        timings.lines_ms = traced_ms + millis(started);
 
         let started = Instant::now();
-        let mut gdal_raster = UnitRaster::new(raster, (width as usize, height as usize), (left, top), self.settings.worker_threads)?;
-        gdal_raster.sieve(plan.min_area as usize, &progress.stage(0.55, 0.65))?;
-        let mut raster = vec![0_u8; plan.pixels() as usize];
-        gdal_raster.read_classes(&mut raster)?;
-        timings.sieve_ms = millis(started);
-        progress.check()?;
-
-        let started = Instant::now();
-        let found = regions::regions(&raster, &confidence, width as usize, height as usize);
-        drop(confidence);
-        let by_first: HashMap<(u32, u32), f64> = found.iter().map(|r| ((r.first_x + left, r.first_y + top), r.confidence)).collect();
-        let tally = tally(&found, plan.swatches.len(), plan.pixels());
-        preview.paint_classes(&raster, &plan.swatches);
-        drop(raster);
         let revision = map.record.revisions.last();
         // Before any file is written, so a revision whose transform fails here leaves nothing behind.
         let centre = ((f64::from(left) + f64::from(right)) / 2.0, (f64::from(top) + f64::from(bottom)) / 2.0);
@@ -510,13 +533,13 @@ impl App {
         let sheet = record::sheet_record(&map_id, (&layout_id, &layout), &plan.legend, revision, (&units_id, &created_at, &models));
         let staged = self.stage(&map_id, &units_id)?;
         let confidence_at = |x, y| by_first.get(&(x, y)).copied();
-        let written = gdal_raster.write(staged.path(), &map_row, &rows, &structure, &sheet, &confidence_at, revision, &progress.stage(0.65, 0.95))?;
+        let written = gdal_raster.write(outlines, staged.path(), &map_row, &rows, &structure, &sheet, &confidence_at, revision, &progress.stage(0.82, 0.97))?;
         preview
             .image
             .write_png(&staged.path().join(PREVIEW), (0, 0, preview.image.width, preview.image.height))
             .map_err(|error| VisionError::Storage(format!("cannot write the preview: {error}")))?;
         drop(gdal_raster);
-        timings.write_ms = millis(started);
+        timings.write_ms += millis(started);
 
         let units = unit_summaries(&plan.legend, &tally, &written.polygons, plan.pixels(), pixel_km2);
         let unclassified_share = round(tally.pixels[0] as f64 / plan.pixels() as f64, 5);

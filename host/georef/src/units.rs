@@ -63,6 +63,22 @@ pub struct Written {
     pub section_lengths_km: Vec<Option<f64>>,
 }
 
+/// The unit raster's regions as [`UnitRaster::outlines`] drew them, for [`UnitRaster::write`].
+pub struct Outlines {
+    /// Each region kept (of a unit), in the order polygonized.
+    regions: Vec<Region>,
+    /// Each region's outline simplified, as WKB (`None`: nothing was left of it).
+    simplified: Vec<Option<Vec<u8>>>,
+}
+
+/// A region of the unit raster: its place among the polygonized outlines (its feature's ID is
+/// `index + 1`), its class and the top-left corner of its first pixel in the scan.
+struct Region {
+    index: usize,
+    class: usize,
+    first_pixel: (u32, u32),
+}
+
 /// Pixel → CRS through a revision.
 enum ToCrs {
     Affine([f64; 6]),
@@ -176,13 +192,62 @@ impl UnitRaster {
         band.read_into_slice((0, 0), (self.width, self.height), (self.width, self.height), into, None).map_err(gdal_error("read the unit raster"))
     }
 
-    /// Writes the GeoPackage (units and `lines`) and the unit raster into `folder` (then the
-    /// raster is styled and placed for GIS tools: write it once). `units[k - 1]` describes class
-    /// `k`; `confidence(x, y)` is the mean confidence of the region whose first pixel (raster
-    /// order, scan pixels) is `(x, y)`; with `revision`, the georeferenced layers and raster too.
+    /// The outlines of the regions of classes `1..=classes`, polygonized and each simplified
+    /// within half a pixel (on the raster's threads): all of writing that needs nothing but the
+    /// sieved raster, so it can run while the map's structure is traced. Cancelled through
+    /// `progress` between steps.
+    pub fn outlines(&self, classes: usize, progress: &Progress) -> Result<Outlines, GeorefError> {
+        let message = "polygonizing the units";
+        progress.fraction(0.0, message)?;
+        let mut stopped = false;
+        let memory = DriverManager::get_driver_by_name("Memory").map_err(gdal_error("find GDAL's memory vector driver"))?;
+        let mut drawn_outlines = memory.create_vector_only("").map_err(gdal_error("hold the outlines in memory"))?;
+        {
+            let layer = drawn_outlines
+                .create_layer(LayerOptions { name: "outlines", ty: OGRwkbGeometryType::wkbPolygon, ..Default::default() })
+                .map_err(gdal_error("hold the outlines in memory"))?;
+            layer.create_defn_fields(&[("class", OGRFieldType::OFTInteger)]).map_err(gdal_error("hold the outlines in memory"))?;
+            let band = self.dataset.rasterband(1).map_err(gdal_error("read the unit raster"))?;
+            let mut go_on = |done: f64| crate::told_to_go_on(progress.fraction(0.6 * done, message).is_ok(), &mut stopped);
+            let drawn = ffi::polygonize(&band, &layer, &mut go_on);
+            match (stopped, drawn) {
+                (true, _) => return Err(GeorefError::Cancelled),
+                (false, Err(message)) => return Err(GeorefError::Gdal { action: "polygonize the unit raster", message }),
+                (false, Ok(())) => {}
+            }
+        }
+        // Each unit's outline (its place among the outlines, its class, its first pixel, its WKB),
+        // then all of them simplified at once.
+        let mut kept = Vec::new();
+        let mut shapes = Vec::new();
+        for (index, feature) in drawn_outlines.layer(0).map_err(gdal_error("read the outlines"))?.features().enumerate() {
+            let class = feature.field_as_integer(0).ok().flatten().unwrap_or(0);
+            let (Some(outline), Ok(class)) = (feature.geometry(), usize::try_from(class)) else { continue };
+            if class == 0 || class > classes {
+                continue;
+            }
+            kept.push(Region { index, class, first_pixel: first_vertex(outline) });
+            shapes.push(outline.wkb().map_err(gdal_error("read the outlines"))?);
+        }
+        drop(drawn_outlines);
+        let message = "simplifying the units' outlines";
+        let mut go_on = |done: f64| crate::told_to_go_on(progress.fraction(0.6 + 0.4 * done, message).is_ok(), &mut stopped);
+        let simplified = simplified_all(&shapes, self.threads, &mut go_on);
+        match (stopped, simplified) {
+            (true, _) => Err(GeorefError::Cancelled),
+            (false, result) => Ok(Outlines { regions: kept, simplified: result? }),
+        }
+    }
+
+    /// Writes the GeoPackage (the units' `outlines`, `lines`, points and sections) and the unit
+    /// raster into `folder` (then the raster is styled and placed for GIS tools: write it once).
+    /// `units[k - 1]` describes class `k`; `confidence(x, y)` is the mean confidence of the region
+    /// whose first pixel (raster order, scan pixels) is `(x, y)`; with `revision`, the
+    /// georeferenced layers and raster too.
     #[allow(clippy::too_many_arguments)]
     pub fn write(
         &mut self,
+        outlines: Outlines,
         folder: &Path,
         map: &MapRow,
         units: &[UnitRow],
@@ -196,26 +261,9 @@ impl UnitRaster {
             Some(revision) => Some((revision, resolve_crs(&revision.crs)?, ToCrs::of(revision)?)),
             None => None,
         };
-        let message = "polygonizing and writing the GeoPackage";
+        let message = "writing the GeoPackage";
         progress.fraction(0.0, message)?;
-        let mut stopped = false;
         let mut polygons = vec![0_u64; units.len() + 1];
-        let memory = DriverManager::get_driver_by_name("Memory").map_err(gdal_error("find GDAL's memory vector driver"))?;
-        let mut outlines = memory.create_vector_only("").map_err(gdal_error("hold the outlines in memory"))?;
-        {
-            let layer = outlines
-                .create_layer(LayerOptions { name: "outlines", ty: OGRwkbGeometryType::wkbPolygon, ..Default::default() })
-                .map_err(gdal_error("hold the outlines in memory"))?;
-            layer.create_defn_fields(&[("class", OGRFieldType::OFTInteger)]).map_err(gdal_error("hold the outlines in memory"))?;
-            let band = self.dataset.rasterband(1).map_err(gdal_error("read the unit raster"))?;
-            let mut go_on = |done: f64| crate::told_to_go_on(progress.fraction(0.6 * done, message).is_ok(), &mut stopped);
-            let drawn = ffi::polygonize(&band, &layer, &mut go_on);
-            match (stopped, drawn) {
-                (true, _) => return Err(GeorefError::Cancelled),
-                (false, Err(message)) => return Err(GeorefError::Gdal { action: "polygonize the unit raster", message }),
-                (false, Ok(())) => {}
-            }
-        }
         let path = folder.join(GEOPACKAGE);
         let driver = DriverManager::get_driver_by_name("GPKG").map_err(gdal_error("find GDAL's GeoPackage driver"))?;
         package::create_schema(&driver.create_vector_only(&path).map_err(gdal_error("create the GeoPackage"))?)?;
@@ -226,32 +274,11 @@ impl UnitRaster {
         }
         package::write_rows(&package, map, units, structure, sheet)?;
         styles::write(&package, units, structure, georeferenced.is_some())?;
-        // Each unit's outline (its place among the outlines, its class, its first pixel, its WKB),
-        // then all of them simplified at once.
-        let mut kept = Vec::new();
-        let mut shapes = Vec::new();
-        for (index, feature) in outlines.layer(0).map_err(gdal_error("read the outlines"))?.features().enumerate() {
-            let class = feature.field_as_integer(0).ok().flatten().unwrap_or(0);
-            let (Some(outline), Ok(class)) = (feature.geometry(), usize::try_from(class)) else { continue };
-            if class == 0 || class > units.len() {
-                continue;
-            }
-            kept.push((index, class, first_vertex(outline)));
-            shapes.push(outline.wkb().map_err(gdal_error("read the outlines"))?);
-        }
-        drop(outlines);
-        let mut go_on = |done: f64| crate::told_to_go_on(progress.fraction(0.6 + 0.25 * done, message).is_ok(), &mut stopped);
-        let simplified = simplified_all(&shapes, self.threads, &mut go_on);
-        let simplified = match (stopped, simplified) {
-            (true, _) => return Err(GeorefError::Cancelled),
-            (false, result) => result?,
-        };
-        drop(shapes);
         let transaction = package.start_transaction().map_err(gdal_error("write the GeoPackage"))?;
-        let total = kept.len().max(1) as f64;
-        for (k, ((index, class, (first_x, first_y)), simplified)) in kept.into_iter().zip(simplified).enumerate() {
+        let total = outlines.regions.len().max(1) as f64;
+        for (k, (Region { index, class, first_pixel: (first_x, first_y) }, simplified)) in outlines.regions.into_iter().zip(outlines.simplified).enumerate() {
             if k % 256 == 0 {
-                progress.fraction(0.85 + 0.1 * k as f64 / total, message)?;
+                progress.fraction(0.8 * k as f64 / total, message)?;
             }
             let Some(simplified) = simplified else { continue };
             let simplified = Geometry::from_wkb(&simplified).map_err(gdal_error("simplify a polygon"))?;
@@ -325,7 +352,7 @@ impl UnitRaster {
         package::write_confidences(&transaction, &sheet.extraction_run, &featured)?;
         package::index(&transaction)?;
         transaction.commit().map_err(gdal_error("write the GeoPackage"))?;
-        self.write_raster(folder, units, georeferenced.as_ref().map(|(revision, srs, _)| (*revision, srs)), &progress.stage(0.95, 1.0))?;
+        self.write_raster(folder, units, georeferenced.as_ref().map(|(revision, srs, _)| (*revision, srs)), &progress.stage(0.8, 1.0))?;
         Ok(Written { polygons, crs: revision.map(|revision| revision.crs.clone()), line_lengths_km, section_lengths_km })
     }
 
@@ -697,8 +724,10 @@ mod tests {
             UnitRow { code: Some("Qal".to_owned()), colour: (250, 235, 150), ..Default::default() },
             UnitRow { code: Some("Tb".to_owned()), colour: (230, 120, 110), ..Default::default() },
         ];
+        let outlines = raster.outlines(units.len(), &Progress::none()).unwrap();
         let written = raster
             .write(
+                outlines,
                 folder.path(),
                 &map,
                 &units,
@@ -797,7 +826,8 @@ mod tests {
                 section_bbox: (50.0, 0.0, 90.0, 20.0),
             }],
         };
-        let written = raster.write(folder.path(), &map, &units, &structure, &one_run(), &|_, _| Some(1.0), None, &Progress::none()).unwrap();
+        let outlines = raster.outlines(units.len(), &Progress::none()).unwrap();
+        let written = raster.write(outlines, folder.path(), &map, &units, &structure, &one_run(), &|_, _| Some(1.0), None, &Progress::none()).unwrap();
         // Every foreign key of the schema holds; the attitude's type is the schema's `bedding`, its finer kind kept.
         {
             let checked = Dataset::open(folder.path().join(GEOPACKAGE)).unwrap();
