@@ -448,8 +448,8 @@ impl App {
         timings.classify_ms = millis(started);
 
         // The units are filled, sieved and polygonized on this thread while the structure is traced
-        // on another: neither needs the other until the GeoPackage is written. A failure here stops
-        // the tracing too.
+        // on another: neither needs the other until the GeoPackage is written. A failure or a
+        // cancellation stops the tracing at its next check (it asks every 64 lines).
         let abandoned = AtomicBool::new(false);
         let (traced, drawn_units) = std::thread::scope(|scope| {
             let tracing = scope.spawn(trace::within_call(|| {

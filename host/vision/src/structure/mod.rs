@@ -67,6 +67,8 @@ const DOT_WIDTH: f64 = 0.5;
 const COMMON_MIN_PX: f64 = 20.0;
 /// A feature found by its look alone keeps this share of its fit as its confidence.
 const LOOK_CONFIDENCE: f64 = 0.7;
+/// While lines are typed, whether to stop is asked every this many lines.
+const CANCEL_EVERY: usize = 64;
 
 /// The TA1 line type (`enum_line_type`) a symbol's name gives its lines; `None` for a contact,
 /// which is a polygon edge and never a line feature.
@@ -368,7 +370,7 @@ impl StructureFinder {
     }
 
     /// The lines and attitude symbols of every prompt, colour by colour; `cancelled` is asked
-    /// between colours. A colour's attitude symbols are taken from its skeleton first, so their
+    /// between steps and every [`CANCEL_EVERY`] lines. A colour's attitude symbols are taken from its skeleton first, so their
     /// strokes are never pieces of a line. Prompts looked for by their look alone are measured on
     /// their colour's skeleton first.
     pub fn found(mut self, cancelled: &dyn Fn() -> bool) -> Option<Structure> {
@@ -383,6 +385,9 @@ impl StructureFinder {
             }
             self.stroke_mask(colour as u8 + 1, &mut mask);
             let mut branches = skeleton::branches(&mask, width, height);
+            if cancelled() {
+                return None;
+            }
             self.measured_by_look(group, &branches);
             if !group.points.is_empty() {
                 let (points, used) = points::attitudes(&branches, &self.points, &group.points, origin);
@@ -403,8 +408,11 @@ impl StructureFinder {
                 })
                 .fold(0.0, f64::max);
             let (lines, marks) = traced(branches, widest, gap);
-            for chain in lines {
-                if let Some(line) = self.given(&chain, &group.lines, &marks, &mask) {
+            for (index, chain) in lines.iter().enumerate() {
+                if index % CANCEL_EVERY == 0 && cancelled() {
+                    return None;
+                }
+                if let Some(line) = self.given(chain, &group.lines, &marks, &mask) {
                     found.lines.push(line);
                 }
             }
