@@ -17,9 +17,9 @@ import subprocess
 import pytest
 
 import unit_maps
-from conftest import shared_asset
+from conftest import Server, shared_asset
 from ta1_schema import assert_ta1
-from test_detect import ocr_wheel, runtime_wheel  # noqa: F401 (session fixtures)
+from test_detect import OCR_WHEEL, WHEEL, ocr_wheel, runtime_wheel  # noqa: F401 (session fixtures)
 from test_layout_words import prepared_layout, reading_server
 from test_providers import compile_cache  # noqa: F401 (session fixture)
 from test_units import WEST, NORTH, EAST, SOUTH
@@ -224,6 +224,31 @@ async def test_without_an_explanation_the_structure_is_found_by_its_look_at_lowe
     # The line of section needs no explanation: its letters and its cross section's caption name it.
     (section,) = units["sections"]
     assert section["name"] == "A–A′" and math.dist(section["from"], unit_maps.section_truth()[0]) <= 6, section
+
+
+async def test_with_one_worker_thread_the_structure_is_traced_in_turn_to_the_same_features(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache):  # noqa: F811
+    """With two worker threads the structure is traced on a thread beside the units' fill, sieve and
+    polygonize; with one, in turn. Both write the same features. Needs nothing beside the clone."""
+    mirror.files[WHEEL], mirror.files[OCR_WHEEL] = runtime_wheel, ocr_wheel
+    server = Server(tmp_path, {"GEOMAP_ASSET_MIRROR": mirror.url, "GEOMAP_WORKER_THREADS": "2"})
+    (server.data_root / "cache").mkdir(parents=True, exist_ok=True)
+    (server.data_root / "cache" / "providers").symlink_to(compile_cache)
+    unit_maps.draw(server.map_root / "structure.jpg", structure=True)
+    layout = await prepared_layout(server, "structure.jpg")
+    written = {}
+    for threads in ("2", "1"):
+        server.env["GEOMAP_WORKER_THREADS"] = threads
+        async with server.connect() as client:
+            result = await client.call_tool("geomap_extract_units", {"map_id": layout["map_id"]})
+        assert result.is_error is False, result
+        package = result.structured_content["geopackage_path"]
+        written[threads] = {
+            name: sorted(json.dumps([f["geometry"], f["properties"]], sort_keys=True) for f in layer(package, name))
+            for name in ("polygon_feature", "line_feature", "point_feature", "cross_section")
+        }
+    print("features per table:", {name: len(rows) for name, rows in written["2"].items()})
+    assert all(written["2"].values()), "each table has features to compare"
+    assert written["1"] == written["2"], "the same features with one worker thread as with two"
 
 
 async def test_the_usgs_scan_gives_its_faults_from_its_own_explanation(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache):  # noqa: F811

@@ -182,8 +182,9 @@ pub struct UnitSummary {
     pub mean_confidence: f64,
 }
 
-/// Milliseconds per stage. The line and point symbols are traced on a thread of their own while
-/// the units are filled, sieved and polygonized, so the stages add up to more than the call took.
+/// Milliseconds per stage. With two worker threads or more, the line and point symbols are traced
+/// on a thread of their own while the units are filled, sieved and polygonized, so the stages add
+/// up to more than the call took.
 #[derive(Debug, Clone, Default, Serialize, JsonSchema)]
 pub struct UnitTimings {
     /// Reading the main map and classifying it.
@@ -447,16 +448,19 @@ impl App {
         let classes::Classified { classes: mut raster, mut confidence, mut preview } = classified;
         timings.classify_ms = millis(started);
 
-        // The units are filled, sieved and polygonized on this thread while the structure is traced
-        // on another: neither needs the other until the GeoPackage is written. A failure or a
-        // cancellation stops the tracing at its next check (it asks every 64 lines).
+        // With two worker threads or more, the units are filled, sieved and polygonized on this
+        // thread while the structure is traced on another: neither needs the other until the
+        // GeoPackage is written. A failure or a cancellation stops the tracing at its next check
+        // (it asks every 64 lines). With one, the structure is traced first.
         let abandoned = AtomicBool::new(false);
+        let tracing = || {
+            let started = Instant::now();
+            let drawn = finder.found(&|| progress.is_cancelled() || abandoned.load(Ordering::Relaxed));
+            (drawn, millis(started))
+        };
         let (traced, drawn_units) = std::thread::scope(|scope| {
-            let tracing = scope.spawn(trace::within_call(|| {
-                let started = Instant::now();
-                let drawn = finder.found(&|| progress.is_cancelled() || abandoned.load(Ordering::Relaxed));
-                (drawn, millis(started))
-            }));
+            let (on_a_thread, traced_first) =
+                if self.settings.worker_threads > 1 { (Some(scope.spawn(trace::within_call(tracing))), None) } else { (None, Some(tracing())) };
             let drawn_units = (|| {
                 let started = Instant::now();
                 progress.fraction(0.4, "filling linework while the line and point symbols are traced")?;
@@ -484,7 +488,11 @@ impl App {
                 Ok((gdal_raster, outlines, by_first, tally))
             })()
             .inspect_err(|_| abandoned.store(true, Ordering::Relaxed));
-            (trace::rejoin(tracing.join()), drawn_units)
+            let traced = match (on_a_thread, traced_first) {
+                (Some(thread), _) => trace::rejoin(thread.join()),
+                (None, traced) => traced.expect("traced first when not on a thread"),
+            };
+            (traced, drawn_units)
         });
         let (mut gdal_raster, outlines, by_first, tally) = drawn_units?;
         let (drawn, traced_ms) = traced;
