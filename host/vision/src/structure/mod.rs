@@ -370,7 +370,7 @@ impl StructureFinder {
     }
 
     /// The lines and attitude symbols of every prompt, colour by colour; `cancelled` is asked
-    /// between steps and every [`CANCEL_EVERY`] lines. A colour's attitude symbols are taken from its skeleton first, so their
+    /// between steps and every 64 lines. A colour's attitude symbols are taken from its skeleton first, so their
     /// strokes are never pieces of a line. Prompts looked for by their look alone are measured on
     /// their colour's skeleton first.
     pub fn found(mut self, cancelled: &dyn Fn() -> bool) -> Option<Structure> {
