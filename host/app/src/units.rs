@@ -11,7 +11,8 @@
 //! layout exists, `unit_at` answers from its raster); an extraction's files are
 //! written into a staged folder recorded last, so a failure or cancellation
 //! between stages keeps nothing; memory is about one decoded main map (the class
-//! and confidence rasters, GDAL's copy of the classes, one strip).
+//! and confidence rasters, GDAL's copy of the classes, one strip), plus the
+//! tracer's colour marks, stroke mask and skeleton while it runs beside them.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -448,22 +449,29 @@ impl App {
         let classes::Classified { classes: mut raster, mut confidence, mut preview } = classified;
         timings.classify_ms = millis(started);
 
-        // With two worker threads or more, the units are filled, sieved and polygonized on this
-        // thread while the structure is traced on another: neither needs the other until the
-        // GeoPackage is written. A failure or a cancellation stops the tracing at its next check
-        // (it asks every 64 lines). With one, the structure is traced first.
+        // With two worker threads or more, the structure is traced on a thread of its own while this
+        // one fills, sieves and polygonizes the units: neither needs the other until the GeoPackage
+        // is written. Should the units fail or panic, the tracing stops at its next check. With one
+        // worker thread, the structure is traced first. (A progress report that fails means a
+        // cancellation, which the tracing and the units' stages see for themselves.)
         let abandoned = AtomicBool::new(false);
         let tracing = || {
             let started = Instant::now();
             let drawn = finder.found(&|| progress.is_cancelled() || abandoned.load(Ordering::Relaxed));
             (drawn, millis(started))
         };
+        let beside = self.settings.worker_threads > 1;
         let (traced, drawn_units) = std::thread::scope(|scope| {
-            let (on_a_thread, traced_first) =
-                if self.settings.worker_threads > 1 { (Some(scope.spawn(trace::within_call(tracing))), None) } else { (None, Some(tracing())) };
+            let (on_a_thread, traced_first) = if beside {
+                (Some(scope.spawn(trace::within_call(tracing))), None)
+            } else {
+                let _ = progress.fraction(0.4, TRACING);
+                (None, Some(tracing()))
+            };
+            let mut stop_tracing = StopUnlessDone { flag: &abandoned, done: false };
             let drawn_units = (|| {
                 let started = Instant::now();
-                progress.fraction(0.4, "filling linework while the line and point symbols are traced")?;
+                progress.fraction(0.4, if beside { "filling linework while the line and point symbols are traced" } else { "filling linework" })?;
                 if !filter::fill_strokes(&mut raster, &mut confidence, width as usize, height as usize, plan.swatches.len() as u8, &|| progress.is_cancelled())
                 {
                     return Err(AppError::from(VisionError::Cancelled));
@@ -486,10 +494,16 @@ impl App {
                 let outlines = gdal_raster.outlines(plan.swatches.len(), &progress.stage(0.5, 0.8))?;
                 timings.write_ms = millis(started);
                 Ok((gdal_raster, outlines, by_first, tally))
-            })()
-            .inspect_err(|_| abandoned.store(true, Ordering::Relaxed));
+            })();
+            stop_tracing.done = drawn_units.is_ok();
+            drop(stop_tracing);
             let traced = match (on_a_thread, traced_first) {
-                (Some(thread), _) => trace::rejoin(thread.join()),
+                (Some(thread), _) => {
+                    if !thread.is_finished() {
+                        let _ = progress.fraction(0.8, TRACING);
+                    }
+                    trace::rejoin(thread.join())
+                }
                 (None, traced) => traced.expect("traced first when not on a thread"),
             };
             (traced, drawn_units)
@@ -620,6 +634,24 @@ impl App {
         self.store(staged, "units.json", &record)?;
         let _ = progress.fraction(1.0, "done"); // stored: a cancellation now changes nothing
         Ok(extraction)
+    }
+}
+
+/// The progress message while the line and point symbols are traced and nothing else is left.
+const TRACING: &str = "tracing the line and point symbols";
+
+/// Raises `flag` when dropped before `done` is set: the units' stage failing or panicking stops
+/// the tracing beside it.
+struct StopUnlessDone<'a> {
+    flag: &'a AtomicBool,
+    done: bool,
+}
+
+impl Drop for StopUnlessDone<'_> {
+    fn drop(&mut self) {
+        if !self.done {
+            self.flag.store(true, Ordering::Relaxed);
+        }
     }
 }
 

@@ -280,10 +280,11 @@ impl UnitRaster {
             if k % 256 == 0 {
                 progress.fraction(0.8 * k as f64 / total, message)?;
             }
-            let Some(simplified) = simplified else { continue };
+            // A class beyond `units` (outlines drawn for more classes) is no unit's.
+            let (Some(simplified), Some(count)) = (simplified, polygons.get_mut(class)) else { continue };
             let simplified = Geometry::from_wkb(&simplified).map_err(gdal_error("simplify a polygon"))?;
             let sure = confidence(first_x, first_y).unwrap_or(0.0);
-            polygons[class] += 1;
+            *count += 1;
             let values = [
                 text(format!("{}_p{}", map.map_id, index + 1)),
                 text(map.map_id.clone()),

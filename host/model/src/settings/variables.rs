@@ -75,7 +75,7 @@ pub const VARIABLES: &[Variable] = &[
     Variable { name: "GEOMAP_SHUTDOWN_GRACE", meaning: "how long calls in flight may finish after SIGTERM or SIGINT", default: "`30s`" },
     Variable {
         name: "GEOMAP_WORKER_THREADS",
-        meaning: "threads one georeference warps, compresses and builds overviews on and one unit extraction simplifies its polygons and compresses its raster on (with two or more, it also traces the structure on one beside its units); also the threads detection and OCR models may use at once, shared by all calls",
+        meaning: "threads one georeference warps, compresses and builds overviews on and one unit extraction simplifies its polygons and compresses its raster on (with two or more, one more thread traces its structure meanwhile); also the threads detection and OCR models may use at once, shared by all calls",
         default: "number of cores",
     },
     Variable {
