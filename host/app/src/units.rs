@@ -462,11 +462,11 @@ impl App {
         };
         let beside = self.settings.worker_threads > 1;
         let (traced, drawn_units) = std::thread::scope(|scope| {
-            let (on_a_thread, traced_first) = if beside {
-                (Some(scope.spawn(trace::within_call(tracing))), None)
+            let tracing = if beside {
+                Tracing::Beside(scope.spawn(trace::within_call(tracing)))
             } else {
                 let _ = progress.fraction(0.4, TRACING);
-                (None, Some(tracing()))
+                Tracing::Done(tracing())
             };
             let mut stop_tracing = StopUnlessDone { flag: &abandoned, done: false };
             let drawn_units = (|| {
@@ -491,20 +491,20 @@ impl App {
                 let tally = tally(&found, plan.swatches.len(), plan.pixels());
                 preview.paint_classes(&raster, &plan.swatches);
                 drop(raster);
-                let outlines = gdal_raster.outlines(plan.swatches.len(), &progress.stage(0.5, 0.8))?;
+                let outlines = gdal_raster.outlines(&progress.stage(0.5, 0.8))?;
                 timings.write_ms = millis(started);
                 Ok((gdal_raster, outlines, by_first, tally))
             })();
             stop_tracing.done = drawn_units.is_ok();
             drop(stop_tracing);
-            let traced = match (on_a_thread, traced_first) {
-                (Some(thread), _) => {
+            let traced = match tracing {
+                Tracing::Beside(thread) => {
                     if !thread.is_finished() {
                         let _ = progress.fraction(0.8, TRACING);
                     }
                     trace::rejoin(thread.join())
                 }
-                (None, traced) => traced.expect("traced first when not on a thread"),
+                Tracing::Done(traced) => traced,
             };
             (traced, drawn_units)
         });
@@ -639,6 +639,12 @@ impl App {
 
 /// The progress message while the line and point symbols are traced and nothing else is left.
 const TRACING: &str = "tracing the line and point symbols";
+
+/// The structure's tracing: on a thread of its own beside the units, or done before them.
+enum Tracing<'scope, T> {
+    Beside(std::thread::ScopedJoinHandle<'scope, T>),
+    Done(T),
+}
 
 /// Raises `flag` when dropped before `done` is set: the units' stage failing or panicking stops
 /// the tracing beside it.

@@ -192,11 +192,11 @@ impl UnitRaster {
         band.read_into_slice((0, 0), (self.width, self.height), (self.width, self.height), into, None).map_err(gdal_error("read the unit raster"))
     }
 
-    /// The outlines of the regions of classes `1..=classes`, polygonized and each simplified
-    /// within half a pixel (on the raster's threads): all of writing that needs nothing but the
-    /// sieved raster, so it can run while the map's structure is traced. Cancelled through
-    /// `progress` between steps.
-    pub fn outlines(&self, classes: usize, progress: &Progress) -> Result<Outlines, GeorefError> {
+    /// The outlines of the regions of every class but 0, polygonized and each simplified within
+    /// half a pixel (on the raster's threads): all of writing that needs nothing but the sieved
+    /// raster, so it can run while the map's structure is traced. Cancelled through `progress`
+    /// between steps.
+    pub fn outlines(&self, progress: &Progress) -> Result<Outlines, GeorefError> {
         let message = "polygonizing the units";
         progress.fraction(0.0, message)?;
         let mut stopped = false;
@@ -223,7 +223,7 @@ impl UnitRaster {
         for (index, feature) in drawn_outlines.layer(0).map_err(gdal_error("read the outlines"))?.features().enumerate() {
             let class = feature.field_as_integer(0).ok().flatten().unwrap_or(0);
             let (Some(outline), Ok(class)) = (feature.geometry(), usize::try_from(class)) else { continue };
-            if class == 0 || class > classes {
+            if class == 0 {
                 continue;
             }
             kept.push(Region { index, class, first_pixel: first_vertex(outline) });
@@ -280,7 +280,7 @@ impl UnitRaster {
             if k % 256 == 0 {
                 progress.fraction(0.8 * k as f64 / total, message)?;
             }
-            // A class beyond `units` (outlines drawn for more classes) is no unit's.
+            // A class beyond `units` is no unit's.
             let (Some(simplified), Some(count)) = (simplified, polygons.get_mut(class)) else { continue };
             let simplified = Geometry::from_wkb(&simplified).map_err(gdal_error("simplify a polygon"))?;
             let sure = confidence(first_x, first_y).unwrap_or(0.0);
@@ -725,7 +725,7 @@ mod tests {
             UnitRow { code: Some("Qal".to_owned()), colour: (250, 235, 150), ..Default::default() },
             UnitRow { code: Some("Tb".to_owned()), colour: (230, 120, 110), ..Default::default() },
         ];
-        let outlines = raster.outlines(units.len(), &Progress::none()).unwrap();
+        let outlines = raster.outlines(&Progress::none()).unwrap();
         let written = raster
             .write(
                 outlines,
@@ -827,7 +827,7 @@ mod tests {
                 section_bbox: (50.0, 0.0, 90.0, 20.0),
             }],
         };
-        let outlines = raster.outlines(units.len(), &Progress::none()).unwrap();
+        let outlines = raster.outlines(&Progress::none()).unwrap();
         let written = raster.write(outlines, folder.path(), &map, &units, &structure, &one_run(), &|_, _| Some(1.0), None, &Progress::none()).unwrap();
         // Every foreign key of the schema holds; the attitude's type is the schema's `bedding`, its finer kind kept.
         {

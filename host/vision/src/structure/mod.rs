@@ -370,9 +370,9 @@ impl StructureFinder {
     }
 
     /// The lines and attitude symbols of every prompt, colour by colour; `cancelled` is asked
-    /// between steps and every 64 lines. A colour's attitude symbols are taken from its skeleton first, so their
-    /// strokes are never pieces of a line. Prompts looked for by their look alone are measured on
-    /// their colour's skeleton first.
+    /// between steps and every 64 lines. A colour's attitude symbols are taken from its skeleton
+    /// first, so their strokes are never pieces of a line. Prompts looked for by their look alone
+    /// are measured on their colour's skeleton first.
     pub fn found(mut self, cancelled: &dyn Fn() -> bool) -> Option<Structure> {
         let (width, height) = (self.width as usize, self.height as usize);
         let mut found = Structure::default();
