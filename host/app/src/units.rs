@@ -29,6 +29,7 @@ use geomap_model::trace;
 use geomap_store::registry::{Document, StoredDocument};
 use geomap_vision::colour::{delta_e, ground_colour, hex, lab};
 use geomap_vision::structure::points::{PointPrompt, sample_box};
+use geomap_vision::structure::sections::ShrunkMap;
 use geomap_vision::structure::{LinePrompt, StructureFinder, sample_window};
 use geomap_vision::units::{self as classes, NO_MATCH_DELTA_E, filter, regions};
 use geomap_vision::{VisionError, millis};
@@ -37,8 +38,8 @@ use crate::provenance::{Made, PROVENANCE_FILE, stored_uris};
 use crate::record;
 use crate::stored::{LegendUnit, StoredEntry, StoredLayout, Swatch};
 use crate::structure::{
-    LineSummary, PointSummary, SectionSummary, add_point_rows, dips, line_rows, line_summaries, line_warnings, point_summaries, point_warnings, reread_dips,
-    section_rows, section_warnings,
+    LineSummary, PointSummary, SectionSummary, add_point_rows, dips, letters_at_ends, line_rows, line_summaries, line_warnings, point_summaries,
+    point_warnings, reread_dips, section_rows, section_warnings,
 };
 use crate::terms::{AgeSpan, AgeTermInfo, LithologyInfo};
 use crate::uris::{layout_dir, layout_uri, map_uri};
@@ -440,10 +441,22 @@ impl App {
             points = PointPrompt::by_look();
         }
         let mut finder = StructureFinder::new(prompts, points, &plan.swatches, PAPER, (width, height), (left, top));
+        // Each cross section's line between its letters on the main map, as the words read them.
+        // Should one not be found so, the map is shrunk as it is classified, for its thin straight
+        // lines (the letters at whose ends are read once they are traced).
+        let (words, words_read) = self.words_read(&map_id, &layout_id)?;
+        let cross_sections = layout.cross_sections();
+        let scan = (map.record.width as u32, map.record.height as u32);
+        let main_map = PixelBox { x0: f64::from(left), y0: f64::from(top), x1: f64::from(right), y1: f64::from(bottom) };
+        let mut sections = section_rows(&cross_sections, (&words, &[]), &main_map, &|region| Ok(map.window(self, region)?), scan)?;
+        let mut shrunk = sections.iter().any(Option::is_none).then(|| ShrunkMap::new((width, height), (left, top)));
         let classified = classes::classify_map(&plan.swatches, width, height, |first_row, rows| {
             classifying.fraction(f64::from(first_row) / f64::from(height.max(1)), "classifying the main map")?;
             let strip = map.window(self, (left, top + first_row, right, top + first_row + rows))?;
             finder.mark(&strip, first_row);
+            if let Some(shrunk) = shrunk.as_mut() {
+                shrunk.mark(&strip, first_row);
+            }
             Ok::<_, AppError>(strip)
         })?;
         let classes::Classified { classes: mut raster, mut confidence, mut preview } = classified;
@@ -457,8 +470,10 @@ impl App {
         let abandoned = AtomicBool::new(false);
         let tracing = || {
             let started = Instant::now();
-            let drawn = finder.found(&|| progress.is_cancelled() || abandoned.load(Ordering::Relaxed));
-            (drawn, millis(started))
+            let stop = || progress.is_cancelled() || abandoned.load(Ordering::Relaxed);
+            let drawn = finder.found(&stop);
+            let straights = shrunk.map(|shrunk| shrunk.straight_lines(&stop));
+            (drawn, straights, millis(started))
         };
         let beside = self.settings.worker_threads > 1;
         let (traced, drawn_units) = std::thread::scope(|scope| {
@@ -509,27 +524,30 @@ impl App {
             (traced, drawn_units)
         });
         let (mut gdal_raster, outlines, by_first, tally) = drawn_units?;
-        let (drawn, traced_ms) = traced;
+        let (drawn, straights, traced_ms) = traced;
         let drawn = drawn.ok_or(VisionError::Cancelled)?;
+        let straights = straights.map(|straights| straights.ok_or(VisionError::Cancelled)).transpose()?.unwrap_or_default();
 
         let started = Instant::now();
         progress.fraction(0.8, "reading the attitudes' dips and finding the lines of section")?;
         let (prompts, points) = (&drawn.line_prompts, &drawn.point_prompts);
         let mut structure = line_rows(prompts, &drawn.lines);
-        let (words, words_read) = self.words_read(&map_id, &layout_id)?;
         let mut dips = dips(&drawn.points, points, &words);
-        // Each number read again where its ink stands, when the OCR models are installed.
+        // Each number read again where its ink stands, and the letters at the thin straight lines'
+        // ends, when the OCR models are installed.
         let mut models = Vec::new();
-        if let (false, Ok(reader)) = (drawn.points.is_empty(), self.text_reader()) {
+        if let (false, Ok(reader)) = (drawn.points.is_empty() && straights.is_empty(), self.text_reader()) {
             models = reader.models().to_vec();
-            let scan = (map.record.width as u32, map.record.height as u32);
-            dips = reread_dips(&drawn.points, points, dips, &reader, scan, &|region| Ok(map.window(self, region)?))?;
+            let window = |region| Ok(map.window(self, region)?);
+            dips = reread_dips(&drawn.points, points, dips, &reader, scan, &window)?;
+            let unfound: Vec<usize> = (0..sections.len()).filter(|&k| sections[k].is_none()).collect();
+            let wanted: Vec<&str> = unfound.iter().map(|&k| cross_sections[k].1[0].as_str()).collect();
+            let lettered = letters_at_ends(&straights, &wanted, &reader, scan, &window)?;
+            let unfound_sections: Vec<(PixelBox, [String; 2])> = unfound.iter().map(|&k| cross_sections[k].clone()).collect();
+            for (k, found) in unfound.into_iter().zip(section_rows(&unfound_sections, (&[], &lettered), &main_map, &window, scan)?) {
+                sections[k] = found;
+            }
         }
-        // Each cross section's line between its letters on the main map.
-        let cross_sections = layout.cross_sections();
-        let scan = (map.record.width as u32, map.record.height as u32);
-        let main_map = PixelBox { x0: f64::from(left), y0: f64::from(top), x1: f64::from(right), y1: f64::from(bottom) };
-        let sections = section_rows(&cross_sections, &words, &main_map, &|region| Ok(map.window(self, region)?), scan)?;
         structure.sections = sections.iter().flatten().map(|(row, _)| row.clone()).collect();
         timings.lines_ms = traced_ms + millis(started);
 

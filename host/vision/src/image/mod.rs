@@ -92,6 +92,33 @@ impl Rgb {
         Rgb { width: self.width, height: self.height, pixels: turned.concat() }
     }
 
+    /// A `width × height` image whose middle is this one's `centre` and whose rows run along
+    /// `(cos, sin)` (a unit direction in this image), sampled bilinearly; white beyond the edges.
+    pub fn turned_about(&self, centre: (f64, f64), (cos, sin): (f64, f64), (width, height): (u32, u32)) -> Rgb {
+        let mut pixels = Vec::with_capacity((width * height * 3) as usize);
+        let value = |x: i64, y: i64, channel: usize| {
+            if x < 0 || y < 0 || x >= i64::from(self.width) || y >= i64::from(self.height) {
+                return 255.0;
+            }
+            f64::from(self.pixels[3 * (y as usize * self.width as usize + x as usize) + channel])
+        };
+        for row in 0..height {
+            for column in 0..width {
+                let (u, v) = (f64::from(column) + 0.5 - f64::from(width) / 2.0, f64::from(row) + 0.5 - f64::from(height) / 2.0);
+                let (x, y) = (centre.0 + u * cos - v * sin - 0.5, centre.1 + u * sin + v * cos - 0.5);
+                let (left, top) = (x.floor(), y.floor());
+                let (fx, fy) = (x - left, y - top);
+                let (left, top) = (left as i64, top as i64);
+                for channel in 0..3 {
+                    let upper = value(left, top, channel) * (1.0 - fx) + value(left + 1, top, channel) * fx;
+                    let lower = value(left, top + 1, channel) * (1.0 - fx) + value(left + 1, top + 1, channel) * fx;
+                    pixels.push((upper * (1.0 - fy) + lower * fy).round() as u8);
+                }
+            }
+        }
+        Rgb { width, height, pixels }
+    }
+
     /// Writes the region `(x0, y0, x1, y1)` (inside the image) as a PNG file, row by row from
     /// the image itself: a crop of a large scan is never copied whole.
     pub fn write_png(&self, path: &std::path::Path, (x0, y0, x1, y1): (u32, u32, u32, u32)) -> std::io::Result<()> {
@@ -186,6 +213,20 @@ mod tests {
         let grey = |bbox: PixelBox| image.resized_box(&bbox, 2, 1).pixels.chunks_exact(3).map(|p| p[0]).collect::<Vec<u8>>();
         assert_eq!(grey(PixelBox { x0: 1.0, y0: 0.0, x1: 3.0, y1: 1.0 }), [60, 120], "whole pixels: the pixels themselves");
         assert_eq!(grey(PixelBox { x0: 0.5, y0: 0.0, x1: 2.5, y1: 1.0 }), [30, 90], "half a pixel left: halfway between");
+    }
+
+    #[test]
+    fn a_picture_turned_about_a_point_runs_its_rows_along_the_direction_given() {
+        // A 5×5 grey ramp: each pixel's grey is 10 × its column + its row.
+        let image = Rgb { width: 5, height: 5, pixels: (0..25_u8).flat_map(|i| [10 * (i % 5) + i / 5; 3]).collect() };
+        let grey = |turned: &Rgb| turned.pixels.chunks_exact(3).map(|p| p[0]).collect::<Vec<u8>>();
+        // Level: the 3×3 middle as it is.
+        assert_eq!(grey(&image.turned_about((2.5, 2.5), (1.0, 0.0), (3, 3))), [11, 21, 31, 12, 22, 32, 13, 23, 33]);
+        // Rows running down the image: the first row is the image's middle column's neighbour
+        // on the right, read downwards (a picture turned a quarter clockwise reads so).
+        assert_eq!(grey(&image.turned_about((2.5, 2.5), (0.0, 1.0), (3, 3))), [31, 32, 33, 21, 22, 23, 11, 12, 13]);
+        // Beyond the edges, white.
+        assert_eq!(grey(&image.turned_about((0.5, 0.5), (1.0, 0.0), (3, 3)))[0], 255);
     }
 
     #[test]

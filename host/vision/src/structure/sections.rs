@@ -5,6 +5,12 @@
 //! ground around it; the straight line most of them vote for, fitted; and the run of steps that
 //! hold to it.
 //!
+//! When its letters are too small for the text detector, the line is found first: the main map
+//! shrunk as it is classified ([`ShrunkMap`], each block kept as its darkest grey so a hairline
+//! survives), its ridge pixels (darker than the pixels either side) voted into a Hough transform,
+//! and along each strong straight line the longest run that is mostly inked ([`Straight`]); the
+//! caller then reads the letters at its ends.
+//!
 //! Invariants: pure arithmetic on windows of the scan the caller reads; points in the scan's
 //! pixels; a line is returned only when it holds along most of the way between its letters.
 
@@ -125,6 +131,7 @@ impl Crossing {
             }
         }
         let (first, last) = best?;
+        // The line ends where its letters' boxes begin, should it run on into them.
         let (low, high) = (first.max(inner.0), last.min(inner.1));
         if inner.1 <= inner.0 || high < low || ((high - low) as f64) < COVER * (inner.1 - inner.0) as f64 {
             return None;
@@ -134,8 +141,193 @@ impl Crossing {
             let across = offset + slope * k as f64;
             (self.from.0 + along.0 * k as f64 + 0.5 + normal.0 * across, self.from.1 + along.1 * k as f64 + 0.5 + normal.1 * across)
         };
-        Some([at(first), at(last)])
+        Some([at(low), at(high)])
     }
+}
+
+/// The shrunk map's longer side is at most this many pixels.
+pub const SHRUNK_PX: u32 = 3000;
+/// A ridge pixel is at most this grey (0–255)…
+const RIDGE_GREY: i16 = 140;
+/// …and at least this much darker than both pixels [`RIDGE_SPAN`] away on one of four directions.
+const RIDGE_DROP: i16 = 25;
+/// How far either side a ridge pixel's neighbours are looked at, in shrunk pixels.
+const RIDGE_SPAN: isize = 2;
+/// Angles of the Hough transform over half a turn (a quarter degree each).
+const HOUGH_ANGLES: usize = 720;
+/// The Hough transform's sums carry this many bits below a pixel.
+const HOUGH_FRACTION_BITS: u32 = 12;
+/// At most this many of the transform's strongest lines are followed…
+const HOUGH_PEAKS: usize = 200;
+/// …each at least this many angle steps or [`PEAK_APART_PX`] from a stronger one.
+const PEAK_APART_STEPS: usize = 8;
+/// See [`PEAK_APART_STEPS`].
+const PEAK_APART_PX: usize = 6;
+/// A run along a line goes on across gaps of at most this many shrunk pixels (a crossing, a label).
+const RUN_GAP_PX: usize = 12;
+/// A run's ends are trimmed back to where at least [`TRIM_SHARE`] of the next this many steps are inked.
+const TRIM_PX: i64 = 24;
+/// See [`TRIM_PX`].
+const TRIM_SHARE: f64 = 0.5;
+/// A run is a drawn line when at least this share of its pixels are on a ridge.
+pub const RUN_INKED: f64 = 0.85;
+/// A run is long enough when it spans at least this share of the map's longer side.
+pub const RUN_SHARE: f64 = 0.15;
+/// A line whose ends are both within this many shrunk pixels of a longer line's is that line.
+const SAME_LINE_PX: f64 = 4.0;
+/// At most this many straight lines are returned, the longest first.
+pub const STRAIGHT_MAX: usize = 16;
+
+/// A thin straight line drawn on the main map, its ends in the scan's pixels.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Straight {
+    /// One end.
+    pub from: (f64, f64),
+    /// The other end.
+    pub to: (f64, f64),
+    /// How many of the scan's pixels one pixel of the shrunk map spans (a letter's size scales with it).
+    pub pixel: f64,
+}
+
+/// The main map shrunk to at most [`SHRUNK_PX`] on its longer side, each block of `factor ×
+/// factor` pixels kept as its darkest grey, filled strip by strip as the map is classified.
+#[derive(Debug)]
+pub struct ShrunkMap {
+    factor: usize,
+    width: usize,
+    height: usize,
+    grey: Vec<u8>,
+    origin: (u32, u32),
+}
+
+impl ShrunkMap {
+    /// A blank shrunk map for a main map of `width × height` whose top left is `origin` on the scan.
+    pub fn new((width, height): (u32, u32), origin: (u32, u32)) -> ShrunkMap {
+        let factor = width.max(height).div_ceil(SHRUNK_PX).max(1) as usize;
+        let (shrunk_width, shrunk_height) = ((width as usize).div_ceil(factor), (height as usize).div_ceil(factor));
+        ShrunkMap { factor, width: shrunk_width, height: shrunk_height, grey: vec![u8::MAX; shrunk_width * shrunk_height], origin }
+    }
+
+    /// Takes in `strip`: whole rows of the main map from its row `first_row`.
+    pub fn mark(&mut self, strip: &Rgb, first_row: u32) {
+        for (k, row) in strip.pixels.chunks_exact(3 * strip.width as usize).enumerate() {
+            let y = (first_row as usize + k) / self.factor;
+            let Some(shrunk) = self.grey.get_mut(y * self.width..(y + 1) * self.width) else { return };
+            for (block, pixels) in shrunk.iter_mut().zip(row.chunks(3 * self.factor)) {
+                for p in pixels.chunks_exact(3) {
+                    let grey = ((299 * u32::from(p[0]) + 587 * u32::from(p[1]) + 114 * u32::from(p[2])) / 1000) as u8;
+                    *block = (*block).min(grey);
+                }
+            }
+        }
+    }
+
+    /// Whether the shrunk pixel at `(x, y)` is darker than its neighbours either side on one of
+    /// four directions (a thin line's middle; a thick line's middle is not).
+    fn is_ridge(&self, x: usize, y: usize) -> bool {
+        let grey = |x: isize, y: isize| i16::from(self.grey[y as usize * self.width + x as usize]);
+        let (x, y) = (x as isize, y as isize);
+        let here = grey(x, y);
+        let inside = RIDGE_SPAN..;
+        if here > RIDGE_GREY || !inside.contains(&x) || !inside.contains(&y) || x + RIDGE_SPAN >= self.width as isize || y + RIDGE_SPAN >= self.height as isize
+        {
+            return false;
+        }
+        [(RIDGE_SPAN, 0), (0, RIDGE_SPAN), (RIDGE_SPAN, RIDGE_SPAN), (RIDGE_SPAN, -RIDGE_SPAN)]
+            .iter()
+            .any(|&(dx, dy)| grey(x - dx, y - dy) - here >= RIDGE_DROP && grey(x + dx, y + dy) - here >= RIDGE_DROP)
+    }
+
+    /// The thin straight lines at least [`RUN_SHARE`] of the map's longer side long and at least
+    /// [`RUN_INKED`] inked, the longest first (at most [`STRAIGHT_MAX`]); `None` once `cancelled`.
+    pub fn straight_lines(&self, cancelled: &dyn Fn() -> bool) -> Option<Vec<Straight>> {
+        let (width, height) = (self.width, self.height);
+        let ridge: Vec<bool> = (0..width * height).map(|i| self.is_ridge(i % width, i / width)).collect();
+        let points: Vec<(i64, i64)> = (0..ridge.len()).filter(|&i| ridge[i]).map(|i| ((i % width) as i64, (i / width) as i64)).collect();
+        let reach = (width as f64).hypot(height as f64).ceil() as usize;
+        let rhos = 2 * reach + 1;
+        let angle = |step: usize| step as f64 * std::f64::consts::PI / HOUGH_ANGLES as f64;
+        // Votes in fixed point (a 2^-12 pixel): whole numbers add faster than floats round.
+        let mut votes = vec![0_u32; HOUGH_ANGLES * rhos];
+        let one = f64::from(1 << HOUGH_FRACTION_BITS);
+        let offset = ((reach as i64) << HOUGH_FRACTION_BITS) + (1 << (HOUGH_FRACTION_BITS - 1));
+        for (step, row) in votes.chunks_exact_mut(rhos).enumerate() {
+            if step % 64 == 0 && cancelled() {
+                return None;
+            }
+            let (cos, sin) = ((angle(step).cos() * one).round() as i64, (angle(step).sin() * one).round() as i64);
+            for &(x, y) in &points {
+                row[((x * cos + y * sin + offset) >> HOUGH_FRACTION_BITS) as usize] += 1;
+            }
+        }
+        let shortest = RUN_SHARE * width.max(height) as f64;
+        let least_votes = (shortest * RUN_INKED / 2.0) as u32;
+        let mut strong: Vec<(u32, usize, usize)> =
+            votes.iter().enumerate().filter(|(_, v)| **v >= least_votes).map(|(i, v)| (*v, i / rhos, i % rhos)).collect();
+        strong.sort_unstable_by_key(|&(votes, _, _)| std::cmp::Reverse(votes));
+        let mut peaks: Vec<(usize, usize)> = Vec::new();
+        for (_, step, rho) in strong {
+            if peaks.len() == HOUGH_PEAKS {
+                break;
+            }
+            if !peaks.iter().any(|&(s, r)| s.abs_diff(step) < PEAK_APART_STEPS && r.abs_diff(rho) < PEAK_APART_PX) {
+                peaks.push((step, rho));
+            }
+        }
+        let on = |x: isize, y: isize| x >= 0 && y >= 0 && (x as usize) < width && (y as usize) < height && ridge[y as usize * width + x as usize];
+        let mut lines = Vec::new();
+        for (step, rho) in peaks {
+            let (cos, sin) = (angle(step).cos(), angle(step).sin());
+            let rho = rho as f64 - reach as f64;
+            let at = |t: f64| (rho * cos - t * sin, rho * sin + t * cos);
+            // The steps along the line on a ridge, cut into runs at gaps of more than RUN_GAP_PX;
+            // each run's ends trimmed back to where it is densely inked (ridge pixels strung out
+            // by chance beyond a line's end are not its ink); the longest run kept.
+            let hits: Vec<i64> = (-(reach as i64)..=reach as i64)
+                .filter(|&t| {
+                    let (x, y) = at(t as f64);
+                    let (x, y) = (x.round() as isize, y.round() as isize);
+                    on(x, y) || on(x - 1, y) || on(x + 1, y) || on(x, y - 1) || on(x, y + 1)
+                })
+                .collect();
+            let dense = (TRIM_SHARE * TRIM_PX as f64).ceil() as usize;
+            let best = hits
+                .chunk_by(|a, b| b - a <= RUN_GAP_PX as i64 + 1)
+                .filter_map(|run| {
+                    let first = (0..run.len()).find(|&k| run[k..].iter().take_while(|&&t| t < run[k] + TRIM_PX).count() >= dense)?;
+                    let last = (first..run.len()).rev().find(|&k| run[..=k].iter().rev().take_while(|&&t| t > run[k] - TRIM_PX).count() >= dense)?;
+                    Some((run[first], run[last], last - first + 1))
+                })
+                .max_by_key(|&(first, last, _)| last - first);
+            let Some((first, last, inked)) = best else { continue };
+            let length = (last - first) as f64;
+            if length < shortest || (inked as f64) < RUN_INKED * (length + 1.0) {
+                continue;
+            }
+            let scan = |(x, y): (f64, f64)| {
+                let factor = self.factor as f64;
+                ((x + 0.5) * factor + f64::from(self.origin.0), (y + 0.5) * factor + f64::from(self.origin.1))
+            };
+            lines.push((length, Straight { from: scan(at(first as f64)), to: scan(at(last as f64)), pixel: self.factor as f64 }));
+        }
+        lines.sort_by(|a, b| b.0.total_cmp(&a.0));
+        // A line whose ends both lie on a longer one is that line again, from a nearby peak.
+        let mut kept: Vec<Straight> = Vec::new();
+        for (_, line) in lines {
+            let slack = SAME_LINE_PX * line.pixel;
+            if kept.len() < STRAIGHT_MAX && !kept.iter().any(|k| off_segment(line.from, k) <= slack && off_segment(line.to, k) <= slack) {
+                kept.push(line);
+            }
+        }
+        Some(kept)
+    }
+}
+
+/// How far `point` is from the segment between `line`'s ends.
+fn off_segment(point: (f64, f64), line: &Straight) -> f64 {
+    let (dx, dy) = (line.to.0 - line.from.0, line.to.1 - line.from.1);
+    let t = (((point.0 - line.from.0) * dx + (point.1 - line.from.1) * dy) / (dx * dx + dy * dy).max(1e-9)).clamp(0.0, 1.0);
+    (point.0 - line.from.0 - t * dx).hypot(point.1 - line.from.1 - t * dy)
 }
 
 /// The least-squares line `d = offset + slope · k` through `points` (k, d); `None` for fewer than two.
@@ -200,6 +392,53 @@ mod tests {
         }
         let part = Rgb { width: x1 - x0, height: y1 - y0, pixels };
         assert_eq!(crossing.dips(&part, (f64::from(x0), f64::from(y0)), half, crossing.steps()), dips[half..]);
+    }
+
+    /// A light sheet `width × height` with a thick dark band across its top and a hairline (grey
+    /// 90, one pixel wide) from `a` to `b`, given to a shrunk map in two strips.
+    fn shrunk(width: u32, height: u32, a: (f64, f64), b: (f64, f64)) -> ShrunkMap {
+        let mut pixels = vec![200_u8; (width * height * 3) as usize];
+        for y in 20..30 {
+            pixels[3 * (y * width) as usize..3 * ((y + 1) * width) as usize].fill(30);
+        }
+        let steps = (b.0 - a.0).hypot(b.1 - a.1).ceil() as usize * 2;
+        for k in 0..=steps {
+            let t = k as f64 / steps as f64;
+            let (x, y) = ((a.0 + t * (b.0 - a.0)) as u32, (a.1 + t * (b.1 - a.1)) as u32);
+            let at = 3 * (y * width + x) as usize;
+            pixels[at..at + 3].fill(90);
+        }
+        let mut map = ShrunkMap::new((width, height), (7, 5));
+        let split = 3 * (height / 2 * width) as usize;
+        map.mark(&Rgb { width, height: height / 2, pixels: pixels[..split].to_vec() }, 0);
+        map.mark(&Rgb { width, height: height - height / 2, pixels: pixels[split..].to_vec() }, height / 2);
+        map
+    }
+
+    /// Whether a straight line's ends are within `slack` of `a` and `b` (the scan's pixels), either way round.
+    fn ends_near(line: &Straight, a: (f64, f64), b: (f64, f64), slack: f64) -> bool {
+        let near = |p: (f64, f64), q: (f64, f64)| (p.0 - q.0).hypot(p.1 - q.1) <= slack;
+        (near(line.from, a) && near(line.to, b)) || (near(line.from, b) && near(line.to, a))
+    }
+
+    #[test]
+    fn a_hairline_across_the_map_is_found_straight_and_a_thick_band_is_not() {
+        let (a, b) = ((50.0, 300.0), (550.0, 120.0));
+        let lines = shrunk(600, 400, a, b).straight_lines(&|| false).expect("not cancelled");
+        let on_scan = |(x, y): (f64, f64)| (x + 7.0, y + 5.0);
+        assert_eq!(lines.len(), 1, "the hairline alone: {lines:?}");
+        assert!(ends_near(&lines[0], on_scan(a), on_scan(b), 3.0), "{lines:?}");
+        assert_eq!(lines[0].pixel, 1.0);
+        assert_eq!(shrunk(600, 400, a, b).straight_lines(&|| true), None, "a cancelled search gives nothing");
+    }
+
+    #[test]
+    fn a_map_wider_than_the_shrunk_size_keeps_its_hairline_and_gives_its_ends_on_the_scan() {
+        let (a, b) = ((100.0, 300.0), (5900.0, 100.0));
+        let lines = shrunk(6100, 400, a, b).straight_lines(&|| false).expect("not cancelled");
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert_eq!(lines[0].pixel, 3.0, "shrunk by 3");
+        assert!(ends_near(&lines[0], (a.0 + 7.0, a.1 + 5.0), (b.0 + 7.0, b.1 + 5.0), 6.0), "{lines:?}");
     }
 
     #[test]
