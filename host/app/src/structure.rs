@@ -18,7 +18,7 @@ use geomap_georef::package::{LineRow, LineTypeRow, PointRow, PointTypeRow, Secti
 use geomap_model::layout::PixelBox;
 use geomap_vision::VisionError;
 use geomap_vision::colour::hex;
-use geomap_vision::image::Rgb;
+use geomap_vision::image::{Rgb, grey};
 use geomap_vision::layout::numbers::printed_number;
 use geomap_vision::layout::parts::is_prime;
 use geomap_vision::layout::symbols::Pattern;
@@ -506,7 +506,7 @@ fn drawn_between(
 }
 
 /// Pixels at most this grey (0–255) are a letter's ink at a straight line's end.
-const LETTER_GREY: u32 = 110;
+const LETTER_GREY: u8 = 110;
 /// A letter at a straight line's end is looked for within this many of the shrunk map's pixels of
 /// the end, and as far again beyond it.
 const LETTER_REACH: f64 = 12.0;
@@ -515,19 +515,18 @@ const LETTER_MIN_SCORE: f64 = 0.5;
 /// A line at least this far from level (radians, about 10°) has its letters read along it too.
 const LETTER_TILT: f64 = 0.17;
 
-/// The box of the ink (at most [`LETTER_GREY`]) of `square`, a picture whose middle row runs
-/// along a line that ends `beyond` pixels before its middle (the line itself, the middle rows
-/// more than half a reach before the end, left out: the line may end inside its letter), grown
-/// by a sixth of its half width; `None` when too little ink is there for a letter.
-fn ink_box(square: &Rgb, beyond: f64, end_at_left: bool) -> Option<PixelBox> {
+/// The box of the ink (at most [`LETTER_GREY`]) of `square`, a picture `2 · reach` wide around a
+/// line's end (`end`, and `outward` the line's direction there, both in the picture): the line
+/// itself, more than half a reach before the end, left out (the line may end inside its letter),
+/// grown by a sixth of a reach; `None` when too little ink is there for a letter.
+fn ink_box(square: &Rgb, (end, outward): ((f64, f64), (f64, f64)), reach: f64) -> Option<PixelBox> {
     let (width, height) = (square.width as usize, square.height as usize);
-    let reach = width as f64 / 2.0;
     let mut bbox: Option<(f64, f64, f64, f64)> = None;
     for (i, p) in square.pixels.chunks_exact(3).enumerate() {
         let (x, y) = ((i % width) as f64, (i / width) as f64);
-        let ahead = if end_at_left { x + 0.5 - (reach - beyond) } else { (reach + beyond) - (x + 0.5) };
-        let dark = (299 * u32::from(p[0]) + 587 * u32::from(p[1]) + 114 * u32::from(p[2])) / 1000 <= LETTER_GREY;
-        if !dark || (ahead < -reach / 2.0 && (y + 0.5 - height as f64 / 2.0).abs() <= reach / 5.0) {
+        let (dx, dy) = (x + 0.5 - end.0, y + 0.5 - end.1);
+        let (ahead, across) = (dx * outward.0 + dy * outward.1, (dx * outward.1 - dy * outward.0).abs());
+        if grey(p) > LETTER_GREY || (ahead < -reach / 2.0 && across <= reach / 5.0) {
             continue;
         }
         bbox = Some(bbox.map_or((x, y, x + 1.0, y + 1.0), |b| (b.0.min(x), b.1.min(y), b.2.max(x + 1.0), b.3.max(y + 1.0))));
@@ -542,26 +541,36 @@ fn ink_box(square: &Rgb, beyond: f64, end_at_left: bool) -> Option<PixelBox> {
     })
 }
 
-/// The thin straight lines of `straights` (found on the main map without their letters read) at
-/// both ends of which a letter of `wanted` (the cross sections' unprimed letters) is read, alone
-/// or primed: at each end, the ink there and the ink just beyond it, upright and (on a tilted
-/// line) turned along the line, each read by `reader`'s recogniser alone (the detector misses
-/// letters this small), the best reading kept, its box in the scan's pixels (upright, the size of
-/// the ink's), as the layout's words are.
+/// The thin straight lines of `straights` (found on the main map without their letters read,
+/// the longest first) at both ends of which a letter of `wanted` (the cross sections' unprimed
+/// letters) is read, alone or primed, until each wanted letter has one: at each end, the ink
+/// there and the ink just beyond it, upright and (on a tilted line) turned along the line, each
+/// read by `reader`'s recogniser alone (the detector misses letters this small), the best reading
+/// kept, its box in the scan's pixels (upright, the size of the ink's), as the layout's words are.
+/// A line whose first end reads no wanted letter is not read at its second; `cancelled` is asked
+/// before each line.
 pub(crate) fn letters_at_ends(
     straights: &[Straight],
     wanted: &[&str],
     reader: &Reader,
     scan: (u32, u32),
     window: &dyn Fn((u32, u32, u32, u32)) -> Result<Rgb, AppError>,
+    cancelled: &dyn Fn() -> bool,
 ) -> Result<Vec<LetteredLine>, AppError> {
-    let mut lettered = Vec::new();
+    let mut lettered: Vec<LetteredLine> = Vec::new();
+    let is_of = |line: &Line, letter: &str| !letters(std::slice::from_ref(line), letter).is_empty();
     for straight in straights {
+        if cancelled() {
+            return Err(VisionError::Cancelled.into());
+        }
+        if wanted.iter().all(|letter| lettered.iter().any(|found| found.letters.iter().all(|read| is_of(read, letter)))) {
+            break;
+        }
         let length = (straight.to.0 - straight.from.0).hypot(straight.to.1 - straight.from.1).max(1e-9);
         let along = ((straight.to.0 - straight.from.0) / length, (straight.to.1 - straight.from.1) / length);
         // Along the line as text runs: left to right, or up a line standing upright.
         let text_way = if along.0 > 1e-9 || (along.0.abs() <= 1e-9 && along.1 < 0.0) { along } else { (-along.0, -along.1) };
-        let reach = LETTER_REACH * straight.pixel;
+        let reach = LETTER_REACH * straight.scale;
         let side = 2 * reach.ceil() as u32 + 1;
         let mut ways = vec![(1.0, 0.0)];
         if text_way.1.abs() >= LETTER_TILT.sin() {
@@ -570,7 +579,7 @@ pub(crate) fn letters_at_ends(
         let mut read = Vec::with_capacity(2);
         for (end, outward) in [(straight.from, (-along.0, -along.1)), (straight.to, along)] {
             let Some(region) = clamped((end.0 - 3.0 * reach, end.1 - 3.0 * reach, end.0 + 3.0 * reach + 1.0, end.1 + 3.0 * reach + 1.0), scan) else {
-                continue;
+                break;
             };
             let pixels = window(region)?;
             let origin = (f64::from(region.0), f64::from(region.1));
@@ -578,11 +587,13 @@ pub(crate) fn letters_at_ends(
             for beyond in [0.0, reach] {
                 let centre = (end.0 + outward.0 * beyond - origin.0, end.1 + outward.1 * beyond - origin.1);
                 for &way in &ways {
+                    // The picture's rows run along `way`, its middle at `centre`: where the end
+                    // and the line's direction fall in it.
                     let square = pixels.turned_about(centre, way, (side, side));
-                    // Where the end falls in the turned picture: left of the middle when the line
-                    // goes on beyond it the way its letters run.
-                    let end_at_left = outward.0 * way.0 + outward.1 * way.1 > 0.0;
-                    let Some(ink) = ink_box(&square, beyond, end_at_left) else { continue };
+                    let into = |(x, y): (f64, f64)| (x * way.0 + y * way.1, y * way.0 - x * way.1);
+                    let end_at = into((-outward.0 * beyond, -outward.1 * beyond));
+                    let line = ((end_at.0 + f64::from(side) / 2.0, end_at.1 + f64::from(side) / 2.0), into(outward));
+                    let Some(ink) = ink_box(&square, line, reach) else { continue };
                     // Read at least as wide as tall, so a letter is not taken for vertical text.
                     let widen = ((ink.y1 - ink.y0) - (ink.x1 - ink.x0)).max(0.0) / 2.0;
                     let wide = PixelBox { x0: (ink.x0 - widen).max(0.0), x1: (ink.x1 + widen).min(f64::from(side)), ..ink };
@@ -593,8 +604,7 @@ pub(crate) fn letters_at_ends(
                     let bbox = PixelBox { x0: x - half_w, y0: y - half_h, x1: x + half_w, y1: y + half_h };
                     for line in reading {
                         let line = Line { bbox, ..line };
-                        let is_wanted = wanted.iter().any(|letter| !letters(std::slice::from_ref(&line), letter).is_empty());
-                        if is_wanted && best.as_ref().is_none_or(|b| line.score > b.score) {
+                        if wanted.iter().any(|letter| is_of(&line, letter)) && best.as_ref().is_none_or(|b| line.score > b.score) {
                             best = Some(line);
                         }
                     }
@@ -719,17 +729,23 @@ pub(crate) fn section_warnings(
     sections: &[(PixelBox, [String; 2])],
     found: &[Option<(SectionRow, SectionSummary)>],
     unlettered: usize,
-    words_read: bool,
+    (words_read, ends_read): (bool, bool),
 ) -> Vec<String> {
     let mut warnings: Vec<String> = sections
         .iter()
         .zip(found)
         .filter(|(_, found)| found.is_none())
         .map(|((_, [letter, primed]), _)| {
-            let why = if words_read {
-                "no two of its letters read on the main map have a line drawn between them (a letter smaller than the reader reads is missed)"
-            } else {
-                "the main map's words were not read (geomap_process_image reads them with the text method, or geomap_read_text)"
+            let why = match (words_read, ends_read) {
+                (_, true) => {
+                    "no two of its letters read on the main map have a line drawn between them, and no thin straight line there has them read at its ends (a letter a few pixels high is missed)"
+                }
+                (true, false) => {
+                    "no two of its letters read on the main map have a line drawn between them, and without the OCR models (geomap_prepare_detectors installs ppocr-v4) no letters were read at the ends of its thin straight lines"
+                }
+                (false, false) => {
+                    "the main map's words were not read (geomap_process_image reads them with the text method, or geomap_read_text), nor, without the OCR models, the letters at the ends of its thin straight lines"
+                }
             };
             format!("The line of section of cross section {letter}–{primed} was not found: {why}.")
         })
@@ -853,5 +869,31 @@ mod tests {
         assert_eq!((row.points.len(), row.points[0]), (2, (100.0, 700.0)), "from B to B′");
         let unlettered = section_rows(&sections, (&[], &lettered[1..]), &main_map, &no_window, (1000, 1000)).expect("found");
         assert!(unlettered[0].is_none(), "a line lettered A and B is no line of section B–B′");
+    }
+    #[test]
+    fn a_letters_ink_is_boxed_without_the_tilted_line_leading_up_to_it() {
+        // A 25-px picture: a line coming up from the lower left at 30° to its end in the middle,
+        // and a 6 × 8 blot (a letter) just beyond the end.
+        let (side, reach) = (25_u32, 12.0);
+        let outward = (30_f64.to_radians().cos(), -30_f64.to_radians().sin());
+        let end = (12.5, 12.5);
+        let mut pixels = vec![230_u8; (side * side * 3) as usize];
+        for y in 0..side {
+            for x in 0..side {
+                let (dx, dy) = (f64::from(x) + 0.5 - end.0, f64::from(y) + 0.5 - end.1);
+                let on_line = dx * outward.0 + dy * outward.1 <= 0.0 && (dx * outward.1 - dy * outward.0).abs() <= 0.7;
+                let on_letter = (15..21).contains(&x) && (4..12).contains(&y);
+                if on_line || on_letter {
+                    pixels[3 * (y * side + x) as usize..3 * (y * side + x) as usize + 3].fill(40);
+                }
+            }
+        }
+        let square = Rgb { width: side, height: side, pixels };
+        let ink = ink_box(&square, (end, outward), reach).expect("the letter");
+        // The line's last half reach stays (it may run into its letter); the rest of it does not.
+        assert!(ink.x0 >= 4.0 && ink.y1 <= 18.0, "{ink:?}");
+        assert!(ink.x1 >= 21.0 && ink.y0 <= 4.0, "the letter is in the box: {ink:?}");
+        let blank = Rgb { width: side, height: side, pixels: vec![230; (side * side * 3) as usize] };
+        assert_eq!(ink_box(&blank, (end, outward), reach), None);
     }
 }

@@ -442,14 +442,19 @@ impl App {
         }
         let mut finder = StructureFinder::new(prompts, points, &plan.swatches, PAPER, (width, height), (left, top));
         // Each cross section's line between its letters on the main map, as the words read them.
-        // Should one not be found so, the map is shrunk as it is classified, for its thin straight
-        // lines (the letters at whose ends are read once they are traced).
+        // Should one not be found so, and the OCR models be installed, the map is shrunk as it is
+        // classified, for its thin straight lines (the letters at whose ends are read once they
+        // are traced).
+        let sections_started = Instant::now();
         let (words, words_read) = self.words_read(&map_id, &layout_id)?;
         let cross_sections = layout.cross_sections();
         let scan = (map.record.width as u32, map.record.height as u32);
         let main_map = PixelBox { x0: f64::from(left), y0: f64::from(top), x1: f64::from(right), y1: f64::from(bottom) };
         let mut sections = section_rows(&cross_sections, (&words, &[]), &main_map, &|region| Ok(map.window(self, region)?), scan)?;
-        let mut shrunk = sections.iter().any(Option::is_none).then(|| ShrunkMap::new((width, height), (left, top)));
+        let reader = self.text_reader().ok();
+        let mut shrunk = (reader.is_some() && sections.iter().any(Option::is_none)).then(|| ShrunkMap::new((width, height), (left, top)));
+        let ends_read = shrunk.is_some();
+        let sections_ms = millis(sections_started);
         let classified = classes::classify_map(&plan.swatches, width, height, |first_row, rows| {
             classifying.fraction(f64::from(first_row) / f64::from(height.max(1)), "classifying the main map")?;
             let strip = map.window(self, (left, top + first_row, right, top + first_row + rows))?;
@@ -460,7 +465,7 @@ impl App {
             Ok::<_, AppError>(strip)
         })?;
         let classes::Classified { classes: mut raster, mut confidence, mut preview } = classified;
-        timings.classify_ms = millis(started);
+        timings.classify_ms = millis(started) - sections_ms;
 
         // With two worker threads or more, the structure is traced on a thread of its own while this
         // one fills, sieves and polygonizes the units: neither needs the other until the GeoPackage
@@ -536,20 +541,20 @@ impl App {
         // Each number read again where its ink stands, and the letters at the thin straight lines'
         // ends, when the OCR models are installed.
         let mut models = Vec::new();
-        if let (false, Ok(reader)) = (drawn.points.is_empty() && straights.is_empty(), self.text_reader()) {
+        if let (false, Some(reader)) = (drawn.points.is_empty() && straights.is_empty(), reader) {
             models = reader.models().to_vec();
             let window = |region| Ok(map.window(self, region)?);
             dips = reread_dips(&drawn.points, points, dips, &reader, scan, &window)?;
             let unfound: Vec<usize> = (0..sections.len()).filter(|&k| sections[k].is_none()).collect();
             let wanted: Vec<&str> = unfound.iter().map(|&k| cross_sections[k].1[0].as_str()).collect();
-            let lettered = letters_at_ends(&straights, &wanted, &reader, scan, &window)?;
+            let lettered = letters_at_ends(&straights, &wanted, &reader, scan, &window, &|| progress.is_cancelled())?;
             let unfound_sections: Vec<(PixelBox, [String; 2])> = unfound.iter().map(|&k| cross_sections[k].clone()).collect();
             for (k, found) in unfound.into_iter().zip(section_rows(&unfound_sections, (&[], &lettered), &main_map, &window, scan)?) {
                 sections[k] = found;
             }
         }
         structure.sections = sections.iter().flatten().map(|(row, _)| row.clone()).collect();
-        timings.lines_ms = traced_ms + millis(started);
+        timings.lines_ms = sections_ms + traced_ms + millis(started);
 
         let started = Instant::now();
         let revision = map.record.revisions.last();
@@ -592,7 +597,7 @@ impl App {
         // A shape looked for without an explanation and found nowhere is said in the warnings alone.
         point_summaries.retain(|summary| summary.prompted_by != "look" || summary.count > 0);
         let unlettered = layout.components.iter().filter(|c| c.class == "cross_section" && c.letters.is_none()).count();
-        warnings.extend(section_warnings(&cross_sections, &sections, unlettered, words_read));
+        warnings.extend(section_warnings(&cross_sections, &sections, unlettered, (words_read, ends_read)));
         let mut lengths = written.section_lengths_km.iter();
         let sections: Vec<SectionSummary> = sections
             .into_iter()

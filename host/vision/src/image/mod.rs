@@ -59,6 +59,11 @@ pub fn decode(file: &std::fs::File, max_pixels: u64) -> Result<Rgb, VisionError>
     Ok(Rgb { width, height, pixels: rgb.into_raw() })
 }
 
+/// A pixel's grey level (ITU-R BT.601 luma, 0–255) from its red, green and blue.
+pub fn grey(pixel: &[u8]) -> u8 {
+    ((299 * u32::from(pixel[0]) + 587 * u32::from(pixel[1]) + 114 * u32::from(pixel[2])) / 1000) as u8
+}
+
 impl Rgb {
     /// The part of the image inside `(x0, y0, x1, y1)` (whole pixels, inside the image).
     pub fn crop(&self, (x0, y0, x1, y1): (u32, u32, u32, u32)) -> Rgb {
@@ -222,8 +227,8 @@ mod tests {
         let grey = |turned: &Rgb| turned.pixels.chunks_exact(3).map(|p| p[0]).collect::<Vec<u8>>();
         // Level: the 3×3 middle as it is.
         assert_eq!(grey(&image.turned_about((2.5, 2.5), (1.0, 0.0), (3, 3))), [11, 21, 31, 12, 22, 32, 13, 23, 33]);
-        // Rows running down the image: the first row is the image's middle column's neighbour
-        // on the right, read downwards (a picture turned a quarter clockwise reads so).
+        // Rows running down the image: the first row is the column right of the middle, read
+        // downwards (the picture turned a quarter anticlockwise).
         assert_eq!(grey(&image.turned_about((2.5, 2.5), (0.0, 1.0), (3, 3))), [31, 32, 33, 21, 22, 23, 11, 12, 13]);
         // Beyond the edges, white.
         assert_eq!(grey(&image.turned_about((0.5, 0.5), (1.0, 0.0), (3, 3)))[0], 255);

@@ -12,9 +12,11 @@
 //! caller then reads the letters at its ends.
 //!
 //! Invariants: pure arithmetic on windows of the scan the caller reads; points in the scan's
-//! pixels; a line is returned only when it holds along most of the way between its letters.
+//! pixels; a line between letters is returned only when it holds along most of the way between
+//! them, and ends where their boxes begin; a straight line, only when it is mostly inked along
+//! its whole length.
 
-use crate::image::Rgb;
+use crate::image::{Rgb, grey};
 
 /// A step's darkest pixel is a line's when it is this much darker (luma, 0–255) than the median
 /// of the pixels across the step.
@@ -94,7 +96,8 @@ impl Crossing {
     /// (voted for by its offsets at the first and the last step, then fitted by least squares to
     /// the dips within [`HOLD_PX`] of it), and the longest run of steps with a dip holding to it,
     /// across gaps of at most `gap_steps`; its two ends in the scan's pixels when the run covers
-    /// at least [`COVER`] of the steps between `inner` (the steps where the letters' boxes end).
+    /// at least [`COVER`] of the steps between `inner` (the steps where the letters' boxes end),
+    /// a run going on into a letter's box ending where the box begins.
     pub fn line(&self, dips: &[Vec<f64>], inner: (usize, usize)) -> Option<[(f64, f64); 2]> {
         let last = dips.len().checked_sub(1).filter(|&last| last > 0)? as f64;
         let reach = self.reach.ceil() as i64;
@@ -169,11 +172,11 @@ const RUN_GAP_PX: usize = 12;
 const TRIM_PX: i64 = 24;
 /// See [`TRIM_PX`].
 const TRIM_SHARE: f64 = 0.5;
-/// A run is a drawn line when at least this share of its pixels are on a ridge.
+/// A run is a drawn line when at least this share of its steps have a ridge pixel on or beside them.
 pub const RUN_INKED: f64 = 0.85;
 /// A run is long enough when it spans at least this share of the map's longer side.
 pub const RUN_SHARE: f64 = 0.15;
-/// A line whose ends are both within this many shrunk pixels of a longer line's is that line.
+/// A line whose ends both lie within this many shrunk pixels of a longer line is that line.
 const SAME_LINE_PX: f64 = 4.0;
 /// At most this many straight lines are returned, the longest first.
 pub const STRAIGHT_MAX: usize = 16;
@@ -185,8 +188,8 @@ pub struct Straight {
     pub from: (f64, f64),
     /// The other end.
     pub to: (f64, f64),
-    /// How many of the scan's pixels one pixel of the shrunk map spans (a letter's size scales with it).
-    pub pixel: f64,
+    /// How many of the scan's pixels one pixel of the shrunk map spans across (a letter's size scales with it).
+    pub scale: f64,
 }
 
 /// The main map shrunk to at most [`SHRUNK_PX`] on its longer side, each block of `factor ×
@@ -210,13 +213,15 @@ impl ShrunkMap {
 
     /// Takes in `strip`: whole rows of the main map from its row `first_row`.
     pub fn mark(&mut self, strip: &Rgb, first_row: u32) {
+        if strip.width == 0 {
+            return;
+        }
         for (k, row) in strip.pixels.chunks_exact(3 * strip.width as usize).enumerate() {
             let y = (first_row as usize + k) / self.factor;
             let Some(shrunk) = self.grey.get_mut(y * self.width..(y + 1) * self.width) else { return };
             for (block, pixels) in shrunk.iter_mut().zip(row.chunks(3 * self.factor)) {
                 for p in pixels.chunks_exact(3) {
-                    let grey = ((299 * u32::from(p[0]) + 587 * u32::from(p[1]) + 114 * u32::from(p[2])) / 1000) as u8;
-                    *block = (*block).min(grey);
+                    *block = (*block).min(grey(p));
                 }
             }
         }
@@ -261,7 +266,7 @@ impl ShrunkMap {
             }
         }
         let shortest = RUN_SHARE * width.max(height) as f64;
-        let least_votes = (shortest * RUN_INKED / 2.0) as u32;
+        let least_votes = ((shortest * RUN_INKED / 2.0) as u32).max(2);
         let mut strong: Vec<(u32, usize, usize)> =
             votes.iter().enumerate().filter(|(_, v)| **v >= least_votes).map(|(i, v)| (*v, i / rhos, i % rhos)).collect();
         strong.sort_unstable_by_key(|&(votes, _, _)| std::cmp::Reverse(votes));
@@ -280,9 +285,8 @@ impl ShrunkMap {
             let (cos, sin) = (angle(step).cos(), angle(step).sin());
             let rho = rho as f64 - reach as f64;
             let at = |t: f64| (rho * cos - t * sin, rho * sin + t * cos);
-            // The steps along the line on a ridge, cut into runs at gaps of more than RUN_GAP_PX;
-            // each run's ends trimmed back to where it is densely inked (ridge pixels strung out
-            // by chance beyond a line's end are not its ink); the longest run kept.
+            // The steps along the line on a ridge, cut into runs at gaps of more than RUN_GAP_PX,
+            // each trimmed to the line's own ink; the longest run long and inked enough kept.
             let hits: Vec<i64> = (-(reach as i64)..=reach as i64)
                 .filter(|&t| {
                     let (x, y) = at(t as f64);
@@ -290,37 +294,41 @@ impl ShrunkMap {
                     on(x, y) || on(x - 1, y) || on(x + 1, y) || on(x, y - 1) || on(x, y + 1)
                 })
                 .collect();
-            let dense = (TRIM_SHARE * TRIM_PX as f64).ceil() as usize;
             let best = hits
                 .chunk_by(|a, b| b - a <= RUN_GAP_PX as i64 + 1)
-                .filter_map(|run| {
-                    let first = (0..run.len()).find(|&k| run[k..].iter().take_while(|&&t| t < run[k] + TRIM_PX).count() >= dense)?;
-                    let last = (first..run.len()).rev().find(|&k| run[..=k].iter().rev().take_while(|&&t| t > run[k] - TRIM_PX).count() >= dense)?;
-                    Some((run[first], run[last], last - first + 1))
-                })
+                .filter_map(|run| trimmed(run).map(|run| (run[0], run[run.len() - 1], run.len())))
+                .filter(|&(first, last, inked)| (last - first) as f64 >= shortest && inked as f64 >= RUN_INKED * (last - first + 1) as f64)
                 .max_by_key(|&(first, last, _)| last - first);
-            let Some((first, last, inked)) = best else { continue };
+            let Some((first, last, _)) = best else { continue };
             let length = (last - first) as f64;
-            if length < shortest || (inked as f64) < RUN_INKED * (length + 1.0) {
-                continue;
-            }
             let scan = |(x, y): (f64, f64)| {
                 let factor = self.factor as f64;
                 ((x + 0.5) * factor + f64::from(self.origin.0), (y + 0.5) * factor + f64::from(self.origin.1))
             };
-            lines.push((length, Straight { from: scan(at(first as f64)), to: scan(at(last as f64)), pixel: self.factor as f64 }));
+            lines.push((length, Straight { from: scan(at(first as f64)), to: scan(at(last as f64)), scale: self.factor as f64 }));
         }
         lines.sort_by(|a, b| b.0.total_cmp(&a.0));
         // A line whose ends both lie on a longer one is that line again, from a nearby peak.
         let mut kept: Vec<Straight> = Vec::new();
         for (_, line) in lines {
-            let slack = SAME_LINE_PX * line.pixel;
+            let slack = SAME_LINE_PX * line.scale;
             if kept.len() < STRAIGHT_MAX && !kept.iter().any(|k| off_segment(line.from, k) <= slack && off_segment(line.to, k) <= slack) {
                 kept.push(line);
             }
         }
         Some(kept)
     }
+}
+
+/// The part of `run` (steps along a line on a ridge, none more than [`RUN_GAP_PX`] apart) that is
+/// the line's own ink: its ends trimmed back to where at least [`TRIM_SHARE`] of the next
+/// [`TRIM_PX`] steps are on a ridge (ridge pixels strung out by chance beyond its end are not its
+/// ink); `None` when nothing is left.
+fn trimmed(run: &[i64]) -> Option<&[i64]> {
+    let dense = (TRIM_SHARE * TRIM_PX as f64).ceil() as usize;
+    let first = (0..run.len()).find(|&k| run[k..].iter().take_while(|&&t| t < run[k] + TRIM_PX).count() >= dense)?;
+    let last = (first..run.len()).rev().find(|&k| run[..=k].iter().rev().take_while(|&&t| t > run[k] - TRIM_PX).count() >= dense)?;
+    Some(&run[first..=last])
 }
 
 /// How far `point` is from the segment between `line`'s ends.
@@ -381,6 +389,10 @@ mod tests {
         let dips = crossing.dips(&image, (0.0, 0.0), 0, crossing.steps());
         let [from, to] = crossing.line(&dips, (12, crossing.steps() - 12)).expect("the hairline");
         assert!((from.0 - a.0).hypot(from.1 - a.1) <= 3.0 && (to.0 - b.0).hypot(to.1 - b.1) <= 3.0, "{from:?} {to:?}");
+        // Letters' boxes reaching 40 steps in from either end: the line ends where they begin.
+        let [from, to] = crossing.line(&dips, (40, crossing.steps() - 40)).expect("the hairline");
+        let step = |k: f64| (20.0 + 260.0 * k / (crossing.steps() - 1) as f64, 65.0 - 27.0 * k / (crossing.steps() - 1) as f64);
+        assert!((from.0 - step(40.0).0).abs() <= 1.0 && (to.0 - step((crossing.steps() - 40) as f64).0).abs() <= 1.0, "{from:?} {to:?}");
 
         // The same steps read in two windows give the same dips.
         let half = crossing.steps() / 2;
@@ -428,8 +440,19 @@ mod tests {
         let on_scan = |(x, y): (f64, f64)| (x + 7.0, y + 5.0);
         assert_eq!(lines.len(), 1, "the hairline alone: {lines:?}");
         assert!(ends_near(&lines[0], on_scan(a), on_scan(b), 3.0), "{lines:?}");
-        assert_eq!(lines[0].pixel, 1.0);
+        assert_eq!(lines[0].scale, 1.0);
         assert_eq!(shrunk(600, 400, a, b).straight_lines(&|| true), None, "a cancelled search gives nothing");
+    }
+
+    #[test]
+    fn a_line_ends_where_its_ink_thins_out() {
+        // A line running on through a crossing or into its letter is left whole.
+        let through: Vec<i64> = [(0..300).collect::<Vec<i64>>(), (309..320).collect()].concat();
+        assert_eq!(trimmed(&through), Some(&through[..]));
+        // Ridge pixels strung out one in four at either end are trimmed off.
+        let strung: Vec<i64> = (0..40).map(|k| 4 * k).chain(160..400).chain((0..40).map(|k| 404 + 4 * k)).collect();
+        assert_eq!(trimmed(&strung).map(|run| (run[0], run[run.len() - 1])), Some((144, 412)), "to where half the steps are inked");
+        assert_eq!(trimmed(&[1, 5, 9]), None, "too little ink for a line");
     }
 
     #[test]
@@ -437,7 +460,7 @@ mod tests {
         let (a, b) = ((100.0, 300.0), (5900.0, 100.0));
         let lines = shrunk(6100, 400, a, b).straight_lines(&|| false).expect("not cancelled");
         assert_eq!(lines.len(), 1, "{lines:?}");
-        assert_eq!(lines[0].pixel, 3.0, "shrunk by 3");
+        assert_eq!(lines[0].scale, 3.0, "shrunk by 3");
         assert!(ends_near(&lines[0], (a.0 + 7.0, a.1 + 5.0), (b.0 + 7.0, b.1 + 5.0), 6.0), "{lines:?}");
     }
 
