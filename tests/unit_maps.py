@@ -164,7 +164,7 @@ def polygons(scale: float = 1.0) -> list[tuple[int, list[tuple[float, float]]]]:
     return [(unit, [(x0 + x * scale, y0 + y * scale) for x, y in outline]) for unit, outline in shapes]
 
 
-def draw(path: Path, *, scale: float = 1.0, quality: int = 88, structure: bool = False, explanation: bool = True, section_letter_px: int = 26) -> "Image.Image":
+def draw(path: Path, *, scale: float = 1.0, quality: int = 88, structure: bool = False, explanation: bool = True, section_letter_px: int = 26, section_overrun_px: int = 0) -> "Image.Image":
     """Draws the map at `path` (JPEG) and returns the truth: a palette image, unit index + 1 per pixel,
     0 outside the main map. With `structure`, the scan is wider: the faults and folds of `STRUCTURE`
     are drawn on the main map (in place of the one unexplained fault) and, unless `explanation` is
@@ -205,7 +205,7 @@ def draw(path: Path, *, scale: float = 1.0, quality: int = 88, structure: bool =
     draw_image.text((box[0] + 900 * scale, box[1] + 450 * scale), UNITS[0][0], fill=(20, 20, 20), font=font)
     dip_font = ImageFont.truetype(str(FONT), max(8, round(DIP_FONT_PX * scale)))
     if structure:  # the line of section, its letters and its cross section
-        draw_section(draw_image, box, scale, section_letter_px)
+        draw_section(draw_image, box, scale, section_letter_px, section_overrun_px)
     if structure:  # strike-and-dip symbols with their dips
         for sx, sy, towards, dip in attitudes():
             draw_attitude(draw_image, box[0] + sx * scale, box[1] + sy * scale, towards, scale, str(dip), dip_font)
@@ -249,10 +249,11 @@ def draw(path: Path, *, scale: float = 1.0, quality: int = 88, structure: bool =
     return truth
 
 
-def draw_section(draw_image: "ImageDraw.ImageDraw", box: tuple, scale: float, letter_px: int) -> None:
+def draw_section(draw_image: "ImageDraw.ImageDraw", box: tuple, scale: float, letter_px: int, overrun_px: int = 0) -> None:
     """The line of section `SECTION` on the main map (2 px at scale 1, its letters a type height
-    beyond its ends) and its cross section under the legend: the caption, then a profile in a frame
-    with its letters over its ends."""
+    beyond its ends; with `overrun_px`, a thinner line in line with it runs on that far past its
+    primed letter, as a contour or a road may) and its cross section under the legend: the
+    caption, then a profile in a frame with its letters over its ends."""
     bold = ImageFont.truetype(str(BOLD), round(26 * scale))
     small = ImageFont.truetype(str(BOLD), round(letter_px * scale))
     (x0, y0), (x1, y1) = [(box[0] + x * scale, box[1] + y * scale) for x, y in SECTION]
@@ -262,6 +263,9 @@ def draw_section(draw_image: "ImageDraw.ImageDraw", box: tuple, scale: float, le
     reach = (letter_px - 4) * scale
     draw_image.text((x0 - dx * reach, y0 - dy * reach), SECTION_LETTERS[0], fill=BLACK, font=small, anchor="mm")
     draw_image.text((x1 + dx * reach, y1 + dy * reach), SECTION_LETTERS[1], fill=BLACK, font=small, anchor="mm")
+    if overrun_px:
+        past = reach + 0.7 * letter_px * scale
+        draw_image.line([(x1 + dx * past, y1 + dy * past), (x1 + dx * (past + overrun_px * scale), y1 + dy * (past + overrun_px * scale))], fill=(90, 90, 90), width=max(1, round(scale)))
     font = ImageFont.truetype(str(FONT), round(28 * scale))
     cx, cy = SECTION_CAPTION_AT
     draw_image.text((cx * scale, cy * scale), "CROSS SECTION A-A'", fill=(20, 20, 20), font=font)

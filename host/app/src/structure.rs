@@ -541,14 +541,90 @@ fn ink_box(square: &Rgb, (end, outward): ((f64, f64), (f64, f64)), reach: f64) -
     })
 }
 
+/// A line's letter is also looked for this many reaches back from its end, where the ink beside
+/// it widens (its run may go on past its letter, along ink in line with it).
+const LETTER_BACK_REACHES: f64 = 4.0;
+/// At most this many places back from a line's end, where the ink beside it widens, are read.
+const LETTER_BACK_MAX: usize = 2;
+
+/// How far back from a line's end (`end`, `outward` its direction there, both on `pixels` whose
+/// top left is `origin` on the scan) the ink beside it widens as a letter's does, at most
+/// [`LETTER_BACK_REACHES`] reaches back: the inner edge of each stretch at least a quarter reach
+/// long where two or more pixels within half a reach across (the line's own `width` left out)
+/// are ink, the nearest first, at most [`LETTER_BACK_MAX`]; a stretch at the end itself is not one.
+fn widenings(pixels: &Rgb, origin: (f64, f64), (end, outward): ((f64, f64), (f64, f64)), reach: f64, width: f64) -> Vec<f64> {
+    let ink = |x: f64, y: f64| {
+        let (x, y) = ((x - origin.0).floor(), (y - origin.1).floor());
+        x >= 0.0 && y >= 0.0 && x < f64::from(pixels.width) && y < f64::from(pixels.height) && {
+            let i = 3 * (y as usize * pixels.width as usize + x as usize);
+            grey(&pixels.pixels[i..i + 3]) <= LETTER_GREY
+        }
+    };
+    let half = (reach / 2.0).floor() as i64;
+    let wide: Vec<i64> = (0..=(LETTER_BACK_REACHES * reach) as i64)
+        .filter(|&t| {
+            let at = (end.0 - outward.0 * t as f64, end.1 - outward.1 * t as f64);
+            let across = (-half..=half).filter(|&s| (s as f64).abs() > width && ink(at.0 - outward.1 * s as f64, at.1 + outward.0 * s as f64));
+            across.count() >= 2
+        })
+        .collect();
+    let gap = (reach / 6.0).ceil() as i64;
+    wide.chunk_by(|a, b| b - a <= gap + 1)
+        .filter(|stretch| stretch[0] as f64 > reach / 4.0 && (stretch[stretch.len() - 1] - stretch[0] + 1) as f64 >= reach / 4.0)
+        .map(|stretch| stretch[stretch.len() - 1] as f64 + 1.0)
+        .take(LETTER_BACK_MAX)
+        .collect()
+}
+
+/// The best reading of a wanted letter at a line's end (`end`, `outward` its direction there, in
+/// the scan's pixels) on `pixels` (whose top left is `origin` on the scan): the ink there and the
+/// ink just beyond it, read in each of `ways` (upright, and along the line), its box in the scan's
+/// pixels (upright, the size of the ink's).
+fn letter_at(
+    (end, outward): ((f64, f64), (f64, f64)),
+    (pixels, origin): (&Rgb, (f64, f64)),
+    (reach, ways): (f64, &[(f64, f64)]),
+    wanted: &dyn Fn(&Line) -> bool,
+    reader: &Reader,
+) -> Result<Option<Line>, AppError> {
+    let side = 2 * reach.ceil() as u32 + 1;
+    let mut best: Option<Line> = None;
+    for beyond in [0.0, reach] {
+        let centre = (end.0 + outward.0 * beyond - origin.0, end.1 + outward.1 * beyond - origin.1);
+        for &way in ways {
+            // The picture's rows run along `way`, its middle at `centre`: where the end and the
+            // line's direction fall in it.
+            let square = pixels.turned_about(centre, way, (side, side));
+            let into = |(x, y): (f64, f64)| (x * way.0 + y * way.1, y * way.0 - x * way.1);
+            let end_at = into((-outward.0 * beyond, -outward.1 * beyond));
+            let line = ((end_at.0 + f64::from(side) / 2.0, end_at.1 + f64::from(side) / 2.0), into(outward));
+            let Some(ink) = ink_box(&square, line, reach) else { continue };
+            // Read at least as wide as tall, so a letter is not taken for vertical text.
+            let widen = ((ink.y1 - ink.y0) - (ink.x1 - ink.x0)).max(0.0) / 2.0;
+            let wide = PixelBox { x0: (ink.x0 - widen).max(0.0), x1: (ink.x1 + widen).min(f64::from(side)), ..ink };
+            let reading = reader.recognise(&square, vec![wide], LETTER_MIN_SCORE).map_err(|error| VisionError::Inference(error.to_string()))?;
+            let (half_w, half_h) = ((ink.x1 - ink.x0) / 2.0, (ink.y1 - ink.y0) / 2.0);
+            let (u, v) = ((ink.x0 + ink.x1 - f64::from(side)) / 2.0, (ink.y0 + ink.y1 - f64::from(side)) / 2.0);
+            let (x, y) = (centre.0 + origin.0 + u * way.0 - v * way.1, centre.1 + origin.1 + u * way.1 + v * way.0);
+            let bbox = PixelBox { x0: x - half_w, y0: y - half_h, x1: x + half_w, y1: y + half_h };
+            for line in reading {
+                let line = Line { bbox, ..line };
+                if wanted(&line) && best.as_ref().is_none_or(|b| line.score > b.score) {
+                    best = Some(line);
+                }
+            }
+        }
+    }
+    Ok(best)
+}
+
 /// The thin straight lines of `straights` (found on the main map without their letters read,
 /// the longest first) at both ends of which a letter of `wanted` (the cross sections' unprimed
-/// letters) is read, alone or primed, until each wanted letter has one: at each end, the ink
-/// there and the ink just beyond it, upright and (on a tilted line) turned along the line, each
-/// read by `reader`'s recogniser alone (the detector misses letters this small), the best reading
-/// kept, its box in the scan's pixels (upright, the size of the ink's), as the layout's words are.
-/// A line whose first end reads no wanted letter is not read at its second; `cancelled` is asked
-/// before each line.
+/// letters) is read, alone or primed, until each wanted letter has one: at each end, by
+/// [`letter_at`] with `reader`'s recogniser alone (the detector misses letters this small), else
+/// where the ink beside the line widens a little way back from it ([`widenings`]), the line then
+/// ending there. A line whose first end reads no wanted letter is not read at its second;
+/// `cancelled` is asked before each line.
 pub(crate) fn letters_at_ends(
     straights: &[Straight],
     wanted: &[&str],
@@ -559,6 +635,7 @@ pub(crate) fn letters_at_ends(
 ) -> Result<Vec<LetteredLine>, AppError> {
     let mut lettered: Vec<LetteredLine> = Vec::new();
     let is_of = |line: &Line, letter: &str| !letters(std::slice::from_ref(line), letter).is_empty();
+    let is_wanted = |line: &Line| wanted.iter().any(|letter| is_of(line, letter));
     for straight in straights {
         if cancelled() {
             return Err(VisionError::Cancelled.into());
@@ -571,50 +648,32 @@ pub(crate) fn letters_at_ends(
         // Along the line as text runs: left to right, or up a line standing upright.
         let text_way = if along.0 > 1e-9 || (along.0.abs() <= 1e-9 && along.1 < 0.0) { along } else { (-along.0, -along.1) };
         let reach = LETTER_REACH * straight.scale;
-        let side = 2 * reach.ceil() as u32 + 1;
         let mut ways = vec![(1.0, 0.0)];
         if text_way.1.abs() >= LETTER_TILT.sin() {
             ways.push(text_way);
         }
         let mut read = Vec::with_capacity(2);
         for (end, outward) in [(straight.from, (-along.0, -along.1)), (straight.to, along)] {
-            let Some(region) = clamped((end.0 - 3.0 * reach, end.1 - 3.0 * reach, end.0 + 3.0 * reach + 1.0, end.1 + 3.0 * reach + 1.0), scan) else {
+            let around = (LETTER_BACK_REACHES + 2.0) * reach;
+            let Some(region) = clamped((end.0 - around, end.1 - around, end.0 + around + 1.0, end.1 + around + 1.0), scan) else {
                 break;
             };
-            let pixels = window(region)?;
-            let origin = (f64::from(region.0), f64::from(region.1));
-            let mut best: Option<Line> = None;
-            for beyond in [0.0, reach] {
-                let centre = (end.0 + outward.0 * beyond - origin.0, end.1 + outward.1 * beyond - origin.1);
-                for &way in &ways {
-                    // The picture's rows run along `way`, its middle at `centre`: where the end
-                    // and the line's direction fall in it.
-                    let square = pixels.turned_about(centre, way, (side, side));
-                    let into = |(x, y): (f64, f64)| (x * way.0 + y * way.1, y * way.0 - x * way.1);
-                    let end_at = into((-outward.0 * beyond, -outward.1 * beyond));
-                    let line = ((end_at.0 + f64::from(side) / 2.0, end_at.1 + f64::from(side) / 2.0), into(outward));
-                    let Some(ink) = ink_box(&square, line, reach) else { continue };
-                    // Read at least as wide as tall, so a letter is not taken for vertical text.
-                    let widen = ((ink.y1 - ink.y0) - (ink.x1 - ink.x0)).max(0.0) / 2.0;
-                    let wide = PixelBox { x0: (ink.x0 - widen).max(0.0), x1: (ink.x1 + widen).min(f64::from(side)), ..ink };
-                    let reading = reader.recognise(&square, vec![wide], LETTER_MIN_SCORE).map_err(|error| VisionError::Inference(error.to_string()))?;
-                    let (half_w, half_h) = ((ink.x1 - ink.x0) / 2.0, (ink.y1 - ink.y0) / 2.0);
-                    let (u, v) = ((ink.x0 + ink.x1 - f64::from(side)) / 2.0, (ink.y0 + ink.y1 - f64::from(side)) / 2.0);
-                    let (x, y) = (centre.0 + origin.0 + u * way.0 - v * way.1, centre.1 + origin.1 + u * way.1 + v * way.0);
-                    let bbox = PixelBox { x0: x - half_w, y0: y - half_h, x1: x + half_w, y1: y + half_h };
-                    for line in reading {
-                        let line = Line { bbox, ..line };
-                        if wanted.iter().any(|letter| is_of(&line, letter)) && best.as_ref().is_none_or(|b| line.score > b.score) {
-                            best = Some(line);
-                        }
+            let pixels = (&window(region)?, (f64::from(region.0), f64::from(region.1)));
+            let mut found = letter_at((end, outward), pixels, (reach, &ways), &is_wanted, reader)?.map(|letter| (end, letter));
+            if found.is_none() {
+                for back in widenings(pixels.0, pixels.1, (end, outward), reach, 1.5 * straight.scale) {
+                    let inner = (end.0 - outward.0 * back, end.1 - outward.1 * back);
+                    found = letter_at((inner, outward), pixels, (reach, &ways), &is_wanted, reader)?.map(|letter| (inner, letter));
+                    if found.is_some() {
+                        break;
                     }
                 }
             }
-            let Some(best) = best else { break };
-            read.push(best);
+            let Some(found) = found else { break };
+            read.push(found);
         }
-        if let Ok(letters) = <[Line; 2]>::try_from(read) {
-            lettered.push(LetteredLine { ends: [straight.from, straight.to], letters });
+        if let Ok([(from, first), (to, second)]) = <[((f64, f64), Line); 2]>::try_from(read) {
+            lettered.push(LetteredLine { ends: [from, to], letters: [first, second] });
         }
     }
     Ok(lettered)
@@ -869,6 +928,26 @@ mod tests {
         assert_eq!((row.points.len(), row.points[0]), (2, (100.0, 700.0)), "from B to B′");
         let unlettered = section_rows(&sections, (&[], &lettered[1..]), &main_map, &no_window, (1000, 1000)).expect("found");
         assert!(unlettered[0].is_none(), "a line lettered A and B is no line of section B–B′");
+    }
+    #[test]
+    fn a_letter_back_from_a_lines_end_is_where_the_ink_beside_it_widens_and_a_crossing_or_the_end_is_not() {
+        // A level hairline to its end at x = 180, a letter's blot on it from x = 140 to 147, a
+        // line crossing it at x = 165 and a blot at the end itself.
+        let (width, height) = (200_u32, 100_u32);
+        let mut pixels = vec![230_u8; (width * height * 3) as usize];
+        let mut ink = |x: u32, y: u32| pixels[3 * (y * width + x) as usize..3 * (y * width + x) as usize + 3].fill(40);
+        (20..=180).for_each(|x| ink(x, 50));
+        (140..148).for_each(|x| (44..57).for_each(|y| ink(x, y)));
+        (30..70).for_each(|y| ink(165, y));
+        (177..181).for_each(|x| (46..55).for_each(|y| ink(x, y)));
+        let picture = Rgb { width, height, pixels };
+        let end = ((180.5, 50.5), (1.0, 0.0));
+        assert_eq!(widenings(&picture, (0.0, 0.0), end, 12.0, 1.5), vec![41.0], "the blot's inner edge, 41 px back");
+        // On the scan, offset by the picture's origin.
+        let shifted = ((1180.5, 2050.5), (1.0, 0.0));
+        assert_eq!(widenings(&picture, (1000.0, 2000.0), shifted, 12.0, 1.5), vec![41.0]);
+        // Too far back: not looked for.
+        assert_eq!(widenings(&picture, (0.0, 0.0), end, 8.0, 1.5), Vec::<f64>::new(), "32 px is the reach of 8 px");
     }
     #[test]
     fn a_letters_ink_is_boxed_without_the_tilted_line_leading_up_to_it() {
