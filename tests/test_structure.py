@@ -280,6 +280,11 @@ async def test_a_line_of_section_lettered_too_small_for_the_text_detector_is_fou
     assert not [w for w in units["warnings"] if "line of section" in w], units["warnings"]
 
 
+# The USGS sample's line of section B–B′, from B to B′ where its letters begin on the scan, as
+# looked at by eye.
+USGS_B_SECTION = [(453, 1310), (1560, 586)]
+
+
 async def test_the_usgs_scan_gives_its_faults_from_its_own_explanation(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache):  # noqa: F811
     scan = shared_asset("sample_usgs.jpg") / "sample_usgs.jpg"
     server = reading_server(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache)
@@ -295,10 +300,9 @@ async def test_the_usgs_scan_gives_its_faults_from_its_own_explanation(tmp_path,
     print("lines:", [(line["type"], line["count"], line["length_px"], line["mean_confidence"]) for line in units["lines"]], "timings:", units["timings"])
     print("points:", units["points"], [w for w in units["warnings"] if "point symbol" in w or "attitudes" in w])
     print("sections:", units["sections"], [w for w in units["warnings"] if "section" in w])
-    # The line of section B–B′, a hairline whose letters (9 px high) the layout's detector misses,
-    # from B to B′ where they stand on the scan as looked at by eye.
+    # The line of section B–B′, a hairline whose letters (9 px high) the layout's detector misses.
     (section,) = [section for section in units["sections"] if section["name"] == "B–B′"]
-    assert math.dist(section["from"], (453, 1310)) <= 12 and math.dist(section["to"], (1560, 586)) <= 12, section
+    assert math.dist(section["from"], USGS_B_SECTION[0]) <= 12 and math.dist(section["to"], USGS_B_SECTION[1]) <= 12, section
     by_type = {line["type"]: line for line in units["lines"]}
     assert "contact" not in by_type, "contacts are the polygons' edges"
     assert by_type["fault"]["count"] >= 50 and by_type["fault"]["length_px"] >= 5000, by_type["fault"]

@@ -22,6 +22,7 @@ use gdal::spatial_ref::SpatialRef;
 use gdal::vector::{Geometry, LayerAccess, LayerOptions, OGRFieldType, OGRwkbGeometryType};
 use gdal::{Dataset, DatasetOptions, DriverManager, GdalOpenFlags};
 use geomap_model::georeference::Revision;
+use geomap_model::layout::segment_distance;
 
 use geomap_model::progress::Progress;
 
@@ -484,14 +485,6 @@ pub fn line_near(path: &Path, (col, row): (f64, f64), within_px: f64) -> Result<
     let (line_type, dash_pattern) =
         types.features().find(|row| text(row, "id") == type_id).map(|row| (text(&row, "name"), text(&row, "dash_pattern"))).unwrap_or_default();
     Ok(Some(NearLine { id, name, line_type, dash_pattern, distance_px: (distance * 10.0).round() / 10.0 }))
-}
-
-/// The distance from `point` to the segment from `a` to `b`.
-fn segment_distance(point: (f64, f64), a: (f64, f64), b: (f64, f64)) -> f64 {
-    let (dx, dy) = (b.0 - a.0, b.1 - a.1);
-    let length = dx * dx + dy * dy;
-    let t = if length > 0.0 { (((point.0 - a.0) * dx + (point.1 - a.1) * dy) / length).clamp(0.0, 1.0) } else { 0.0 };
-    (point.0 - a.0 - t * dx).hypot(point.1 - a.1 - t * dy)
 }
 
 /// Each of `shapes` (WKB polygons) simplified within [`SIMPLIFY_PX`] keeping its topology, as

@@ -53,3 +53,23 @@ impl PixelBox {
         (x0, y0, clamp(self.x1.ceil(), width).max(x0), clamp(self.y1.ceil(), height).max(y0))
     }
 }
+
+/// The distance in pixels from `point` to the segment from `a` to `b` (to `a` when they meet).
+pub fn segment_distance(point: (f64, f64), a: (f64, f64), b: (f64, f64)) -> f64 {
+    let (dx, dy) = (b.0 - a.0, b.1 - a.1);
+    let length = dx * dx + dy * dy;
+    let t = if length > 0.0 { (((point.0 - a.0) * dx + (point.1 - a.1) * dy) / length).clamp(0.0, 1.0) } else { 0.0 };
+    (point.0 - a.0 - t * dx).hypot(point.1 - a.1 - t * dy)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_points_distance_is_to_the_nearest_point_of_the_segment_ends_included() {
+        assert_eq!(segment_distance((5.0, 3.0), (0.0, 0.0), (10.0, 0.0)), 3.0, "across its middle");
+        assert_eq!(segment_distance((13.0, 4.0), (0.0, 0.0), (10.0, 0.0)), 5.0, "past its end: to the end");
+        assert_eq!(segment_distance((3.0, 4.0), (0.0, 0.0), (0.0, 0.0)), 5.0, "a segment of no length is its point");
+    }
+}

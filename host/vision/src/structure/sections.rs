@@ -16,6 +16,8 @@
 //! them, and ends where their boxes begin; a straight line, only when it is mostly inked along
 //! its whole length.
 
+use geomap_model::layout::segment_distance;
+
 use crate::image::{Rgb, grey};
 
 /// A step's darkest pixel is a line's when it is this much darker (luma, 0–255) than the median
@@ -267,18 +269,7 @@ impl ShrunkMap {
         }
         let shortest = RUN_SHARE * width.max(height) as f64;
         let least_votes = ((shortest * RUN_INKED / 2.0) as u32).max(2);
-        let mut strong: Vec<(u32, usize, usize)> =
-            votes.iter().enumerate().filter(|(_, v)| **v >= least_votes).map(|(i, v)| (*v, i / rhos, i % rhos)).collect();
-        strong.sort_unstable_by_key(|&(votes, _, _)| std::cmp::Reverse(votes));
-        let mut peaks: Vec<(usize, usize)> = Vec::new();
-        for (_, step, rho) in strong {
-            if peaks.len() == HOUGH_PEAKS {
-                break;
-            }
-            if !peaks.iter().any(|&(s, r)| s.abs_diff(step) < PEAK_APART_STEPS && r.abs_diff(rho) < PEAK_APART_PX) {
-                peaks.push((step, rho));
-            }
-        }
+        let peaks = strongest_peaks(&votes, rhos, least_votes);
         let on = |x: isize, y: isize| x >= 0 && y >= 0 && (x as usize) < width && (y as usize) < height && ridge[y as usize * width + x as usize];
         let mut lines = Vec::new();
         for (step, rho) in peaks {
@@ -312,12 +303,37 @@ impl ShrunkMap {
         let mut kept: Vec<Straight> = Vec::new();
         for (_, line) in lines {
             let slack = SAME_LINE_PX * line.scale;
-            if kept.len() < STRAIGHT_MAX && !kept.iter().any(|k| off_segment(line.from, k) <= slack && off_segment(line.to, k) <= slack) {
+            if kept.len() < STRAIGHT_MAX
+                && !kept.iter().any(|k| segment_distance(line.from, k.from, k.to) <= slack && segment_distance(line.to, k.from, k.to) <= slack)
+            {
                 kept.push(line);
             }
         }
         Some(kept)
     }
+}
+
+/// The [`HOUGH_PEAKS`] strongest cells of `votes` (rows of `rhos` distances, one per angle step)
+/// with at least `least_votes`, as (angle step, distance index), each at least [`PEAK_APART_STEPS`]
+/// or [`PEAK_APART_PX`] from a stronger one, also across half a turn (a line near upright votes
+/// both just past 0° and just short of 180°, at its distance negated).
+fn strongest_peaks(votes: &[u32], rhos: usize, least_votes: u32) -> Vec<(usize, usize)> {
+    let mut strong: Vec<(u32, usize, usize)> = votes.iter().enumerate().filter(|(_, v)| **v >= least_votes).map(|(i, v)| (*v, i / rhos, i % rhos)).collect();
+    strong.sort_unstable_by_key(|&(votes, _, _)| std::cmp::Reverse(votes));
+    let near = |(s, r): (usize, usize), (step, rho): (usize, usize)| {
+        let (apart, mirrored) = (s.abs_diff(step), rhos - 1 - rho);
+        (apart < PEAK_APART_STEPS && r.abs_diff(rho) < PEAK_APART_PX) || (HOUGH_ANGLES - apart < PEAK_APART_STEPS && r.abs_diff(mirrored) < PEAK_APART_PX)
+    };
+    let mut peaks: Vec<(usize, usize)> = Vec::new();
+    for (_, step, rho) in strong {
+        if peaks.len() == HOUGH_PEAKS {
+            break;
+        }
+        if !peaks.iter().any(|&peak| near(peak, (step, rho))) {
+            peaks.push((step, rho));
+        }
+    }
+    peaks
 }
 
 /// The part of `run` (steps along a line on a ridge, none more than [`RUN_GAP_PX`] apart) that is
@@ -329,13 +345,6 @@ fn trimmed(run: &[i64]) -> Option<&[i64]> {
     let first = (0..run.len()).find(|&k| run[k..].iter().take_while(|&&t| t < run[k] + TRIM_PX).count() >= dense)?;
     let last = (first..run.len()).rev().find(|&k| run[..=k].iter().rev().take_while(|&&t| t > run[k] - TRIM_PX).count() >= dense)?;
     Some(&run[first..=last])
-}
-
-/// How far `point` is from the segment between `line`'s ends.
-fn off_segment(point: (f64, f64), line: &Straight) -> f64 {
-    let (dx, dy) = (line.to.0 - line.from.0, line.to.1 - line.from.1);
-    let t = (((point.0 - line.from.0) * dx + (point.1 - line.from.1) * dy) / (dx * dx + dy * dy).max(1e-9)).clamp(0.0, 1.0);
-    (point.0 - line.from.0 - t * dx).hypot(point.1 - line.from.1 - t * dy)
 }
 
 /// The least-squares line `d = offset + slope · k` through `points` (k, d); `None` for fewer than two.
@@ -462,6 +471,20 @@ mod tests {
         assert_eq!(lines.len(), 1, "{lines:?}");
         assert_eq!(lines[0].scale, 3.0, "shrunk by 3");
         assert!(ends_near(&lines[0], (a.0 + 7.0, a.1 + 5.0), (b.0 + 7.0, b.1 + 5.0), 6.0), "{lines:?}");
+    }
+
+    #[test]
+    fn a_peak_just_short_of_half_a_turn_is_the_same_line_as_one_just_past_zero() {
+        // Distances -10..=10 (index 10 is 0): a line near upright at distance 4 votes at step 1,
+        // index 14, and at step 719, index 6 (distance -4); another line at step 360.
+        let rhos = 21;
+        let mut votes = vec![0_u32; HOUGH_ANGLES * rhos];
+        votes[rhos + 14] = 50;
+        votes[719 * rhos + 6] = 49;
+        votes[360 * rhos + 14] = 48;
+        votes[719 * rhos + 14] = 47;
+        assert_eq!(strongest_peaks(&votes, rhos, 10), vec![(1, 14), (360, 14), (719, 14)], "step 719 at distance -4 is step 1's line; at +4 it is not");
+        assert_eq!(strongest_peaks(&votes, rhos, 49), vec![(1, 14)]);
     }
 
     #[test]
