@@ -517,16 +517,16 @@ const LETTER_TILT: f64 = 0.17;
 
 /// The box of the ink (at most [`LETTER_GREY`]) of `square`, a picture `2 · reach` wide around a
 /// line's end (`end`, and `outward` the line's direction there, both in the picture): the line
-/// itself, more than half a reach before the end, left out (the line may end inside its letter),
-/// grown by a sixth of a reach; `None` when too little ink is there for a letter.
-fn ink_box(square: &Rgb, (end, outward): ((f64, f64), (f64, f64)), reach: f64) -> Option<PixelBox> {
+/// itself, more than `run_in` before the end, left out (a line may end inside its letter), grown
+/// by a sixth of a reach; `None` when too little ink is there for a letter.
+fn ink_box(square: &Rgb, (end, outward, run_in): ((f64, f64), (f64, f64), f64), reach: f64) -> Option<PixelBox> {
     let (width, height) = (square.width as usize, square.height as usize);
     let mut bbox: Option<(f64, f64, f64, f64)> = None;
     for (i, p) in square.pixels.chunks_exact(3).enumerate() {
         let (x, y) = ((i % width) as f64, (i / width) as f64);
         let (dx, dy) = (x + 0.5 - end.0, y + 0.5 - end.1);
         let (ahead, across) = (dx * outward.0 + dy * outward.1, (dx * outward.1 - dy * outward.0).abs());
-        if grey(p) > LETTER_GREY || (ahead < -reach / 2.0 && across <= reach / 5.0) {
+        if grey(p) > LETTER_GREY || (ahead < -run_in && across <= reach / 5.0) {
             continue;
         }
         bbox = Some(bbox.map_or((x, y, x + 1.0, y + 1.0), |b| (b.0.min(x), b.1.min(y), b.2.max(x + 1.0), b.3.max(y + 1.0))));
@@ -577,11 +577,11 @@ fn widenings(pixels: &Rgb, origin: (f64, f64), (end, outward): ((f64, f64), (f64
 }
 
 /// The best reading of a wanted letter at a line's end (`end`, `outward` its direction there, in
-/// the scan's pixels) on `pixels` (whose top left is `origin` on the scan): the ink there and the
-/// ink just beyond it, read in each of `ways` (upright, and along the line), its box in the scan's
-/// pixels (upright, the size of the ink's).
+/// the scan's pixels; the line's ink kept `run_in` before it, see [`ink_box`]) on `pixels` (whose
+/// top left is `origin` on the scan): the ink there and the ink just beyond it, read in each of
+/// `ways` (upright, and along the line), its box in the scan's pixels (upright, the size of the ink's).
 fn letter_at(
-    (end, outward): ((f64, f64), (f64, f64)),
+    (end, outward, run_in): ((f64, f64), (f64, f64), f64),
     (pixels, origin): (&Rgb, (f64, f64)),
     (reach, ways): (f64, &[(f64, f64)]),
     wanted: &dyn Fn(&Line) -> bool,
@@ -598,7 +598,7 @@ fn letter_at(
             let into = |(x, y): (f64, f64)| (x * way.0 + y * way.1, y * way.0 - x * way.1);
             let end_at = into((-outward.0 * beyond, -outward.1 * beyond));
             let line = ((end_at.0 + f64::from(side) / 2.0, end_at.1 + f64::from(side) / 2.0), into(outward));
-            let Some(ink) = ink_box(&square, line, reach) else { continue };
+            let Some(ink) = ink_box(&square, (line.0, line.1, run_in), reach) else { continue };
             // Read at least as wide as tall, so a letter is not taken for vertical text.
             let widen = ((ink.y1 - ink.y0) - (ink.x1 - ink.x0)).max(0.0) / 2.0;
             let wide = PixelBox { x0: (ink.x0 - widen).max(0.0), x1: (ink.x1 + widen).min(f64::from(side)), ..ink };
@@ -659,11 +659,11 @@ pub(crate) fn letters_at_ends(
                 break;
             };
             let pixels = (&window(region)?, (f64::from(region.0), f64::from(region.1)));
-            let mut found = letter_at((end, outward), pixels, (reach, &ways), &is_wanted, reader)?.map(|letter| (end, letter));
+            let mut found = letter_at((end, outward, reach / 2.0), pixels, (reach, &ways), &is_wanted, reader)?.map(|letter| (end, letter));
             if found.is_none() {
                 for back in widenings(pixels.0, pixels.1, (end, outward), reach, 1.5 * straight.scale) {
                     let inner = (end.0 - outward.0 * back, end.1 - outward.1 * back);
-                    found = letter_at((inner, outward), pixels, (reach, &ways), &is_wanted, reader)?.map(|letter| (inner, letter));
+                    found = letter_at((inner, outward, 0.0), pixels, (reach, &ways), &is_wanted, reader)?.map(|letter| (inner, letter));
                     if found.is_some() {
                         break;
                     }
@@ -931,12 +931,12 @@ mod tests {
     }
     #[test]
     fn a_letter_back_from_a_lines_end_is_where_the_ink_beside_it_widens_and_a_crossing_or_the_end_is_not() {
-        // A level hairline to its end at x = 180, a letter's blot on it from x = 140 to 147, a
-        // line crossing it at x = 165 and a blot at the end itself.
+        // A level line 3 px wide to its end at x = 180, a letter's blot on it from x = 140 to 147,
+        // a line crossing it at x = 165 and a blot at the end itself.
         let (width, height) = (200_u32, 100_u32);
         let mut pixels = vec![230_u8; (width * height * 3) as usize];
         let mut ink = |x: u32, y: u32| pixels[3 * (y * width + x) as usize..3 * (y * width + x) as usize + 3].fill(40);
-        (20..=180).for_each(|x| ink(x, 50));
+        (20..=180).for_each(|x| (49..=51).for_each(|y| ink(x, y)));
         (140..148).for_each(|x| (44..57).for_each(|y| ink(x, y)));
         (30..70).for_each(|y| ink(165, y));
         (177..181).for_each(|x| (46..55).for_each(|y| ink(x, y)));
@@ -946,8 +946,10 @@ mod tests {
         // On the scan, offset by the picture's origin.
         let shifted = ((1180.5, 2050.5), (1.0, 0.0));
         assert_eq!(widenings(&picture, (1000.0, 2000.0), shifted, 12.0, 1.5), vec![41.0]);
-        // Too far back: not looked for.
-        assert_eq!(widenings(&picture, (0.0, 0.0), end, 8.0, 1.5), Vec::<f64>::new(), "32 px is the reach of 8 px");
+        // Looked for at most 4 reaches back: 35 px takes 3 of the blot's pixels (a stretch, cut
+        // there), 32 px none.
+        assert_eq!(widenings(&picture, (0.0, 0.0), end, 8.75, 1.5), vec![36.0]);
+        assert_eq!(widenings(&picture, (0.0, 0.0), end, 8.0, 1.5), Vec::<f64>::new());
     }
     #[test]
     fn a_letters_ink_is_boxed_without_the_tilted_line_leading_up_to_it() {
@@ -968,11 +970,14 @@ mod tests {
             }
         }
         let square = Rgb { width: side, height: side, pixels };
-        let ink = ink_box(&square, (end, outward), reach).expect("the letter");
+        let ink = ink_box(&square, (end, outward, reach / 2.0), reach).expect("the letter");
         // The line's last half reach stays (it may run into its letter); the rest of it does not.
-        assert!(ink.x0 >= 4.0 && ink.y1 <= 18.0, "{ink:?}");
+        assert!(ink.x0 >= 4.0 && ink.x0 <= 6.0 && ink.y1 <= 18.0, "{ink:?}");
         assert!(ink.x1 >= 21.0 && ink.y0 <= 4.0, "the letter is in the box: {ink:?}");
+        // Where the line is known to end (at a widening), none of it stays.
+        let ink = ink_box(&square, (end, outward, 0.0), reach).expect("the letter");
+        assert!(ink.x0 >= 10.0 && ink.y1 <= 15.0 && ink.x1 >= 21.0, "{ink:?}");
         let blank = Rgb { width: side, height: side, pixels: vec![230; (side * side * 3) as usize] };
-        assert_eq!(ink_box(&blank, (end, outward), reach), None);
+        assert_eq!(ink_box(&blank, (end, outward, reach / 2.0), reach), None);
     }
 }

@@ -70,6 +70,7 @@ mod tests {
     fn a_points_distance_is_to_the_nearest_point_of_the_segment_ends_included() {
         assert_eq!(segment_distance((5.0, 3.0), (0.0, 0.0), (10.0, 0.0)), 3.0, "across its middle");
         assert_eq!(segment_distance((13.0, 4.0), (0.0, 0.0), (10.0, 0.0)), 5.0, "past its end: to the end");
+        assert_eq!(segment_distance((-3.0, 4.0), (0.0, 0.0), (10.0, 0.0)), 5.0, "before its start: to the start");
         assert_eq!(segment_distance((3.0, 4.0), (0.0, 0.0), (0.0, 0.0)), 5.0, "a segment of no length is its point");
     }
 }

@@ -483,7 +483,14 @@ mod tests {
         votes[719 * rhos + 6] = 49;
         votes[360 * rhos + 14] = 48;
         votes[719 * rhos + 14] = 47;
-        assert_eq!(strongest_peaks(&votes, rhos, 10), vec![(1, 14), (360, 14), (719, 14)], "step 719 at distance -4 is step 1's line; at +4 it is not");
+        // Mirrored, index 1 is 5 from index 14 (the same line) and index 0 is 6 (another).
+        votes[719 * rhos + 1] = 46;
+        votes[719 * rhos] = 45;
+        assert_eq!(
+            strongest_peaks(&votes, rhos, 10),
+            vec![(1, 14), (360, 14), (719, 14), (719, 0)],
+            "step 719 at distance -4 is step 1's line; at +4 it is not"
+        );
         assert_eq!(strongest_peaks(&votes, rhos, 49), vec![(1, 14)]);
     }
 
