@@ -582,6 +582,7 @@ fn bearing((dx, dy): (f64, f64)) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use geomap_model::layout::segment_distance;
 
     /// A `width × height` mask with each segment `(x0, y0, x1, y1)` drawn `stroke` pixels wide.
     fn drawn(width: usize, height: usize, segments: &[(f64, f64, f64, f64)], stroke: f64) -> Vec<u8> {
@@ -589,11 +590,7 @@ mod tests {
         for y in 0..height {
             for x in 0..width {
                 let (px, py) = (x as f64 + 0.5, y as f64 + 0.5);
-                let inked = segments.iter().any(|&(x0, y0, x1, y1)| {
-                    let (dx, dy) = (x1 - x0, y1 - y0);
-                    let t = (((px - x0) * dx + (py - y0) * dy) / (dx * dx + dy * dy)).clamp(0.0, 1.0);
-                    (px - x0 - t * dx).hypot(py - y0 - t * dy) <= stroke / 2.0
-                });
+                let inked = segments.iter().any(|&(x0, y0, x1, y1)| segment_distance((px, py), (x0, y0), (x1, y1)) <= stroke / 2.0);
                 mask[y * width + x] = u8::from(inked);
             }
         }

@@ -372,10 +372,7 @@ mod tests {
         let mut pixels = vec![0_u8; (width * height * 3) as usize];
         for y in 0..height {
             for x in 0..width {
-                let (dx, dy) = (b.0 - a.0, b.1 - a.1);
-                let t = (((f64::from(x) + 0.5 - a.0) * dx + (f64::from(y) + 0.5 - a.1) * dy) / (dx * dx + dy * dy)).clamp(0.0, 1.0);
-                let off = (f64::from(x) + 0.5 - a.0 - t * dx).hypot(f64::from(y) + 0.5 - a.1 - t * dy);
-                let value = if off <= 0.6 {
+                let value = if segment_distance((f64::from(x) + 0.5, f64::from(y) + 0.5), a, b) <= 0.6 {
                     ink
                 } else if (x == 150 || x == 151) && y < 90 {
                     20
