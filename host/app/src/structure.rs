@@ -551,7 +551,9 @@ const LETTER_BACK_MAX: usize = 2;
 /// top left is `origin` on the scan) the ink beside it widens as a letter's does, at most
 /// [`LETTER_BACK_REACHES`] reaches back: the inner edge of each stretch at least a quarter reach
 /// long where two or more pixels within half a reach across (the line's own `width` left out)
-/// are ink, the nearest first, at most [`LETTER_BACK_MAX`]; a stretch at the end itself is not one.
+/// are ink, the nearest first, at most [`LETTER_BACK_MAX`]. A stretch whose inner edge is within
+/// half a reach of the end is read with the end; one from the end on further (a letter touching
+/// a line crossed beyond it) is not.
 fn widenings(pixels: &Rgb, origin: (f64, f64), (end, outward): ((f64, f64), (f64, f64)), reach: f64, width: f64) -> Vec<f64> {
     let ink = |x: f64, y: f64| {
         let (x, y) = ((x - origin.0).floor(), (y - origin.1).floor());
@@ -570,8 +572,9 @@ fn widenings(pixels: &Rgb, origin: (f64, f64), (end, outward): ((f64, f64), (f64
         .collect();
     let gap = (reach / 6.0).ceil() as i64;
     wide.chunk_by(|a, b| b - a <= gap + 1)
-        .filter(|stretch| stretch[0] as f64 > reach / 4.0 && (stretch[stretch.len() - 1] - stretch[0] + 1) as f64 >= reach / 4.0)
+        .filter(|stretch| (stretch[stretch.len() - 1] - stretch[0] + 1) as f64 >= reach / 4.0)
         .map(|stretch| stretch[stretch.len() - 1] as f64 + 1.0)
+        .filter(|&inner| inner > reach / 2.0)
         .take(LETTER_BACK_MAX)
         .collect()
 }
@@ -930,7 +933,7 @@ mod tests {
         assert!(unlettered[0].is_none(), "a line lettered A and B is no line of section B–B′");
     }
     #[test]
-    fn a_letter_back_from_a_lines_end_is_where_the_ink_beside_it_widens_and_a_crossing_or_the_end_is_not() {
+    fn a_letter_back_from_a_lines_end_is_where_the_ink_beside_it_widens_and_a_crossing_or_the_end_alone_is_not() {
         // A level line 3 px wide to its end at x = 180, a letter's blot on it from x = 140 to 147,
         // a line crossing it at x = 165 and a blot at the end itself.
         let (width, height) = (200_u32, 100_u32);
@@ -950,6 +953,10 @@ mod tests {
         // there), 32 px none.
         assert_eq!(widenings(&picture, (0.0, 0.0), end, 8.75, 1.5), vec![36.0]);
         assert_eq!(widenings(&picture, (0.0, 0.0), end, 8.0, 1.5), Vec::<f64>::new());
+        // A letter from 21 px back touching a line crossed at the end: read where it begins.
+        let mut touching = Rgb { width, height, pixels: picture.pixels.clone() };
+        (160..=180).for_each(|x| (45..56).for_each(|y| touching.pixels[3 * (y * width + x) as usize..3 * (y * width + x) as usize + 3].fill(40)));
+        assert_eq!(widenings(&touching, (0.0, 0.0), end, 12.0, 1.5), vec![21.0, 41.0]);
     }
     #[test]
     fn a_letters_ink_is_boxed_without_the_tilted_line_leading_up_to_it() {
