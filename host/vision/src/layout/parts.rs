@@ -206,7 +206,7 @@ fn uncaptioned_sections(lines: &[Line], image: &Rgb, taken: &[PixelBox], found: 
             let text: String = line.text.chars().filter(|c| !c.is_whitespace()).collect();
             let mut chars = text.chars();
             match (chars.next(), chars.next(), chars.next()) {
-                (Some(letter), Some('\'' | '′' | '’'), None) if letter.is_ascii_uppercase() => Some((letter.to_string(), format!("{letter}′"))),
+                (Some(letter), Some(mark), None) if letter.is_ascii_uppercase() && is_prime(mark) => Some((letter.to_string(), format!("{letter}′"))),
                 _ => None,
             }
         });
@@ -335,5 +335,8 @@ mod tests {
         let bbox = found[0].bbox;
         assert!(bbox.x0 <= 100.0 && bbox.x1 >= 1060.0 && bbox.y0 <= 301.0 && bbox.y1 >= 419.0, "{bbox:?}");
         assert!(parts(&lines[..1], &picture, &[]).is_empty(), "one axis alone is no section");
+        // The prime read as any of its marks ("A`" on the USGS sheet).
+        let lines = [lines[0].clone(), lines[1].clone(), line("A`", 1010.0, 290.0, 1024.0, 302.0)];
+        assert_eq!(parts(&lines, &picture, &[])[0].letters, Some(("A".into(), "A′".into())));
     }
 }
