@@ -283,6 +283,11 @@ async def test_a_line_of_section_lettered_too_small_for_the_text_detector_is_fou
 # The USGS sample's line of section B–B′, from B to B′ where its letters begin on the scan, as
 # looked at by eye.
 USGS_B_SECTION = [(453, 1310), (1560, 586)]
+# The USGS sample's Grand Wash fault, concealed (dotted, one-pixel dots about 3 px apart) across
+# the alluvium in the main map's south-west corner: from where its dots begin to read north-west
+# of its "GRAND WASH" label to near the main map's foot, as looked at by eye and put on its dots'
+# darkest pixels.
+USGS_GRAND_WASH = [(187, 1177), (603, 1689)]
 
 
 async def test_the_usgs_scan_gives_its_faults_from_its_own_explanation(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache):  # noqa: F811
@@ -308,6 +313,15 @@ async def test_the_usgs_scan_gives_its_faults_from_its_own_explanation(tmp_path,
     assert by_type["fault"]["count"] >= 50 and by_type["fault"]["length_px"] >= 5000, by_type["fault"]
     features = layer(units["geopackage_path"], "line_feature")
     assert len(features) == sum(line["count"] for line in units["lines"])
+    # The Grand Wash fault's dotted stretch is a concealed fault along its whole length.
+    types = {row["properties"]["id"]: row["properties"] for row in layer(units["geopackage_path"], "line_type")}
+    concealed = [part for f in features if (types[f["properties"]["type"]]["name"], types[f["properties"]["type"]]["dash_pattern"]) == ("fault", "dotted") for part in f["geometry"]["coordinates"]]
+    (x0, y0), (x1, y1) = USGS_GRAND_WASH
+    steps = int(math.dist(*USGS_GRAND_WASH) // 4)
+    samples = [(x0 + (x1 - x0) * k / steps, y0 + (y1 - y0) * k / steps) for k in range(steps + 1)]
+    followed = sum(1 for sample in samples if any(unit_maps.polyline_distance(sample, part) <= 3 for part in concealed)) / len(samples)
+    print(f"Grand Wash fault: {followed:.3f} of its dotted stretch followed by dotted fault parts")
+    assert followed >= 0.9, followed
     region = units["region"]
     for feature in features:
         for x, y in feature["geometry"]["coordinates"][0]:

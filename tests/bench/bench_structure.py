@@ -5,7 +5,7 @@ scored the TA1 way per line type (buffer F1 against the lines as drawn) and for 
 within a symbol's radius, then the dip directions within 10° and the dips read exactly), with its
 explanation and with the explanation cut off; then the whole extraction's time (units, lines,
 points, GeoPackage written) on the drawn map at 10000 pixels wide and, when ../shared/assets has it,
-on the USGS scan enlarged to 10000×6185; on that scan at its own size and enlarged, how much of two
+on the USGS scan enlarged to 10000×6185; on that scan at its own size and enlarged, how much of three
 of its named faults the line features follow (NAMED_FAULTS).
 
 Goals (issue 35): fault buffer F1 at least 0.85, fold axes at least 0.70, attitudes F1 at least 0.85
@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import unit_maps  # noqa: E402
 from conftest import SHARED_ASSETS, Mirror, Server  # noqa: E402
 from test_detect import CACHE, OCR_WHEEL, WHEEL  # noqa: E402
-from test_structure import USGS_B_SECTION, layer, line_scores  # noqa: E402
+from test_structure import USGS_B_SECTION, USGS_GRAND_WASH, layer, line_scores  # noqa: E402
 
 from harness import run  # noqa: E402
 
@@ -33,13 +33,15 @@ SCAN = SHARED_ASSETS / "sample_usgs.jpg"
 ENLARGED = (10_000, 6185)
 # The whole extraction of the enlarged scan should take at most this long on this 2-core machine.
 GOAL_S = 15.0
-# Two faults the USGS sample names on its main map, traced by hand on the scan (its own pixels, read
+# Three faults the USGS sample names on its main map, traced by hand on the scan (its own pixels, read
 # where the sheet prints their names beside them): the Hurricane fault's eastern strand, between
-# its "FAULT" and "HURRICANE" labels north of 35°52'30", and the Toroweap fault from its "TOROWEAP"
-# label north-east to the "FAULT" label and on, mostly dotted (concealed under alluvium).
+# its "FAULT" and "HURRICANE" labels north of 35°52'30", the Toroweap fault from its "TOROWEAP"
+# label north-east to the "FAULT" label and on, mostly dotted (concealed under alluvium), and the
+# Grand Wash fault's dotted stretch (tests/test_structure.py's USGS_GRAND_WASH).
 NAMED_FAULTS = {
     "Hurricane": [(2058, 125), (2057, 180), (2052, 230), (2050, 265), (2046, 300), (2038, 340), (2028, 380), (2018, 410)],
     "Toroweap": [(2265, 480), (2250, 510), (2232, 555), (2215, 590), (2200, 630), (2180, 680), (2160, 715), (2150, 740), (2138, 775), (2125, 810), (2112, 845), (2100, 880)],
+    "Grand Wash": USGS_GRAND_WASH,
 }
 
 

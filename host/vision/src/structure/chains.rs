@@ -154,24 +154,48 @@ pub fn join(pieces: Vec<Piece>, joining: Joining) -> Vec<Chain> {
 
 /// A row has at least this many dots.
 const ROW_DOTS: usize = 4;
-/// The next dot of a row stands within this share of the row's spacing of where the spacing
-/// and direction so far put it (dots are printed evenly, in a line that bends gently).
+/// The next dot of a row stands within this share of the row's spacing, and
+/// [`ROW_PIXEL_SLACK`] more, of where the spacing and direction so far put it (dots are printed
+/// evenly, in a line that bends gently).
 const ROW_SLACK: f64 = 0.25;
+/// A dot's centre on a scan is known to about a pixel (a one-pixel dot's to the pixel it fell
+/// on): the slack, in pixels, a next dot has beyond [`ROW_SLACK`] of the spacing.
+const ROW_PIXEL_SLACK: f64 = 1.0;
+/// A row's spacing and direction are measured over at most this many of its last dots.
+const ROW_BASELINE: usize = 5;
 /// No dot outside a row stands nearer one of its dots than this share of its spacing (a
-/// stipple's neighbouring rows stand one spacing away).
+/// stipple's neighbouring rows stand one spacing away) ...
 const ROW_CLEAR: f64 = 1.5;
+/// ... except beside at most this share of its dots (where two dotted lines part, or one
+/// passes a speck).
+const ROW_CROWDED: f64 = 0.25;
+/// At least this share of the places a row spans holds a dot found (the rest lost): a solid
+/// line's darkest pixels stand here and there along it, not in an even row.
+const ROW_FILLED: f64 = 0.5;
+/// A row whose one-spacing gaps are dark at their middles more often than this share is a
+/// stroke's darkest pixels along it, not dots on paper.
+const ROW_INKED_GAPS: f64 = 0.5;
 /// A row's thinnest dot is at least this share of its widest.
 const ROW_ALIKE: f64 = 0.6;
 /// A row is tried from a dot towards each of this many dots nearest it.
 const ROW_SEEDS: usize = 3;
 
+/// A row being grown: its dots in order and, between each two, how many spacings apart they
+/// stand (more than one where dots were lost).
+struct Row {
+    dots: Vec<usize>,
+    steps: Vec<f64>,
+}
+
 /// Dots printed in a row (a concealed line's dotted part): among `dots` (pieces with both ends
 /// free, each no longer than its stroke is wide), runs of at least four evenly spaced no further
-/// apart than `max_gap` (a single dot lost under a crossing line is allowed, never two in a
-/// row), alike in width and standing clear of other dots. Each dot of a row comes back as a
-/// piece a pixel long across its centre along the row, so rows join lines as dashes do, a lost
-/// dot put back where the row has it; with the indices of the dots used.
-pub fn dot_rows(dots: &[Piece], max_gap: f64) -> (Vec<Piece>, Vec<usize>) {
+/// apart than `max_gap`, alike in width and standing clear of other dots. Dots may be lost
+/// between two found ones: one (under a crossing line), or as many as leave a gap no longer than
+/// `max_gap` (a scan loses a hairline's dots to its paper), but not at the next gap again. Each
+/// dot of a row comes back as a [`Piece::dot`] a pixel long across its centre along the row, so
+/// rows join lines as dashes do, lost dots put back where the row has them; with the indices of
+/// the dots used. `inked` tells whether a point is dark as ink is: a row's gaps are paper.
+pub fn dot_rows(dots: &[Piece], max_gap: f64, inked: &dyn Fn((f64, f64)) -> bool) -> (Vec<Piece>, Vec<usize>) {
     let centre = |piece: &Piece| {
         let n = piece.points.len() as f64;
         piece.points.iter().fold((0.0, 0.0), |sum, p| (sum.0 + p.0 / n, sum.1 + p.1 / n))
@@ -185,49 +209,71 @@ pub fn dot_rows(dots: &[Piece], max_gap: f64) -> (Vec<Piece>, Vec<usize>) {
     }
     let near = |at: (f64, f64)| {
         let (cx, cy) = key(at);
-        (-1..=1).flat_map(move |dx| (-1..=1).map(move |dy| (cx + dx, cy + dy)))
+        (-1..=1).flat_map(move |dx| (-1..=1).map(move |dy| (cx + dx, cy + dy))).flat_map(|c| grid.get(&c).into_iter().flatten().copied())
     };
     let mut used = vec![false; dots.len()];
-    // The dot after the row's last two, `spacing` apart along their direction (or twice that,
-    // when `may_skip`: a dot may be lost under a crossing line), if one is there, and whether
-    // one was skipped.
-    let next = |row: &[usize], spacing: f64, may_skip: bool, used: &[bool]| {
-        let (from, at) = (centres[row[row.len() - 2]], centres[row[row.len() - 1]]);
+    // The dot after the row's last, one spacing on along the direction of its last few dots
+    // (or more, when `may_skip`: dots lost, as `dot_rows` says), if one is there, and how many
+    // spacings on it stands.
+    let next = |row: &Row, may_skip: bool, used: &[bool]| {
+        let n = row.dots.len();
+        let back = (n - 1).min(ROW_BASELINE - 1);
+        let (from, at) = (centres[row.dots[n - 1 - back]], centres[row.dots[n - 1]]);
         let length = distance(from, at).max(1e-9);
+        let spacing = length / row.steps[n - 1 - back..].iter().sum::<f64>();
         let along = ((at.0 - from.0) / length, (at.1 - from.1) / length);
-        let steps: &[f64] = if may_skip { &[1.0, 2.0] } else { &[1.0] };
-        steps.iter().find_map(|&steps| {
+        let most = if may_skip { (max_gap / spacing).floor().max(2.0) } else { 1.0 };
+        (1..=most as usize).map(|steps| steps as f64).find_map(|steps| {
             let expected = (at.0 + steps * spacing * along.0, at.1 + steps * spacing * along.1);
+            let slack = ROW_SLACK * spacing + ROW_PIXEL_SLACK;
             near(expected)
-                .flat_map(|c| grid.get(&c).into_iter().flatten().copied())
-                .filter(|&k| !used[k] && !row.contains(&k) && distance(centres[k], expected) <= ROW_SLACK * spacing)
+                .filter(|&k| !used[k] && !row.dots.contains(&k) && distance(centres[k], expected) <= slack)
                 .min_by(|&a, &b| distance(centres[a], expected).total_cmp(&distance(centres[b], expected)))
-                .map(|k| (k, steps > 1.0))
+                .map(|k| (k, steps))
         })
     };
-    // A row grown both ways from its first two dots: each step one spacing, or two once in a while.
-    let grown = |mut row: Vec<usize>, spacing: f64, used: &[bool]| {
+    // A row grown both ways from its first two dots: each step one spacing, or more once in a while.
+    let grown = |mut row: Row, used: &[bool]| {
         for _ in 0..2 {
             let mut skipped = false;
-            while let Some((k, skip)) = next(&row, spacing, !skipped, used) {
-                row.push(k);
-                skipped = skip;
+            while let Some((k, steps)) = next(&row, !skipped, used) {
+                row.dots.push(k);
+                row.steps.push(steps);
+                skipped = steps > 1.0;
             }
-            row.reverse();
+            row.dots.reverse();
+            row.steps.reverse();
         }
         row
     };
-    // A row stands clear: no other dot nearer any of its dots than [`ROW_CLEAR`] of its
-    // spacing (specks of a broken stroke lie in clusters), and its dots are alike in width.
-    let apart = |row: &[usize], spacing: f64| {
-        let clear = row.iter().all(|&dot| {
-            near(centres[dot])
-                .flat_map(|c| grid.get(&c).into_iter().flatten().copied())
-                .all(|k| row.contains(&k) || distance(centres[k], centres[dot]) > ROW_CLEAR * spacing)
-        });
-        let widths: Vec<f64> = row.iter().map(|&dot| dots[dot].width()).collect();
+    // A row's spacing: its length dot to dot over the spacings it spans.
+    let spacing = |row: &Row| {
+        let length: f64 = row.dots.windows(2).map(|w| distance(centres[w[0]], centres[w[1]])).sum();
+        length / row.steps.iter().sum::<f64>()
+    };
+    // A row stands clear: at most [`ROW_CROWDED`] of its dots have another dot nearer than
+    // [`ROW_CLEAR`] of its spacing (specks of a broken stroke lie in clusters, a stipple's rows
+    // side by side), at least [`ROW_FILLED`] of its places hold a dot found, its gaps are
+    // mostly paper ([`ROW_INKED_GAPS`]) and its dots are alike in width.
+    let apart = |row: &Row| {
+        let clear = ROW_CLEAR * spacing(row);
+        let crowded = row.dots.iter().filter(|&&dot| near(centres[dot]).any(|k| !row.dots.contains(&k) && distance(centres[k], centres[dot]) <= clear)).count();
+        let widths: Vec<f64> = row.dots.iter().map(|&dot| dots[dot].width()).collect();
         let (thinnest, widest) = widths.iter().fold((f64::INFINITY, 0.0_f64), |(lo, hi), &w| (lo.min(w), hi.max(w)));
-        clear && thinnest >= ROW_ALIKE * widest
+        let places = 1.0 + row.steps.iter().sum::<f64>();
+        let filled = row.dots.len() as f64 >= ROW_FILLED * places;
+        let gaps: Vec<(f64, f64)> = row
+            .dots
+            .windows(2)
+            .zip(&row.steps)
+            .filter(|(_, steps)| **steps == 1.0)
+            .map(|(pair, _)| {
+                let (a, b) = (centres[pair[0]], centres[pair[1]]);
+                ((a.0 + b.0) / 2.0, (a.1 + b.1) / 2.0)
+            })
+            .collect();
+        let papered = gaps.iter().filter(|&&middle| inked(middle)).count() as f64 <= ROW_INKED_GAPS * gaps.len() as f64;
+        crowded as f64 <= ROW_CROWDED * row.dots.len() as f64 && filled && papered && thinnest >= ROW_ALIKE * widest
     };
     let mut pieces = Vec::new();
     for start in 0..dots.len() {
@@ -235,40 +281,41 @@ pub fn dot_rows(dots: &[Piece], max_gap: f64) -> (Vec<Piece>, Vec<usize>) {
             continue;
         }
         // Each of the [`ROW_SEEDS`] dots nearest it as the row's second; the longest row standing clear wins.
-        let mut seconds: Vec<usize> = near(centres[start])
-            .flat_map(|c| grid.get(&c).into_iter().flatten().copied())
-            .filter(|&k| k != start && !used[k] && (2.0..=max_gap).contains(&distance(centres[start], centres[k])))
-            .collect();
+        let mut seconds: Vec<usize> =
+            near(centres[start]).filter(|&k| k != start && !used[k] && (2.0..=max_gap).contains(&distance(centres[start], centres[k]))).collect();
         seconds.sort_by(|&a, &b| distance(centres[start], centres[a]).total_cmp(&distance(centres[start], centres[b])));
         seconds.truncate(ROW_SEEDS);
-        let mut best: (Vec<usize>, f64) = (Vec::new(), 0.0);
+        let mut best = Row { dots: Vec::new(), steps: Vec::new() };
         for second in seconds {
-            let spacing = distance(centres[start], centres[second]);
-            let row = grown(vec![start, second], spacing, &used);
-            if row.len() > best.0.len() && apart(&row, spacing) {
-                best = (row, spacing);
+            let row = grown(Row { dots: vec![start, second], steps: vec![1.0] }, &used);
+            if row.dots.len() > best.dots.len() && apart(&row) {
+                best = row;
             }
         }
-        let (row, spacing) = best;
-        if row.len() < ROW_DOTS {
+        if best.dots.len() < ROW_DOTS {
             continue;
         }
         let dot_piece = |(x, y): (f64, f64), (ux, uy): (f64, f64), width: f64| Piece {
             points: vec![(x - ux / 2.0, y - uy / 2.0), (x + ux / 2.0, y + uy / 2.0)],
             widths: vec![width, width],
+            dot: true,
         };
+        let row = &best.dots;
         for (k, &dot) in row.iter().enumerate() {
             used[dot] = true;
-            let (before, after) = (centres[row[k.saturating_sub(1)]], centres[row[(k + 1).min(row.len() - 1)]]);
+            // Along the row from two dots before to two after: a one-pixel dot's neighbours
+            // alone can turn it by 45°.
+            let (before, after) = (centres[row[k.saturating_sub(2)]], centres[row[(k + 2).min(row.len() - 1)]]);
             let length = distance(before, after).max(1e-9);
             let along = ((after.0 - before.0) / length, (after.1 - before.1) / length);
             let width = dots[dot].width();
             pieces.push(dot_piece(centres[dot], along, width));
-            // A dot lost before the next one: put back halfway.
-            if let Some(&following) = row.get(k + 1) {
-                let to = centres[following];
-                if distance(centres[dot], to) > (1.0 + 2.0 * ROW_SLACK) * spacing {
-                    pieces.push(dot_piece(((centres[dot].0 + to.0) / 2.0, (centres[dot].1 + to.1) / 2.0), along, width));
+            // Dots lost before the next one: put back evenly between.
+            if let (Some(&following), Some(&steps)) = (row.get(k + 1), best.steps.get(k)) {
+                let (from, to) = (centres[dot], centres[following]);
+                for lost in 1..steps as usize {
+                    let t = lost as f64 / steps;
+                    pieces.push(dot_piece((from.0 + t * (to.0 - from.0), from.1 + t * (to.1 - from.1)), along, width));
                 }
             }
         }
@@ -303,8 +350,9 @@ impl Chain {
 
     /// Its parts of one pattern: consecutive pieces no longer than `dash_px` (a dash of the
     /// symbol, with room) and separated by gaps of paper (wider than one and a half strokes, so a
-    /// junction is not a gap) are broken, dotted where they are no longer than `dot_px` (at least
-    /// four in a run: fewer are a dash the scan broke), else dashed; the rest solid. Each
+    /// junction is not a gap) are broken, as is a row's dot however close the next; broken pieces
+    /// are dotted where they are no longer than `dot_px` (at least four in a run: fewer are a
+    /// dash the scan broke), else dashed; the rest solid. Each
     /// part's points, simplified within `tolerance` pixels.
     pub fn parts(&self, dash_px: f64, dot_px: f64, tolerance: f64) -> Vec<(Pattern, Vec<(f64, f64)>)> {
         let gaps = self.gaps();
@@ -313,7 +361,7 @@ impl Chain {
         let broken = |i: usize| {
             let before = i > 0 && gaps[i - 1] > paper;
             let after = i + 1 < self.pieces.len() && gaps[i] > paper;
-            short(i) && (before || after)
+            short(i) && (before || after || self.pieces[i].dot)
         };
         let mut patterns: Vec<Pattern> = (0..self.pieces.len())
             .map(|i| match broken(i) {
@@ -393,7 +441,7 @@ mod tests {
 
     fn piece(x0: f64, x1: f64, y: f64) -> Piece {
         let points: Vec<(f64, f64)> = (0..=((x1 - x0) as usize)).map(|k| (x0 + k as f64, y)).collect();
-        Piece { widths: vec![4.0; points.len()], points }
+        Piece { widths: vec![4.0; points.len()], points, dot: false }
     }
 
     #[test]
@@ -417,7 +465,7 @@ mod tests {
 
     #[test]
     fn a_corner_sharper_than_allowed_is_not_joined_and_a_line_changes_pattern_along_its_length() {
-        let across = Piece { points: (0..=20).map(|k| (100.0, 11.0 + k as f64)).collect(), widths: vec![4.0; 21] };
+        let across = Piece { points: (0..=20).map(|k| (100.0, 11.0 + k as f64)).collect(), widths: vec![4.0; 21], dot: false };
         let chains = join(vec![piece(0.0, 99.0, 10.0), across], Joining { max_gap: 15.0, max_turn: 30.0, junction: 2.0 });
         assert_eq!(chains.len(), 2);
 
@@ -431,7 +479,7 @@ mod tests {
 
     #[test]
     fn a_row_of_dots_continues_a_dashed_line_as_its_dotted_part_and_specks_in_a_cluster_do_not() {
-        let dot = |x: f64, y: f64| Piece { points: vec![(x, y)], widths: vec![4.0] };
+        let dot = |x: f64, y: f64| Piece { points: vec![(x, y)], widths: vec![4.0], dot: false };
         // Dashes from 0 to 110, then dots every 11 px from 121 (the one at 176 lost under a
         // crossing line), and a cluster of specks strewn below.
         let mut pieces: Vec<Piece> = [0.0, 30.0, 60.0, 90.0].iter().map(|&x| piece(x, x + 20.0, 10.0)).collect();
@@ -445,7 +493,7 @@ mod tests {
             let (x, y) = (14.0 * next(), 60.0 + 14.0 * next());
             dots.push(dot(x, y));
         }
-        let (rows, used) = dot_rows(&dots, 15.0);
+        let (rows, used) = dot_rows(&dots, 15.0, &|_| false);
         assert_eq!(used, (0..9).collect::<Vec<usize>>(), "the row's dots, and no speck");
         assert_eq!(rows.len(), 10, "the lost dot is put back: {rows:?}");
         assert!(rows.iter().any(|p| (p.points[0].0 - 175.5).abs() < 1e-9), "{rows:?}");
@@ -458,11 +506,55 @@ mod tests {
         assert!(patterns == [Pattern::Dashed, Pattern::Dotted] || patterns == [Pattern::Dotted, Pattern::Dashed], "{parts:?}");
         // Two dots lost one after the other end a row.
         let twice_lost: Vec<Piece> = [0, 1, 2, 3, 6, 7, 8, 9].iter().map(|&k| dot(11.0 * f64::from(k), 30.0)).collect();
-        assert_eq!(dot_rows(&twice_lost, 15.0).0.len(), 8, "two rows of four, nothing put back between them");
+        assert_eq!(dot_rows(&twice_lost, 15.0, &|_| false).0.len(), 8, "two rows of four, nothing put back between them");
         // Three dots are no row; nor are evenly spaced specks with others beside them.
-        assert!(dot_rows(&dots[..3], 15.0).1.is_empty());
+        assert!(dot_rows(&dots[..3], 15.0, &|_| false).1.is_empty());
         let crowded: Vec<Piece> = (0..6).flat_map(|k| [dot(11.0 * k as f64, 100.0), dot(11.0 * k as f64 + 2.0, 102.0)]).collect();
-        assert!(dot_rows(&crowded, 15.0).1.is_empty());
+        assert!(dot_rows(&crowded, 15.0, &|_| false).1.is_empty());
+    }
+
+    #[test]
+    fn one_pixel_dots_a_pixel_off_their_spacing_are_a_row_beside_another_parting_from_it() {
+        // A scan's one-pixel dots every 2.9 px, each on the pixel its centre fell in: one row
+        // runs down and to the left at 1 in 2, another straight down from a pixel beside its
+        // first dot; and a thin solid line leads into the first row.
+        let dot = |(x, y): (f64, f64)| Piece { points: vec![(x.floor() + 0.5, y.floor() + 0.5)], widths: vec![1.0], dot: false };
+        let slanted: Vec<(f64, f64)> = (0..10).map(|k| (100.2 - 1.3 * f64::from(k), 50.3 + 2.6 * f64::from(k))).collect();
+        let upright: Vec<(f64, f64)> = (0..10).map(|k| (103.4 - 0.1 * f64::from(k), 52.6 + 2.9 * f64::from(k))).collect();
+        let dots: Vec<Piece> = slanted.iter().chain(&upright).copied().map(dot).collect();
+        let (rows, used) = dot_rows(&dots, 16.0, &|_| false);
+        assert_eq!(used.len(), 20, "both rows, every dot: {rows:?}");
+        assert_eq!(rows.len(), 20, "nothing put back: {rows:?}");
+        assert!(rows.iter().all(|p| p.dot && (p.length() - 1.0).abs() < 1e-9), "{rows:?}");
+        let lead = Piece { points: (0..20).map(|k| (110.5 - 0.5 * f64::from(k), 30.5 + f64::from(k))).collect(), widths: vec![1.0; 20], dot: false };
+        let slanted_row: Vec<Piece> = rows.iter().filter(|p| p.points[0].0 + p.points[1].0 < 2.0 * 101.0).cloned().collect();
+        let chains = join([vec![lead], slanted_row].concat(), Joining { max_gap: 16.0, max_turn: 35.0, junction: 4.0 });
+        assert_eq!(chains.len(), 1, "{chains:?}");
+        let patterns: Vec<Pattern> = chains[0].parts(10.0, 2.5, 0.5).iter().map(|p| p.0).collect();
+        assert_eq!(patterns, [Pattern::Solid, Pattern::Dotted], "the dots are the dotted part however close");
+        // The same pixels with dark gaps between them are a hairline stroke's darkest, not dots.
+        assert!(dot_rows(&dots, 16.0, &|_| true).1.is_empty());
+    }
+
+    #[test]
+    fn a_scan_may_lose_several_dots_in_one_gap_but_not_most_of_a_row() {
+        // Dots every 3 px along a row, half of them lost as a scan loses a hairline's dots: two
+        // found, three lost, three found, two lost, and so on (a gap of 12 px, within 16).
+        let dot = |k: u32| Piece { points: vec![(10.5 + 3.0 * f64::from(k), 20.5)], widths: vec![1.0], dot: false };
+        let found: Vec<u32> = (0..30).filter(|k| [0, 1, 5, 6, 7].contains(&(k % 10))).collect();
+        let dots: Vec<Piece> = found.iter().map(|&k| dot(k)).collect();
+        let (rows, used) = dot_rows(&dots, 16.0, &|_| false);
+        assert_eq!(used.len(), dots.len(), "one row of every dot: {rows:?}");
+        let last = *found.last().expect("dots");
+        assert_eq!(rows.len(), last as usize + 1, "every lost dot put back between the first and the last: {rows:?}");
+        let mut xs: Vec<f64> = rows.iter().map(|p| (p.points[0].0 + p.points[1].0) / 2.0).collect();
+        xs.sort_by(f64::total_cmp);
+        assert!(xs.iter().enumerate().all(|(k, x)| (x - (10.5 + 3.0 * k as f64)).abs() < 1e-9), "{xs:?}");
+        // Within a 12 px gap: three found and two lost, again and again, are a row; two found
+        // and three lost, less than half of it, are not.
+        let every = |kept: u32| -> Vec<Piece> { (0..30).filter(|k| k % 5 < kept).map(dot).collect() };
+        assert_eq!(dot_rows(&every(3), 12.0, &|_| false).1.len(), 18);
+        assert!(dot_rows(&every(2), 12.0, &|_| false).1.is_empty());
     }
 
     #[test]
@@ -476,7 +568,7 @@ mod tests {
                 let from_bend = if bend_at_end { k as f64 - 90.0 } else { 10.0 - k as f64 };
                 points[k].1 += from_bend;
             }
-            Piece { widths: vec![20.0; points.len()], points }
+            Piece { widths: vec![20.0; points.len()], points, dot: false }
         };
         let chains = join(vec![bent(0.0, true), bent(104.0, false)], Joining { max_gap: 30.0, max_turn: 35.0, junction: 42.0 });
         assert_eq!(chains.len(), 1, "{chains:?}");

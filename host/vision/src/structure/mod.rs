@@ -37,6 +37,13 @@ const EDGE_DELTA_E: f64 = 30.0;
 const EDGE_REACH_PX: u32 = 12;
 /// The bit a colour mark carries for a stroke's edge pixel.
 const EDGE: u8 = 0x80;
+/// The bit a mark carries for a dark pixel (CIELAB L* below [`DARK_LIGHTNESS`]), whatever its
+/// colour: the gaps of a dotted row are paper, a broken stroke's are not. Colour indices + 1
+/// stay below it.
+const DARK: u8 = 0x40;
+/// See [`DARK`]: a dot's blurred rim on paper reads lighter, a hairline contact between its
+/// darkest pixels darker.
+const DARK_LIGHTNESS: f64 = 50.0;
 /// Symbols whose colours are closer than this are one colour: their lines are told apart by
 /// width and decorations.
 const SAME_COLOUR_DELTA_E: f64 = 12.0;
@@ -285,7 +292,8 @@ pub struct StructureFinder {
     points: Vec<PointPrompt>,
     /// Per colour, the prompts drawn in it.
     colours: Vec<ColourGroup>,
-    /// Quantised colour → colour index + 1 (with [`EDGE`] for a stroke's edge), or 0.
+    /// Quantised colour → colour index + 1 (with [`EDGE`] for a stroke's edge), or 0; with
+    /// [`DARK`] for a dark colour.
     table: Vec<u8>,
     width: u32,
     height: u32,
@@ -311,8 +319,11 @@ impl StructureFinder {
         for (index, (colour, is_line)) in drawn.enumerate() {
             let here = lab(colour);
             let same = |other: &[f64; 3]| delta_e(*other, here) < SAME_COLOUR_DELTA_E || (black(*other) && black(here));
+            let nearest = || (0..colours.len()).min_by(|&a, &b| delta_e(colours[a].0[0], here).total_cmp(&delta_e(colours[b].0[0], here)));
             let slot = match colours.iter().position(|(labs, _)| same(&labs[0])) {
                 Some(slot) => slot,
+                // A mark holds at most [`DARK`] - 1 colours: a sheet with more shares the nearest.
+                None if colours.len() + 1 >= usize::from(DARK) => nearest().expect("colours are there"),
                 None => {
                     colours.push((Vec::new(), ColourGroup::default()));
                     colours.len() - 1
@@ -336,16 +347,17 @@ impl StructureFinder {
                 .map(|key| {
                     let rgb = (centre(key >> (2 * TABLE_BITS)), centre((key >> TABLE_BITS) & ((1 << TABLE_BITS) - 1)), centre(key & ((1 << TABLE_BITS) - 1)));
                     let here = lab(rgb);
+                    let dark = if here[0] < DARK_LIGHTNESS { DARK } else { 0 };
                     let (best, distance) =
                         line_labs.iter().enumerate().map(|(i, l)| (i, delta_e(here, *l))).min_by(|a, b| a.1.total_cmp(&b.1)).expect("a colour");
                     let rival = others.iter().map(|o| delta_e(here, *o)).fold(f64::INFINITY, f64::min);
                     if distance <= LINE_DELTA_E && distance < rival {
-                        return best as u8 + 1;
+                        return (best as u8 + 1) | dark;
                     }
                     let (best, distance) =
                         line_labs.iter().enumerate().map(|(i, l)| (i, delta_e94(here, *l))).min_by(|a, b| a.1.total_cmp(&b.1)).expect("a colour");
                     let rival = others.iter().map(|o| delta_e94(here, *o)).fold(f64::INFINITY, f64::min);
-                    if distance <= EDGE_DELTA_E && distance < rival { (best as u8 + 1) | EDGE } else { 0 }
+                    if distance <= EDGE_DELTA_E && distance < rival { (best as u8 + 1) | EDGE | dark } else { dark }
                 })
                 .collect()
         };
@@ -407,7 +419,8 @@ impl StructureFinder {
                     prompt.period_px.map_or(4.0 * prompt.width_px + 8.0, |period| 0.9 * period + 2.0 * prompt.width_px)
                 })
                 .fold(0.0, f64::max);
-            let (lines, marks) = traced(branches, widest, gap);
+            let inked = |at: (f64, f64)| index_at(at, width, height).is_some_and(|i| self.marks[i] & DARK != 0);
+            let (lines, marks) = traced(branches, widest, gap, &inked);
             for (index, chain) in lines.iter().enumerate() {
                 if index % CANCEL_EVERY == 0 && cancelled() {
                     return None;
@@ -445,6 +458,7 @@ impl StructureFinder {
     /// pixels joined to one of them ([`grown`]).
     fn stroke_mask(&self, label: u8, mask: &mut [u8]) {
         for (m, &mark) in mask.iter_mut().zip(&self.marks) {
+            let mark = mark & !DARK;
             *m = if mark == label { 2 } else { u8::from(mark == label | EDGE) };
         }
         grown(mask, self.width as usize);
@@ -457,7 +471,7 @@ impl StructureFinder {
         let length = chain.length();
         let points = chain.points();
         let (w, h) = (self.width as usize, self.height as usize);
-        let ink = |x: f64, y: f64| x >= 0.0 && y >= 0.0 && (x as usize) < w && (y as usize) < h && mask[y as usize * w + x as usize] != 0;
+        let ink = |x: f64, y: f64| index_at((x, y), w, h).is_some_and(|i| mask[i] != 0);
         let (seen, side) = marks_beside(&points, marks, width, &ink);
         let (prompt, confidence) = lines
             .iter()
@@ -486,6 +500,11 @@ impl StructureFinder {
     }
 }
 
+/// The index of the pixel holding `(x, y)` in a `width × height` buffer, if it lies inside.
+fn index_at((x, y): (f64, f64), width: usize, height: usize) -> Option<usize> {
+    (x >= 0.0 && y >= 0.0 && (x as usize) < width && (y as usize) < height).then(|| y as usize * width + x as usize)
+}
+
 /// A skeleton's common stroke width: the median of its branches' widths, each counted by its
 /// length (branches shorter than [`COMMON_MIN_PX`] left out); at least a pixel.
 fn common_width(branches: &[Branch]) -> f64 {
@@ -503,17 +522,18 @@ fn common_width(branches: &[Branch]) -> f64 {
 }
 
 /// The lines of a mask's skeleton `branches` whose strokes are at most `widest` pixels wide,
-/// joined across gaps up to `gap`, and the marks beside them: short branches off a line, and short
-/// lines on their own (a pair of arrows across the line, a ball, a letter of a name) as
-/// two marks each, from their middle to either end.
-fn traced(branches: Vec<Branch>, widest: f64, gap: f64) -> (Vec<Chain>, MarkIndex) {
+/// joined across gaps up to `gap` (dots in a row whose gaps are not `inked` among them), and the
+/// marks beside them: short branches off a line, and short lines on their own (a pair of arrows
+/// across the line, a ball, a letter of a name) as two marks each, from their middle to either
+/// end.
+fn traced(branches: Vec<Branch>, widest: f64, gap: f64, inked: &dyn Fn((f64, f64)) -> bool) -> (Vec<Chain>, MarkIndex) {
     let spur_px = DECORATION_REACH * widest + 6.0;
     // Dots (branches free at both ends, no longer than wide, at least half the widest stroke
     // wide) in evenly spaced rows are a line's dotted part; the rest are what they were.
     let is_dot = |b: &Branch| b.free == (true, true) && b.piece.length() <= b.piece.width() && b.piece.width() >= DOT_WIDTH * widest;
     let (dots, mut branches): (Vec<Branch>, Vec<Branch>) = branches.into_iter().partition(is_dot);
     let dots: Vec<Piece> = dots.into_iter().map(|dot| dot.piece).collect();
-    let (rows, in_rows) = chains::dot_rows(&dots, gap);
+    let (rows, in_rows) = chains::dot_rows(&dots, gap, inked);
     let mut in_rows = in_rows.into_iter().peekable();
     for (index, piece) in dots.into_iter().enumerate() {
         if in_rows.next_if_eq(&index).is_none() {
@@ -623,10 +643,12 @@ impl LinePrompt {
         let Some(core) = crate::colour::median_colour(band.iter().filter(|&&i| strength[i] >= 0.9 * strongest).map(|&i| pixels[i])) else { return self };
         let core_lab = lab(core);
         let mask = stroke_pixels(&labs, core_lab, paper_lab, width);
+        let inked = |at: (f64, f64)| index_at(at, width, height).is_some_and(|i| labs[i][0] < DARK_LIGHTNESS);
         let (lines, marks) = traced(
             skeleton::branches(&mask, width, height),
             self.width_px,
             self.period_px.map_or(2.0 * self.width_px + 8.0, |period| period + 2.0 * self.width_px),
+            &inked,
         );
         // A sample too short to trace (shorter than two teeth) still gives its colour.
         self.colour = core;

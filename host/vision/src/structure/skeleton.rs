@@ -14,6 +14,9 @@ pub struct Piece {
     pub points: Vec<(f64, f64)>,
     /// The stroke's width at each point, in pixels.
     pub widths: Vec<f64>,
+    /// Whether it stands for one dot of a dotted row (a pixel long across the dot, along the
+    /// row), rather than for traced skeleton.
+    pub dot: bool,
 }
 
 impl Piece {
@@ -88,6 +91,7 @@ pub fn branches(mask: &[u8], width: usize, height: usize) -> Vec<Branch> {
             piece: Piece {
                 widths: path.pixels.iter().map(|&p| width_at(p)).collect(),
                 points: path.pixels.iter().map(|&(x, y)| (x as f64 + 0.5, y as f64 + 0.5)).collect(),
+                dot: false,
             },
             free: (path.free_start, path.free_end),
         })
@@ -352,7 +356,7 @@ mod tests {
 
     #[test]
     fn a_branch_inside_a_junction_is_dropped_and_a_dot_is_kept() {
-        let stub = |free| Branch { piece: Piece { points: vec![(10.5, 10.5), (11.5, 11.5), (12.5, 12.5)], widths: vec![12.0; 3] }, free };
+        let stub = |free| Branch { piece: Piece { points: vec![(10.5, 10.5), (11.5, 11.5), (12.5, 12.5)], widths: vec![12.0; 3], dot: false }, free };
         let (pieces, spurs) = split(vec![stub((false, false)), stub((true, true))], 6.0);
         assert!(spurs.is_empty(), "{spurs:?}");
         assert_eq!(pieces.len(), 1, "between two junctions and shorter than its stroke is wide: dropped; on its own, a dot: {pieces:?}");
