@@ -880,6 +880,46 @@ mod tests {
     }
 
     #[test]
+    fn one_pixel_dots_on_paper_are_a_dotted_fault_and_a_dark_stroke_s_darkest_pixels_are_not() {
+        let black = (20, 20, 20);
+        let purple = (70, 45, 95);
+        let prompts = vec![prompt("fault", black, 1.0, Pattern::Dotted, Some(3.0), Marks::None)];
+        let (w, h) = (400, 300);
+        // Black one-pixel dots every 3 px across the paper, and the same dots along a dark purple
+        // hairline (a unit's colour, darker than L* 50) whose darkest pixels they are.
+        let mut paint = vec![((20, 200, 380, 201), purple)];
+        for k in 0..120 {
+            paint.push(((20 + 3 * k, 100, 21 + 3 * k, 101), black));
+            paint.push(((20 + 3 * k, 200, 21 + 3 * k, 201), black));
+        }
+        let image = strip(w, h, &paint);
+        let mut finder = StructureFinder::new(prompts, Vec::new(), &[(230, 120, 110), purple], (250, 250, 250), (w, h), (0, 0));
+        finder.mark(&image, 0);
+        let lines = finder.found(&|| false).unwrap().lines;
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        let (pattern, points) = &lines[0].parts[0];
+        assert_eq!((lines[0].parts.len(), *pattern), (1, Pattern::Dotted), "{lines:?}");
+        assert!(points.iter().all(|p| (p.1 - 100.5).abs() <= 1.0), "the row on paper: {points:?}");
+        let reach = points.iter().map(|p| p.0).fold(f64::NEG_INFINITY, f64::max) - points.iter().map(|p| p.0).fold(f64::INFINITY, f64::min);
+        assert!(reach > 350.0, "the whole row: {reach}");
+    }
+
+    #[test]
+    fn a_sheet_of_more_colours_than_a_mark_holds_shares_the_nearest() {
+        // 64 colours on a 4 × 4 × 4 grid (black and the near-blacks one) and 27 between them.
+        let levels = |values: &[u8]| -> Vec<(u8, u8, u8)> {
+            values.iter().flat_map(|&r| values.iter().flat_map(move |&g| values.iter().map(move |&b| (r, g, b)))).collect()
+        };
+        let colours = [levels(&[0, 85, 170, 255]), levels(&[42, 127, 212])].concat();
+        let prompts: Vec<LinePrompt> = colours.iter().map(|&c| prompt("fault", c, 1.0, Pattern::Solid, None, Marks::None)).collect();
+        let finder = StructureFinder::new(prompts, Vec::new(), &[], (250, 250, 250), (40, 30), (0, 0));
+        assert_eq!(finder.colours.len(), usize::from(DARK) - 1);
+        let mut grouped: Vec<usize> = finder.colours.iter().flat_map(|group| group.lines.iter().copied()).collect();
+        grouped.sort_unstable();
+        assert_eq!(grouped, (0..colours.len()).collect::<Vec<_>>(), "every prompt in one group");
+    }
+
+    #[test]
     fn lines_go_to_the_symbol_of_their_colour_width_and_marks_and_contacts_are_dropped() {
         let black = (20, 20, 20);
         let red = (200, 30, 30);
