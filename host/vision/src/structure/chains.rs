@@ -180,21 +180,43 @@ const ROW_ALIKE: f64 = 0.6;
 /// A row is tried from a dot towards each of this many dots nearest it.
 const ROW_SEEDS: usize = 3;
 
+/// A row's spacing, as its last few dots measure it, stays within this factor of its first two
+/// dots' (a row curling back on itself would shrink it).
+const ROW_SPACING_DRIFT: f64 = 2.0;
+
 /// A row being grown: its dots in order and, between each two, how many spacings apart they
-/// stand (more than one where dots were lost).
+/// stand (more than one where dots were lost); the same dots as a set, and its first two dots'
+/// spacing.
 struct Row {
     dots: Vec<usize>,
     steps: Vec<f64>,
+    members: std::collections::HashSet<usize>,
+    seed_spacing: f64,
+}
+
+impl Row {
+    /// A row of its first two dots, `spacing` apart.
+    fn seeded(first: usize, second: usize, spacing: f64) -> Row {
+        Row { dots: vec![first, second], steps: vec![1.0], members: [first, second].into_iter().collect(), seed_spacing: spacing }
+    }
+
+    /// Puts `dot` at the row's end, `steps` spacings after the last.
+    fn push(&mut self, dot: usize, steps: f64) {
+        self.dots.push(dot);
+        self.steps.push(steps);
+        self.members.insert(dot);
+    }
 }
 
 /// Dots printed in a row (a concealed line's dotted part): among `dots` (pieces with both ends
 /// free, each no longer than its stroke is wide), runs of at least four evenly spaced no further
 /// apart than `max_gap`, alike in width and standing clear of other dots. Dots may be lost
 /// between two found ones: one (under a crossing line), or as many as leave a gap no longer than
-/// `max_gap` (a scan loses a hairline's dots to its paper), but not at the next gap again. Each
+/// `max_gap` (a scan loses a hairline's dots to its paper), but not at the next gap again, and
+/// at least half of a row's places hold a dot found. Each
 /// dot of a row comes back as a [`Piece::dot`] a pixel long across its centre along the row, so
 /// rows join lines as dashes do, lost dots put back where the row has them; with the indices of
-/// the dots used. `inked` tells whether a point is dark as ink is: a row's gaps are paper.
+/// the dots used. `inked` tells whether a point is dark as ink is: a row's gaps are mostly paper.
 pub fn dot_rows(dots: &[Piece], max_gap: f64, inked: &dyn Fn((f64, f64)) -> bool) -> (Vec<Piece>, Vec<usize>) {
     let centre = |piece: &Piece| {
         let n = piece.points.len() as f64;
@@ -220,14 +242,15 @@ pub fn dot_rows(dots: &[Piece], max_gap: f64, inked: &dyn Fn((f64, f64)) -> bool
         let back = (n - 1).min(ROW_BASELINE - 1);
         let (from, at) = (centres[row.dots[n - 1 - back]], centres[row.dots[n - 1]]);
         let length = distance(from, at).max(1e-9);
-        let spacing = length / row.steps[n - 1 - back..].iter().sum::<f64>();
+        let measured = length / row.steps[n - 1 - back..].iter().sum::<f64>();
+        let spacing = measured.clamp(row.seed_spacing / ROW_SPACING_DRIFT, row.seed_spacing * ROW_SPACING_DRIFT);
         let along = ((at.0 - from.0) / length, (at.1 - from.1) / length);
         let most = if may_skip { (max_gap / spacing).floor().max(2.0) } else { 1.0 };
         (1..=most as usize).map(|steps| steps as f64).find_map(|steps| {
             let expected = (at.0 + steps * spacing * along.0, at.1 + steps * spacing * along.1);
             let slack = ROW_SLACK * spacing + ROW_PIXEL_SLACK;
             near(expected)
-                .filter(|&k| !used[k] && !row.dots.contains(&k) && distance(centres[k], expected) <= slack)
+                .filter(|&k| !used[k] && !row.members.contains(&k) && distance(centres[k], expected) <= slack)
                 .min_by(|&a, &b| distance(centres[a], expected).total_cmp(&distance(centres[b], expected)))
                 .map(|k| (k, steps))
         })
@@ -237,8 +260,7 @@ pub fn dot_rows(dots: &[Piece], max_gap: f64, inked: &dyn Fn((f64, f64)) -> bool
         for _ in 0..2 {
             let mut skipped = false;
             while let Some((k, steps)) = next(&row, !skipped, used) {
-                row.dots.push(k);
-                row.steps.push(steps);
+                row.push(k, steps);
                 skipped = steps > 1.0;
             }
             row.dots.reverse();
@@ -257,27 +279,31 @@ pub fn dot_rows(dots: &[Piece], max_gap: f64, inked: &dyn Fn((f64, f64)) -> bool
     // mostly paper ([`ROW_INKED_GAPS`]) and its dots are alike in width.
     let apart = |row: &Row| {
         let clear = ROW_CLEAR * spacing(row);
-        let crowded = row.dots.iter().filter(|&&dot| near(centres[dot]).any(|k| !row.dots.contains(&k) && distance(centres[k], centres[dot]) <= clear)).count();
+        let crowded =
+            row.dots.iter().filter(|&&dot| near(centres[dot]).any(|k| !row.members.contains(&k) && distance(centres[k], centres[dot]) <= clear)).count();
         let widths: Vec<f64> = row.dots.iter().map(|&dot| dots[dot].width()).collect();
         let (thinnest, widest) = widths.iter().fold((f64::INFINITY, 0.0_f64), |(lo, hi), &w| (lo.min(w), hi.max(w)));
         let places = 1.0 + row.steps.iter().sum::<f64>();
         let filled = row.dots.len() as f64 >= ROW_FILLED * places;
-        let gaps: Vec<(f64, f64)> = row
-            .dots
-            .windows(2)
-            .zip(&row.steps)
-            .filter(|(_, steps)| **steps == 1.0)
-            .map(|(pair, _)| {
-                let (a, b) = (centres[pair[0]], centres[pair[1]]);
-                ((a.0 + b.0) / 2.0, (a.1 + b.1) / 2.0)
-            })
-            .collect();
-        let papered = gaps.iter().filter(|&&middle| inked(middle)).count() as f64 <= ROW_INKED_GAPS * gaps.len() as f64;
+        let gaps: Vec<((f64, f64), (f64, f64))> =
+            row.dots.windows(2).zip(&row.steps).filter(|(_, steps)| **steps == 1.0).map(|(pair, _)| (centres[pair[0]], centres[pair[1]])).collect();
+        // A gap is inked when the pixels half a pixel either side of its middle both are (the
+        // middle of dots a whole number of pixels apart falls between two pixels, one of them a
+        // dot's blurred rim).
+        let gap_inked = |(a, b): ((f64, f64), (f64, f64))| {
+            let length = distance(a, b).max(1e-9);
+            let half = ((b.0 - a.0) / length / 2.0, (b.1 - a.1) / length / 2.0);
+            let middle = ((a.0 + b.0) / 2.0, (a.1 + b.1) / 2.0);
+            inked((middle.0 - half.0, middle.1 - half.1)) && inked((middle.0 + half.0, middle.1 + half.1))
+        };
+        let papered = gaps.iter().filter(|&&gap| gap_inked(gap)).count() as f64 <= ROW_INKED_GAPS * gaps.len() as f64;
         crowded as f64 <= ROW_CROWDED * row.dots.len() as f64 && filled && papered && thinnest >= ROW_ALIKE * widest
     };
     let mut pieces = Vec::new();
+    // Dots of a row grown in full and turned down: from any of them the same row grows again.
+    let mut tried = vec![false; dots.len()];
     for start in 0..dots.len() {
-        if used[start] {
+        if used[start] || tried[start] {
             continue;
         }
         // Each of the [`ROW_SEEDS`] dots nearest it as the row's second; the longest row standing clear wins.
@@ -285,16 +311,20 @@ pub fn dot_rows(dots: &[Piece], max_gap: f64, inked: &dyn Fn((f64, f64)) -> bool
             near(centres[start]).filter(|&k| k != start && !used[k] && (2.0..=max_gap).contains(&distance(centres[start], centres[k]))).collect();
         seconds.sort_by(|&a, &b| distance(centres[start], centres[a]).total_cmp(&distance(centres[start], centres[b])));
         seconds.truncate(ROW_SEEDS);
-        let mut best = Row { dots: Vec::new(), steps: Vec::new() };
+        let mut best: Option<Row> = None;
+        let mut turned_down: Vec<usize> = Vec::new();
         for second in seconds {
-            let row = grown(Row { dots: vec![start, second], steps: vec![1.0] }, &used);
-            if row.dots.len() > best.dots.len() && apart(&row) {
-                best = row;
+            let row = grown(Row::seeded(start, second, distance(centres[start], centres[second])), &used);
+            if best.as_ref().is_none_or(|best| row.dots.len() > best.dots.len()) && apart(&row) {
+                best = Some(row);
+            } else if row.dots.len() > turned_down.len() {
+                turned_down = row.dots;
             }
         }
-        if best.dots.len() < ROW_DOTS {
+        let Some(best) = best.filter(|row| row.dots.len() >= ROW_DOTS) else {
+            turned_down.into_iter().for_each(|dot| tried[dot] = true);
             continue;
-        }
+        };
         let dot_piece = |(x, y): (f64, f64), (ux, uy): (f64, f64), width: f64| Piece {
             points: vec![(x - ux / 2.0, y - uy / 2.0), (x + ux / 2.0, y + uy / 2.0)],
             widths: vec![width, width],
@@ -348,20 +378,25 @@ impl Chain {
         self.pieces.iter().flat_map(|p| p.points.iter().copied()).collect()
     }
 
-    /// Its parts of one pattern: consecutive pieces no longer than `dash_px` (a dash of the
-    /// symbol, with room) and separated by gaps of paper (wider than one and a half strokes, so a
-    /// junction is not a gap) are broken, as is a row's dot however close the next; broken pieces
-    /// are dotted where they are no longer than `dot_px` (at least four in a run: fewer are a
-    /// dash the scan broke), else dashed; the rest solid. Each
-    /// part's points, simplified within `tolerance` pixels.
-    pub fn parts(&self, dash_px: f64, dot_px: f64, tolerance: f64) -> Vec<(Pattern, Vec<(f64, f64)>)> {
-        let gaps = self.gaps();
+    /// Whether each gap is paper: wider than one and a half strokes (so a junction is not a gap),
+    /// or beside a row's dot however narrow.
+    pub fn paper_gaps(&self) -> Vec<bool> {
         let paper = 1.5 * self.width() + 1.0;
+        self.gaps().into_iter().enumerate().map(|(i, gap)| gap > paper || self.pieces[i].dot || self.pieces[i + 1].dot).collect()
+    }
+
+    /// Its parts of one pattern: consecutive pieces no longer than `dash_px` (a dash of the
+    /// symbol, with room) and separated by gaps of paper ([`Chain::paper_gaps`]) are broken,
+    /// dotted where they are no longer than `dot_px` (at least four in a run: fewer are a dash
+    /// the scan broke), else dashed; the rest solid. Each part's points, simplified within
+    /// `tolerance` pixels.
+    pub fn parts(&self, dash_px: f64, dot_px: f64, tolerance: f64) -> Vec<(Pattern, Vec<(f64, f64)>)> {
+        let paper = self.paper_gaps();
         let short = |i: usize| self.pieces[i].length() <= dash_px;
         let broken = |i: usize| {
-            let before = i > 0 && gaps[i - 1] > paper;
-            let after = i + 1 < self.pieces.len() && gaps[i] > paper;
-            short(i) && (before || after || self.pieces[i].dot)
+            let before = i > 0 && paper[i - 1];
+            let after = i + 1 < self.pieces.len() && paper[i];
+            short(i) && (before || after)
         };
         let mut patterns: Vec<Pattern> = (0..self.pieces.len())
             .map(|i| match broken(i) {

@@ -654,8 +654,7 @@ impl LinePrompt {
         self.colour = core;
         let Some(stroke) = lines.into_iter().max_by(|a, b| a.length().total_cmp(&b.length())) else { return self };
         self.width_px = stroke.width().max(1.0);
-        let paper_gap = 1.5 * self.width_px + 1.0;
-        let gaps: Vec<f64> = stroke.gaps().into_iter().filter(|gap| *gap > paper_gap).collect();
+        let gaps: Vec<f64> = stroke.gaps().into_iter().zip(stroke.paper_gaps()).filter(|&(_, paper)| paper).map(|(gap, _)| gap).collect();
         if gaps.is_empty() {
             (self.pattern, self.period_px) = (Pattern::Solid, None);
         } else {
@@ -663,7 +662,7 @@ impl LinePrompt {
             let pattern = if dash <= 2.5 * self.width_px { Pattern::Dotted } else { Pattern::Dashed };
             (self.pattern, self.period_px) = (pattern, Some(dash + gaps.iter().sum::<f64>() / gaps.len() as f64));
         }
-        let ink = |x: f64, y: f64| x >= 0.0 && y >= 0.0 && (x as usize) < width && (y as usize) < height && mask[y as usize * width + x as usize] != 0;
+        let ink = |x: f64, y: f64| index_at((x, y), width, height).is_some_and(|i| mask[i] != 0);
         let (seen, _) = marks_beside(&stroke.points(), &marks, self.width_px, &ink);
         // The name, where it says, wins over marks too small to read on a sample.
         self.marks = Marks::named(&self.symbol).unwrap_or(seen);
@@ -902,6 +901,15 @@ mod tests {
         assert!(points.iter().all(|p| (p.1 - 100.5).abs() <= 1.0), "the row on paper: {points:?}");
         let reach = points.iter().map(|p| p.0).fold(f64::NEG_INFINITY, f64::max) - points.iter().map(|p| p.0).fold(f64::INFINITY, f64::min);
         assert!(reach > 350.0, "the whole row: {reach}");
+    }
+
+    #[test]
+    fn a_sample_of_one_pixel_dots_is_measured_dotted_with_their_spacing() {
+        let black = (20, 20, 20);
+        let paint: Vec<Paint> = (0..30).map(|k| ((10 + 3 * k, 6, 11 + 3 * k, 7), black)).collect();
+        let measured = prompt("fault", black, 1.0, Pattern::Solid, None, Marks::None).calibrated(&strip(110, 14, &paint));
+        assert_eq!(measured.pattern, Pattern::Dotted, "{measured:?}");
+        assert!(measured.period_px.is_some_and(|period| (period - 3.0).abs() < 0.5), "{measured:?}");
     }
 
     #[test]
