@@ -226,6 +226,48 @@ async def test_without_an_explanation_the_structure_is_found_by_its_look_at_lowe
     assert section["name"] == "A–A′" and math.dist(section["from"], unit_maps.section_truth()[0]) <= 6, section
 
 
+async def test_the_explanation_s_filled_marks_become_point_features_of_their_own_type_beside_the_attitudes(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache):  # noqa: F811
+    """Collapse structures (black dots), breccia pipes (magenta dots) and sinkholes (black triangles),
+    eight of each, explained above the line symbols: each a point feature of TA1 type `other` (its
+    kind in the point type's symbol, its entry's words as the description), told apart by colour and
+    shape, with no dip; the folds and attitudes are found as without them."""
+    server = reading_server(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache)
+    unit_maps.draw(server.map_root / "marks.jpg", structure=True, filled_marks=True)
+    layout = await prepared_layout(server, "marks.jpg")
+    entries = {entry["symbol"]: entry for entry in layout["symbol_entries"] if entry["kind"] == "point"}
+    assert {"collapse structure", "breccia pipe", "sinkhole"} <= set(entries), layout["symbol_entries"]
+    async with server.connect() as client:
+        result = await client.call_tool("geomap_extract_units", {"map_id": layout["map_id"]})
+    assert result.is_error is False, result
+    units = result.structured_content
+    print("TA1 schema check, rows per table:", assert_ta1(units["geopackage_path"]))
+    print("points:", json.dumps(units["points"], indent=1))
+    summary = {point["symbol"]: point for point in units["points"]}
+    points = layer(units["geopackage_path"], "point_feature")
+    point_types = {row["properties"]["id"]: row["properties"] for row in layer(units["geopackage_path"], "point_type")}
+    for kind, (ta1_type, words, _, _) in enumerate(unit_maps.MARK_SYMBOLS):
+        symbol = words.split("—")[0].casefold()
+        mine = [f for f in points if point_types[f["properties"]["type"]]["symbol"] == symbol]
+        assert all(point_types[f["properties"]["type"]]["name"] == ta1_type for f in mine), mine
+        assert all(f["properties"]["dip"] is None and f["properties"]["dip_direction"] is None for f in mine), "a mark has no dip"
+        truth = [(x, y, None, None) for x, y, k in unit_maps.mark_truth() if k == kind]
+        score = unit_maps.point_scores(truth, [(*f["geometry"]["coordinates"], None, None) for f in mine], unit_maps.MARK_PX / 2)
+        print(symbol, score)
+        assert score["f1"] >= 0.9, (symbol, score)
+        assert (summary[symbol]["type"], summary[symbol]["prompted_by"], summary[symbol]["dips_read"]) == (symbol, "explanation", 0), summary[symbol]
+    assert not [w for w in units["warnings"] if "have no dip" in w and "strike and dip" not in w], units["warnings"]
+    # The attitudes and the folds beside them are found as well as on the map without them.
+    _, _, scores = line_scores(units)
+    assert scores["thrust fault"] >= 0.85 and min(scores["anticline"], scores["syncline"]) >= 0.7, scores
+    got = [(*f["geometry"]["coordinates"], f["properties"]["dip_direction"], f["properties"]["dip"]) for f in points if point_types[f["properties"]["type"]]["symbol"] == "inclined bedding"]
+    score = unit_maps.point_scores(unit_maps.attitude_truth(), got, unit_maps.STRIKE_PX / 2)
+    print("attitudes beside the marks:", score)
+    assert score["f1"] >= 0.85 and score["dip_exact"] >= 0.9, score
+    # QGIS draws each mark as a dot of its colour.
+    style = subprocess.run(["ogrinfo", "-ro", "-q", "-sql", "SELECT styleQML FROM layer_styles WHERE f_table_name = 'point_feature'", units["geopackage_path"]], capture_output=True, text=True, check=True).stdout
+    assert style.count('<prop k="name" v="circle"/>') == len(unit_maps.MARK_SYMBOLS), style[:2000]
+
+
 async def test_with_one_worker_thread_the_structure_is_traced_in_turn_to_the_same_features(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache):  # noqa: F811
     """With two worker threads the structure is traced on a thread beside the units' fill, sieve and
     polygonize; with one, in turn. Both write the same features. Needs nothing beside the clone."""
@@ -288,9 +330,18 @@ USGS_B_SECTION = [(453, 1310), (1560, 586)]
 # of its "GRAND WASH" label to near the main map's foot, as looked at by eye and put on its dots'
 # darkest pixels.
 USGS_GRAND_WASH = [(187, 1177), (603, 1689)]
+# Point symbols of the USGS sample, looked at by eye on the scan between x 1500–1800 and y 150–450
+# (east of Pep and IPMs, north of the Pk outcrop) and put on their ink's centres: black dots
+# (collapse structures), magenta dots (breccia pipes), and black dots with a hairline through them
+# (the strike of vertical joints, a symbol not looked for), which are no collapse structures.
+USGS_MARKS = {
+    "collapse structure": [(1582, 266), (1693, 302), (1742, 330), (1702, 355), (1744, 367)],
+    "breccia pipe": [(1662, 247), (1762, 264), (1759, 381), (1758, 428)],
+}
+USGS_JOINT_DOTS = [(1638, 223), (1660, 347), (1772, 302), (1735, 402)]
 
 
-async def test_the_usgs_scan_gives_its_faults_from_its_own_explanation(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache):  # noqa: F811
+async def test_the_usgs_scan_gives_its_faults_and_marks_from_its_own_explanation(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache):  # noqa: F811
     scan = shared_asset("sample_usgs.jpg") / "sample_usgs.jpg"
     server = reading_server(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache)
     shutil.copy(scan, server.map_root / "usgs.jpg")
@@ -322,6 +373,14 @@ async def test_the_usgs_scan_gives_its_faults_from_its_own_explanation(tmp_path,
     followed = sum(1 for sample in samples if any(unit_maps.polyline_distance(sample, part) <= 3 for part in concealed)) / len(samples)
     print(f"Grand Wash fault: {followed:.3f} of its dotted stretch followed by dotted fault parts")
     assert followed >= 0.9, followed
+    # The collapse structures and breccia pipes looked at by eye are point features of their kind,
+    # and the joints' dots are not collapse structures.
+    point_types = {row["properties"]["id"]: row["properties"]["symbol"] for row in layer(units["geopackage_path"], "point_type")}
+    marks = [(point_types[f["properties"]["type"]], f["geometry"]["coordinates"]) for f in layer(units["geopackage_path"], "point_feature")]
+    for kind, places in USGS_MARKS.items():
+        missed = [at for at in places if not any(k == kind and math.dist(at, point) <= 3 for k, point in marks)]
+        assert not missed, (kind, missed)
+    assert not [at for at in USGS_JOINT_DOTS if any(k == "collapse structure" and math.dist(at, point) <= 3 for k, point in marks)]
     region = units["region"]
     for feature in features:
         for x, y in feature["geometry"]["coordinates"][0]:

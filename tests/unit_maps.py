@@ -58,6 +58,16 @@ BED_SYMBOLS = [("vertical bedding", "Vertical bedding", 90), ("horizontal beddin
 CIRCLE_RADIUS_PX = 10
 # A line's dotted (concealed) part: a dot and the gap after it, in pixels at scale 1.
 DOTS = (2, 9)
+# With `filled_marks`, filled point symbols: (TA1 point type, the explanation's words, colour, shape), each
+# drawn `MARKS_EACH` times on the main map, `MARK_PX` across at scale 1, and listed in the explanation
+# above its heading.
+MAGENTA = (200, 20, 120)
+MARK_SYMBOLS = [
+    ("other", "Collapse structure—Inward-dipping strata", BLACK, "disc"),
+    ("other", "Breccia pipe—Collapse with breccia", MAGENTA, "disc"),
+    ("other", "Sinkhole—Enclosed depression", BLACK, "triangle"),
+]
+MARKS_EACH, MARK_PX = 8, 12
 # The structure drawn on the main map, in its frame's pixels: (type, [(pattern, points)]), each part
 # beginning where the one before ended; the thrust's teeth and the folds' arrows are on the right
 # of the line as its points run.
@@ -106,6 +116,45 @@ def placed_symbols() -> list[tuple[float, float, float, int]]:
                 chosen.append((x, y, (k * 9 + rng.uniform(0, 8)) % 360, rng.randint(3, 88)))
     assert len(chosen) == 48, len(chosen)
     return chosen
+
+
+def mark_places() -> list[tuple[float, float, int]]:
+    """The filled marks of `MARK_SYMBOLS` (`MARKS_EACH` of each) in the structure map's frame: (x,
+    y, index into `MARK_SYMBOLS`), clear of the lines, the codes, the point symbols and each other."""
+    rng = random.Random(36)
+    keep_off = [outline + [outline[0]] for _, outline in polygons_in_frame()] + [[p for _, points in parts for p in points] for _, parts in STRUCTURE] + [SECTION]
+    codes = [(sum(x for x, _ in o) / len(o), sum(y for _, y in o) / len(o)) for _, o in polygons_in_frame()] + [(900, 450)]
+    symbols = placed_symbols()
+    candidates = [(x + rng.uniform(-8, 8), y + rng.uniform(-8, 8)) for y in range(40, 890, 30) for x in range(40, 990, 30)]
+    rng.shuffle(candidates)
+    chosen: list = []
+    for x, y in candidates:
+        if len(chosen) == MARKS_EACH * len(MARK_SYMBOLS):
+            break
+        clear = all(distance_to(x, y, line) > 25 for line in keep_off)
+        clear = clear and all(math.hypot(x - cx - 25, y - cy - 15) > 50 for cx, cy in codes)
+        # The attitudes' dips are printed beyond their ticks: keep off the whole of them.
+        clear = clear and all(math.hypot(x - sx, y - sy) > 48 for sx, sy, _, _ in symbols)
+        clear = clear and all(math.hypot(x - ox, y - oy) > 40 for ox, oy, _ in chosen)
+        if clear:
+            chosen.append((x, y, len(chosen) % len(MARK_SYMBOLS)))
+    assert len(chosen) == MARKS_EACH * len(MARK_SYMBOLS), len(chosen)
+    return chosen
+
+
+def draw_mark(draw_image: "ImageDraw.ImageDraw", x: float, y: float, scale: float, colour: tuple, shape: str) -> None:
+    """A filled disc `MARK_PX` across centred on (x, y), or a triangle on its base as wide."""
+    r = MARK_PX * scale / 2
+    if shape == "disc":
+        draw_image.ellipse((x - r, y - r, x + r, y + r), fill=colour)
+    else:
+        draw_image.polygon([(x, y - r), (x + r, y + r), (x - r, y + r)], fill=colour)
+
+
+def mark_truth(scale: float = 1.0) -> list:
+    """The filled marks `draw(..., structure=True, filled_marks=True)` drew, as they are on the scan: (x, y,
+    index into `MARK_SYMBOLS`)."""
+    return [(*on_structure_scan(x, y, scale), kind) for x, y, kind in mark_places()]
 
 
 def distance_to(x: float, y: float, line: list) -> float:
@@ -164,12 +213,14 @@ def polygons(scale: float = 1.0) -> list[tuple[int, list[tuple[float, float]]]]:
     return [(unit, [(x0 + x * scale, y0 + y * scale) for x, y in outline]) for unit, outline in shapes]
 
 
-def draw(path: Path, *, scale: float = 1.0, quality: int = 88, structure: bool = False, explanation: bool = True, section_letter_px: int = 26, section_overrun_px: int = 0) -> "Image.Image":
+def draw(
+    path: Path, *, scale: float = 1.0, quality: int = 88, structure: bool = False, explanation: bool = True, filled_marks: bool = False, section_letter_px: int = 26, section_overrun_px: int = 0
+) -> "Image.Image":
     """Draws the map at `path` (JPEG) and returns the truth: a palette image, unit index + 1 per pixel,
     0 outside the main map. With `structure`, the scan is wider: the faults and folds of `STRUCTURE`
     are drawn on the main map (in place of the one unexplained fault) and, unless `explanation` is
     false, the explanation of `LINE_SYMBOLS` beside the legend (`structure_truth` gives the lines as
-    drawn)."""
+    drawn); with `filled_marks` too, the filled marks of `MARK_SYMBOLS` (`mark_truth`), explained above it."""
     size = (int((STRUCTURE_SCAN if structure else SCAN)[0] * scale), int(SCAN[1] * scale))
     box = tuple(int(v * scale) for v in MAIN_MAP)
     image = Image.new("RGB", size, PAPER)
@@ -211,6 +262,10 @@ def draw(path: Path, *, scale: float = 1.0, quality: int = 88, structure: bool =
             draw_attitude(draw_image, box[0] + sx * scale, box[1] + sy * scale, towards, scale, str(dip), dip_font)
         for sx, sy, towards, kind in bed_symbols():
             draw_bed(draw_image, box[0] + sx * scale, box[1] + sy * scale, towards, scale, kind)
+    if structure and filled_marks:
+        for sx, sy, kind in mark_places():
+            _, _, colour, shape = MARK_SYMBOLS[kind]
+            draw_mark(draw_image, box[0] + sx * scale, box[1] + sy * scale, scale, colour, shape)
     else:
         for sx, sy in [(150, 150), (700, 200), (300, 700), (850, 700), (900, 300)]:  # strike-and-dip symbols
             draw_attitude(draw_image, box[0] + sx * scale, box[1] + sy * scale, 180, scale, None, dip_font)
@@ -240,6 +295,12 @@ def draw(path: Path, *, scale: float = 1.0, quality: int = 88, structure: bool =
         for kind, words, _ in BED_SYMBOLS:
             top += 70 * scale
             draw_bed(draw_image, (x + 40) * scale, top + 14 * scale, 180, scale, kind)
+            draw_image.text(((x + 150) * scale, top), words, fill=(20, 20, 20), font=font)
+    if structure and explanation and filled_marks:  # the filled marks' entries, above the heading
+        x, y = SYMBOLS_AT
+        for index, (_, words, colour, shape) in enumerate(MARK_SYMBOLS):
+            top = (y - 220 + 65 * index) * scale
+            draw_mark(draw_image, (x + 40) * scale, top + 17 * scale, scale, colour, shape)
             draw_image.text(((x + 150) * scale, top), words, fill=(20, 20, 20), font=font)
     centre = (size[0] / 2, size[1] / 2)
     image = image.rotate(SKEW_DEGREES, resample=Image.BICUBIC, center=centre, fillcolor=PAPER)

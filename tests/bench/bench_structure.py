@@ -129,8 +129,9 @@ async def measure(base: Path) -> None:
                 for name, what, scale in (("usgs.jpg", "at its own size", 1.0), ("usgs_10000.png", "enlarged to 10000×6185", ENLARGED[0] / Image.open(SCAN).width)):
                     units, seconds = await extract(client, name)
                     found = {line["type"]: line["count"] for line in units["lines"]}
+                    marks = {point["type"]: point["count"] for point in units["points"]}
                     goal = f" ({seconds / GOAL_S:.2f}× the {GOAL_S:.0f} s goal)" if scale > 1 else ""
-                    print(f"USGS scan {what}: extraction {seconds:.1f} s{goal}, timings {units['timings']}; line features per type {found}")
+                    print(f"USGS scan {what}: extraction {seconds:.1f} s{goal}, timings {units['timings']}; line features per type {found}; point features per type {marks}")
                     _, types, _ = line_scores(units, 1.0)
                     features = [{**f, "properties": {"type": types[f["properties"]["type"]]["name"]}} for f in layer(units["geopackage_path"], "line_feature")]
                     print(f"USGS named faults {what}, share of each traced length a line feature follows (types by samples): {along_named_faults(features, scale)}")

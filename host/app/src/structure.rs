@@ -183,10 +183,12 @@ pub(crate) fn line_warnings(prompts: &[LinePrompt], summaries: &[LineSummary]) -
         .collect()
 }
 
-/// One attitude symbol of the explanation and what the extraction found of it.
+/// One point symbol of the explanation (an attitude or a filled mark) and what the extraction
+/// found of it.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct PointSummary {
-    /// Its TA1 point type (`inclined bedding`, `vertical bedding`, `foliation`, …).
+    /// Its TA1 point type, or the finer kind the GeoPackage files under one (`inclined bedding`,
+    /// `vertical bedding`, `foliation`, `breccia pipe`, …).
     #[serde(rename = "type")]
     pub point_type: String,
     /// The symbol as the explanation's entry begins ("strike and dip of beds").
@@ -197,7 +199,8 @@ pub struct PointSummary {
     pub count: u64,
     /// How many of them have a dip read from the number printed beside them.
     pub dips_read: u64,
-    /// Their mean confidence, 0–1 (strike, tick and stroke against the symbol's sample).
+    /// Their mean confidence, 0–1 (strike, tick and stroke, or a mark's size, squareness, fill and
+    /// taper, against the symbol's sample).
     pub mean_confidence: f64,
     /// What found them: `explanation` (the symbol's sample as the prompt) or `look` (no
     /// explanation of point symbols: dark strike lines with a tick, measured on the map).
@@ -205,9 +208,10 @@ pub struct PointSummary {
     /// What `dip_direction` is measured from, clockwise: `grid north` (through the newest
     /// georeference) or `sheet up` (the map is not georeferenced).
     pub dip_direction_from: String,
-    /// The stroke width looked for, in pixels, as measured on the sample.
+    /// The stroke width looked for, in pixels, as measured on the sample (a mark: its narrower side).
     pub width_px: f64,
-    /// The strike line's and the tick's lengths looked for, in pixels, as measured on the sample.
+    /// The strike line's and the tick's lengths looked for, in pixels, as measured on the sample
+    /// (a mark: its wider and narrower sides).
     pub strike_px: f64,
     /// See `strike_px`.
     pub tick_px: f64,
@@ -340,6 +344,7 @@ pub(crate) fn add_point_rows(
         id: point_type_id(prompt),
         name: prompt.ta1_type.to_owned(),
         description: prompt.words.clone(),
+        mark_colour: (prompt.shape == Shape::Filled).then(|| hex(prompt.colour)),
     }));
     for ((point, dip), dip_direction) in found.iter().zip(dips).zip(dip_directions) {
         let prompt = &prompts[point.prompt];
@@ -351,6 +356,7 @@ pub(crate) fn add_point_rows(
                 Shape::Cross => Some(90.0),       // the symbol says the beds stand vertical
                 Shape::CircledCross => Some(0.0), // and that they lie flat
                 Shape::Tick => dip.map(|(degrees, _)| f64::from(degrees)),
+                Shape::Filled => None, // a mark, not an attitude
             },
             dip_words: dip.map(|(_, b)| (b.x0, b.y0, b.x1, b.y1)),
             confidence: point.confidence,
@@ -383,11 +389,11 @@ pub(crate) fn point_summaries(prompts: &[PointPrompt], structure: &Structure, ge
         .collect()
 }
 
-/// What the result warns of for attitude symbols: attitudes found by their shape alone (no
-/// explanation read), one whose sample shows no symbol of its shape (`unmeasured`, its words), one
-/// found nowhere, and found attitudes without a dip read (but for vertical and horizontal beds,
-/// whose symbol says their dip).
-pub(crate) fn point_warnings(unmeasured: &[String], summaries: &[PointSummary], words_read: bool) -> Vec<String> {
+/// What the result warns of for point symbols (`summaries`, one per prompt of `prompts`):
+/// attitudes found by their shape alone (no explanation read), one whose sample shows no symbol of
+/// its shape (`unmeasured`, its words), one found nowhere, and found strike-and-dip attitudes
+/// without a dip read (vertical and horizontal beds' symbols say their dip, and a filled mark has none).
+pub(crate) fn point_warnings(unmeasured: &[String], prompts: &[PointPrompt], summaries: &[PointSummary], words_read: bool) -> Vec<String> {
     let mut warnings: Vec<String> = unmeasured
         .iter()
         .map(|words| format!("The explanation's point symbol “{words}” shows no symbol of the shape its words name on its sample, so it was not looked for."))
@@ -403,10 +409,10 @@ pub(crate) fn point_warnings(unmeasured: &[String], summaries: &[PointSummary], 
     } else if !looked.is_empty() {
         warnings.push(format!("No explanation of point symbols was read on this sheet, and no attitude was found by its shape alone ({shapes})."));
     }
-    for summary in summaries {
+    for (prompt, summary) in prompts.iter().zip(summaries) {
         if summary.count == 0 && summary.prompted_by == "explanation" {
             warnings.push(format!("The explanation's point symbol “{}” was found nowhere on the main map.", summary.words));
-        } else if summary.dips_read < summary.count && !matches!(summary.point_type.as_str(), "vertical bedding" | "horizontal bedding") {
+        } else if summary.dips_read < summary.count && prompt.shape == Shape::Tick {
             let why = if words_read {
                 "no number was read beside them"
             } else {
@@ -874,6 +880,8 @@ mod tests {
             width_px: 3.0,
             strike_px: 26.0,
             tick_px: 8.0,
+            fill: 0.0,
+            taper: 0.0,
         };
         let at = |x: f64, y: f64| FoundPoint { prompt: 0, at: (x, y), dip_direction: Some(90.0), confidence: 0.9 };
         let word = |text: &str, x: f64, y: f64| Line { text: text.to_owned(), bbox: PixelBox { x0: x, y0: y, x1: x + 20.0, y1: y + 14.0 }, score: 0.9 };
@@ -891,7 +899,10 @@ mod tests {
         assert_eq!(structure.points[0].dip_words, Some((105.0, 105.0, 125.0, 119.0)));
         let summaries = point_summaries(std::slice::from_ref(&prompt), &structure, false);
         assert_eq!((summaries[0].count, summaries[0].dips_read, summaries[0].dip_direction_from.as_str()), (3, 2, "sheet up"));
-        assert_eq!(point_warnings(&[], &summaries, true), ["1 of 3 “strike and dip of beds” attitudes have no dip: no number was read beside them."]);
+        assert_eq!(
+            point_warnings(&[], std::slice::from_ref(&prompt), &summaries, true),
+            ["1 of 3 “strike and dip of beds” attitudes have no dip: no number was read beside them."]
+        );
 
         // Found by their shape alone: the warning names what was found, and only that.
         let looked = |point_type: &str, count: u64| PointSummary {
@@ -901,9 +912,10 @@ mod tests {
             dips_read: count,
             ..summaries[0].clone()
         };
-        let warnings = point_warnings(&[], &[looked("inclined bedding", 12), looked("horizontal bedding", 0)], true);
+        let two = [prompt.clone(), PointPrompt { shape: Shape::CircledCross, ..prompt.clone() }];
+        let warnings = point_warnings(&[], &two, &[looked("inclined bedding", 12), looked("horizontal bedding", 0)], true);
         assert!(warnings.len() == 1 && warnings[0].ends_with("at lower confidence: 12 inclined bedding."), "{warnings:?}");
-        let warnings = point_warnings(&[], &[looked("inclined bedding", 0), looked("horizontal bedding", 0)], true);
+        let warnings = point_warnings(&[], &two, &[looked("inclined bedding", 0), looked("horizontal bedding", 0)], true);
         assert!(warnings.len() == 1 && warnings[0].contains("no attitude was found by its shape alone"), "{warnings:?}");
     }
     #[test]

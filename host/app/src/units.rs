@@ -28,7 +28,7 @@ use geomap_model::layout::PixelBox;
 use geomap_model::trace;
 use geomap_store::registry::{Document, StoredDocument};
 use geomap_vision::colour::{delta_e, ground_colour, hex, lab};
-use geomap_vision::structure::points::{PointPrompt, sample_box};
+use geomap_vision::structure::points::{PointPrompt, Shape, sample_box};
 use geomap_vision::structure::sections::ShrunkMap;
 use geomap_vision::structure::{LinePrompt, StructureFinder, sample_window};
 use geomap_vision::units::{self as classes, NO_MATCH_DELTA_E, filter, regions};
@@ -231,9 +231,9 @@ pub struct UnitExtraction {
     /// aside: they are the polygons' edges), the lines found with it, in the GeoPackage's
     /// `line_type` and `line_feature` tables.
     pub lines: Vec<LineSummary>,
-    /// Per attitude symbol of the explanation (strike and dip of beds, vertical beds, foliation),
-    /// or looked for by its shape without one, the attitudes found with it, in the GeoPackage's
-    /// `point_type` and `point_feature` tables.
+    /// Per point symbol of the explanation (strike and dip of beds, vertical beds, foliation, a
+    /// filled mark such as a breccia pipe), or attitude looked for by its shape without one, the
+    /// point features found with it, in the GeoPackage's `point_type` and `point_feature` tables.
     pub points: Vec<PointSummary>,
     /// Per cross section of the layout whose line of section was found on the main map: its
     /// letters, ends and length, in the GeoPackage's `cross_section` table.
@@ -424,12 +424,12 @@ impl App {
         if prompts.is_empty() {
             prompts = LinePrompt::by_look();
         }
-        // Each attitude symbol measured on its own sample; one whose sample shows none is not
-        // looked for. Without any attitude symbol, attitudes are looked for by their shape.
+        // Each point symbol measured on its own sample; one whose sample shows none of its shape
+        // is not looked for. Without any attitude symbol, attitudes are looked for by their shape.
         let (mut points, mut unmeasured) = (Vec::new(), Vec::new());
-        let attitude_entries = PointPrompt::of_entries(&layout.symbol_entries);
-        let no_attitude_entries = attitude_entries.is_empty();
-        for (entry, prompt) in attitude_entries.into_iter().filter_map(|p| Some((p.entry?, p))) {
+        let point_entries = PointPrompt::of_entries(&layout.symbol_entries);
+        let no_attitude_entries = point_entries.iter().all(|prompt| prompt.shape == Shape::Filled);
+        for (entry, prompt) in point_entries.into_iter().filter_map(|p| Some((p.entry?, p))) {
             let around = sample_box(&layout.symbol_entries[entry]);
             let words = prompt.words.clone();
             match prompt.calibrated(&map.window(self, around.pixels(layout.width, layout.height))?) {
@@ -438,7 +438,7 @@ impl App {
             }
         }
         if no_attitude_entries {
-            points = PointPrompt::by_look();
+            points.extend(PointPrompt::by_look());
         }
         let mut finder = StructureFinder::new(prompts, points, &plan.swatches, PAPER, (width, height), (left, top));
         // Each cross section's line between its letters on the main map, as the words read them.
@@ -593,7 +593,7 @@ impl App {
         let line_summaries = line_summaries(prompts, &structure, &written.line_lengths_km);
         warnings.extend(line_warnings(prompts, &line_summaries));
         let mut point_summaries = point_summaries(points, &structure, revision.is_some());
-        warnings.extend(point_warnings(&unmeasured, &point_summaries, words_read));
+        warnings.extend(point_warnings(&unmeasured, points, &point_summaries, words_read));
         // A shape looked for without an explanation and found nowhere is said in the warnings alone.
         point_summaries.retain(|summary| summary.prompted_by != "look" || summary.count > 0);
         let unlettered = layout.components.iter().filter(|c| c.class == "cross_section" && c.letters.is_none()).count();

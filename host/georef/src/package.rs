@@ -198,15 +198,19 @@ pub struct LineRow {
     pub confidence: f64,
 }
 
-/// One point type: an attitude symbol of the explanation, as TA1's `point_type` row describes it.
+/// One point type: a point symbol of the explanation, as TA1's `point_type` row describes it.
 #[derive(Debug, Clone)]
 pub struct PointTypeRow {
     /// Its ID in the GeoPackage.
     pub id: String,
-    /// Its TA1 name (`enum_point_type`: "inclined bedding", "vertical bedding", …).
+    /// Its TA1 name (`enum_point_type`) or a finer kind filed under one ([`point_type_name`]:
+    /// "inclined bedding", "vertical bedding", "breccia pipe", …).
     pub name: String,
     /// The explanation's words for it.
     pub description: String,
+    /// A filled mark's colour (`#rrggbb`), styled as a dot of it; `None` for an attitude (styled as
+    /// a strike line turned to its dip direction).
+    pub mark_colour: Option<String>,
 }
 
 /// One point feature, in the scan's pixels.

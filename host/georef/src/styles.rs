@@ -1,13 +1,14 @@
 //! QGIS's default styles for the GeoPackage's layers, in the `layer_styles` table QGIS reads a
 //! layer's default style from: the units in their legend colours with their codes as labels and
 //! legend entries, the line types drawn by their kind and pattern, the attitudes as strike lines
-//! turned to their strike with their dips beside them.
+//! turned to their strike with their dips beside them, filled marks as dots of their colour.
 //!
 //! Invariants: one default style per feature layer written (pixel and `_georeferenced` alike);
 //! every value is escaped for XML; the styles use only QGIS 3's categorized renderer, simple
 //! fill, line and marker layers and simple labels, which every QGIS 3 reads.
 
 use gdal::Dataset;
+use geomap_model::parse_hex;
 
 use crate::package::{self, Structure, UnitRow};
 use crate::{GeorefError, gdal_error};
@@ -116,8 +117,8 @@ fn lines_style(structure: &Structure) -> String {
     qml(&categorized(&categories))
 }
 
-/// The attitudes' style: a strike line turned to the strike (the dip direction less 90°), the dip
-/// as its label.
+/// The point features' style: an attitude a strike line turned to the strike (the dip direction
+/// less 90°), the dip as its label; a filled mark a dot of its colour.
 fn points_style(structure: &Structure) -> String {
     let turned = "<data_defined_properties><Option type=\"Map\"><Option type=\"QString\" name=\"name\" value=\"\"/><Option type=\"Map\" name=\"properties\">\
          <Option type=\"Map\" name=\"angle\"><Option type=\"bool\" name=\"active\" value=\"true\"/><Option type=\"QString\" name=\"expression\" \
@@ -127,12 +128,18 @@ fn points_style(structure: &Structure) -> String {
         .point_types
         .iter()
         .map(|point_type| {
+            // An attitude is a strike line turned square to its dip direction; a filled mark a dot
+            // of its colour.
+            let (shape, size, colour, turned) = match point_type.mark_colour.as_deref().and_then(parse_hex) {
+                Some((r, g, b)) => ("circle", "2", format!("{r},{g},{b},255"), ""),
+                None => ("line", "4", "0,0,0,255".to_owned(), turned),
+            };
             let marker = props(&[
-                ("name", "line".to_owned()),
-                ("size", "4".to_owned()),
+                ("name", shape.to_owned()),
+                ("size", size.to_owned()),
                 ("size_unit", "MM".to_owned()),
-                ("color", "0,0,0,255".to_owned()),
-                ("outline_color", "0,0,0,255".to_owned()),
+                ("color", colour.clone()),
+                ("outline_color", colour),
                 ("outline_width", "0.5".to_owned()),
                 ("outline_width_unit", "MM".to_owned()),
             ]);
@@ -151,7 +158,7 @@ pub(crate) fn write(package: &Dataset, units: &[UnitRow], structure: &Structure,
     let styles = [
         ("polygon_feature", "units in their legend colours", units_style(units)),
         ("line_feature", "line types by kind and pattern", lines_style(structure)),
-        ("point_feature", "attitudes as strike lines with their dips", points_style(structure)),
+        ("point_feature", "attitudes as strike lines with their dips, marks as dots", points_style(structure)),
     ];
     let mut statements = vec![
         TABLE.to_owned(),

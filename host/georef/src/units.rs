@@ -801,6 +801,7 @@ mod tests {
                 id: "point_type_6".to_owned(),
                 name: "inclined bedding".to_owned(),
                 description: "Strike and dip of beds".to_owned(),
+                mark_colour: None,
             }],
             points: vec![
                 PointRow {

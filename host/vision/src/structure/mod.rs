@@ -381,9 +381,9 @@ impl StructureFinder {
         }
     }
 
-    /// The lines and attitude symbols of every prompt, colour by colour; `cancelled` is asked
-    /// between steps and every 64 lines. A colour's attitude symbols are taken from its skeleton
-    /// first, so their strokes are never pieces of a line. Prompts looked for by their look alone
+    /// The lines and point symbols of every prompt, colour by colour; `cancelled` is asked
+    /// between steps and every 64 lines. A colour's filled marks are taken from its mask and its
+    /// attitude symbols from its skeleton first, so their ink is never a piece of a line. Prompts looked for by their look alone
     /// are measured on their colour's skeleton first.
     pub fn found(mut self, cancelled: &dyn Fn() -> bool) -> Option<Structure> {
         let (width, height) = (self.width as usize, self.height as usize);
@@ -396,6 +396,8 @@ impl StructureFinder {
                 return None;
             }
             self.stroke_mask(colour as u8 + 1, &mut mask);
+            let dark = |at: (f64, f64)| index_at(at, width, height).is_some_and(|i| self.marks[i] & DARK != 0);
+            found.points.extend(points::filled_marks(&mut mask, (width, height), &dark, &self.points, &group.points, origin));
             let mut branches = skeleton::branches(&mask, width, height);
             if cancelled() {
                 return None;

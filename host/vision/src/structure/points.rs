@@ -1,12 +1,16 @@
 //! Bedding attitudes: a point symbol of the explanation drawn as a strike line with a dip tick on
 //! one side (inclined beds, foliation), ticks on both (vertical beds) or a cross in a circle
-//! (horizontal beds). On a mask's skeleton a tick symbol is one junction with three (four) short
-//! arms to free ends and nothing else: two arms in one line (the strike), the others across it;
-//! a circled cross is a small closed web of branches, its spokes meeting at the circle's centre.
-//! Each symbol is measured on its own sample and looked for with those lengths and its stroke's width.
+//! (horizontal beds); and the filled marks other point symbols are printed as (a collapse
+//! structure's dot, a sinkhole's triangle). On a mask's skeleton a tick symbol is one junction with
+//! three (four) short arms to free ends and nothing else: two arms in one line (the strike), the
+//! others across it; a circled cross is a small closed web of branches, its spokes meeting at the
+//! circle's centre. A filled mark is a piece of ink on its own, as wide, as tall and as full of its
+//! box as the sample's. Each symbol is measured on its own sample and looked for with those lengths
+//! and its stroke's width.
 //!
-//! Invariants: pure arithmetic on branches the caller traced; a branch belongs to one symbol at
-//! most; directions leave in degrees clockwise from the sheet's up (rows grow downwards).
+//! Invariants: pure arithmetic on branches the caller traced (a filled mark: on the mask, before
+//! it is thinned); a branch belongs to one symbol at most; directions leave in degrees clockwise
+//! from the sheet's up (rows grow downwards).
 
 use std::collections::HashMap;
 
@@ -39,6 +43,27 @@ const LOOK_LEAST_CIRCLED: usize = 3;
 const CIRCLED_BRANCHES: usize = 6;
 /// A circled cross's web is at least this share as wide as it is tall, and as tall as wide.
 const ROUND: f64 = 0.7;
+/// A sample's piece of ink is a filled mark when it fills at least this share of its box (a dot
+/// about 0.8, a triangle about 0.5; a stroke's ring or a letter less)…
+const FILLED_SHARE: f64 = 0.45;
+/// …and is at least this share as wide as it is tall, and as tall as wide.
+const FILLED_SQUARE: f64 = 0.5;
+/// A mark on the map is its sample's when its wider side is within this range of times the
+/// sample's…
+const FILLED_SIZE: std::ops::RangeInclusive<f64> = 0.6..=1.6;
+/// …and it fills its box at least this share as much as the sample fills its own (or a disc its
+/// square, when the sample fills more: a few pixels' dot may print square on paper, round over a
+/// unit's colour).
+const FILLED_FULL: f64 = 0.7;
+/// The share of its square a disc fills.
+const DISC_FILL: f64 = std::f64::consts::FRAC_PI_4;
+/// A mark stands clear of its colour's other ink by this share of its size ([`alone`]).
+const FILLED_CLEAR: f64 = 0.5;
+/// A line through a mark is looked for along this many directions over half a turn
+/// ([`threaded`]): 7.5° at most off a line, under a pixel at the distances looked at.
+const THREAD_SPOKES: usize = 12;
+/// A sample's filled mark is at least this many pixels across either way (a speck is none).
+const FILLED_LEAST_PX: f64 = 3.0;
 
 /// How an attitude symbol is drawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,10 +74,14 @@ pub enum Shape {
     Cross,
     /// A cross inside a circle, its bars reaching the circle (horizontal beds).
     CircledCross,
+    /// A filled mark: a dot, a triangle (a collapse structure, a sinkhole); no dip.
+    Filled,
 }
 
-/// The TA1 point type (`enum_point_type`) and the shape of an explanation's point symbol, for the
-/// attitudes looked for; `None` for the rest (a mine, a spring).
+/// The TA1 point type (`enum_point_type`, or a finer kind the GeoPackage files under the schema's
+/// type: "inclined bedding" under `bedding`, "breccia pipe" under `other`) and the shape of an
+/// explanation's point symbol, for the attitudes and the marks commonly printed filled that are
+/// looked for; `None` for the rest (a mine's crossed picks, a spring).
 pub fn ta1_point_type(symbol: &str) -> Option<(&'static str, Shape)> {
     Some(match symbol {
         "strike and dip of beds" | "strike and dip" | "inclined bedding" => ("inclined bedding", Shape::Tick),
@@ -61,6 +90,13 @@ pub fn ta1_point_type(symbol: &str) -> Option<(&'static str, Shape)> {
         "foliation" => ("foliation", Shape::Tick),
         "vertical bedding" => ("vertical bedding", Shape::Cross),
         "horizontal bedding" | "horizontal beds" => ("horizontal bedding", Shape::CircledCross),
+        "sample locality" => ("sample location", Shape::Filled),
+        "collapse structure" => ("collapse structure", Shape::Filled),
+        "breccia pipe" => ("breccia pipe", Shape::Filled),
+        "sinkhole" => ("sinkhole", Shape::Filled),
+        "volcanic vent" => ("volcanic vent", Shape::Filled),
+        "cinder cone" => ("cinder cone", Shape::Filled),
+        "fossil locality" => ("fossil locality", Shape::Filled),
         _ => return None,
     })
 }
@@ -84,10 +120,16 @@ pub struct PointPrompt {
     /// The stroke's width in pixels.
     pub width_px: f64,
     /// The strike line's length along its skeleton, in pixels (a circled cross: its circle's
-    /// diameter, the bar across it).
+    /// diameter, the bar across it; a filled mark: its box's wider side).
     pub strike_px: f64,
-    /// A tick's length from the strike line, in pixels (a circled cross: its circle's radius).
+    /// A tick's length from the strike line, in pixels (a circled cross: its circle's radius; a
+    /// filled mark: its box's narrower side).
     pub tick_px: f64,
+    /// A filled mark's share of its box that its ink fills; 0 for the other shapes.
+    pub fill: f64,
+    /// A filled mark's ink in its top rows over that in its bottom rows (a third of its height
+    /// each): a dot about 1, a triangle on its base about a half; 0 for the other shapes.
+    pub taper: f64,
 }
 
 impl PointPrompt {
@@ -109,6 +151,8 @@ impl PointPrompt {
                     width_px: 1.0,
                     strike_px: 0.0,
                     tick_px: 0.0,
+                    fill: 0.0,
+                    taper: 0.0,
                 })
             })
             .collect()
@@ -129,6 +173,8 @@ impl PointPrompt {
             width_px: 1.0,
             strike_px: 0.0,
             tick_px: 0.0,
+            fill: 0.0,
+            taper: 0.0,
         };
         vec![
             looked("strike and dip of beds", "Dark strike line with a dip tick", "inclined bedding", Shape::Tick),
@@ -154,8 +200,8 @@ impl PointPrompt {
     }
 
     /// The prompt measured on its sample's pixels: the ink's colour (the median of its most
-    /// strongly inked pixels), then on that colour's mask the largest symbol of its shape; `None`
-    /// when the sample shows none.
+    /// strongly inked pixels), then on that colour's mask the largest symbol of its shape (a
+    /// filled mark: the largest piece of ink, when it is one); `None` when the sample shows none.
     pub fn calibrated(mut self, sample: &Rgb) -> Option<PointPrompt> {
         let pixels: Vec<(u8, u8, u8)> = sample.pixels.chunks_exact(3).map(|p| (p[0], p[1], p[2])).collect();
         let labs: Vec<[f64; 3]> = pixels.iter().map(|&p| lab(p)).collect();
@@ -169,6 +215,18 @@ impl PointPrompt {
         let core = crate::colour::median_colour(pixels.iter().zip(&strength).filter(|(_, s)| **s >= 0.9 * strongest).map(|(p, _)| *p))?;
         let core_lab = lab(core);
         let mask = super::stroke_pixels(&labs, core_lab, paper, sample.width as usize);
+        if self.shape == Shape::Filled {
+            let (_, pieces) = ink_pieces(&mask, sample.width as usize, sample.height as usize);
+            let largest = pieces.iter().max_by_key(|piece| piece.pixels)?;
+            let (wide, tall) = largest.sides();
+            let (fill, square) = (largest.fill(), wide.min(tall) / wide.max(tall));
+            if fill < FILLED_SHARE || square < FILLED_SQUARE || wide.min(tall) < FILLED_LEAST_PX {
+                return None;
+            }
+            (self.colour, self.width_px, self.strike_px, self.tick_px) = (core, wide.min(tall), wide.max(tall), wide.min(tall));
+            (self.fill, self.taper) = (fill, largest.taper);
+            return Some(self);
+        }
         let branches = skeleton::branches(&mask, sample.width as usize, sample.height as usize);
         let largest =
             of_shape(&branches, self.shape, f64::from(sample.width.max(sample.height))).into_iter().max_by(|a, b| a.strike_px.total_cmp(&b.strike_px))?;
@@ -233,9 +291,11 @@ struct Symbol {
 }
 
 /// The symbols of `shape` among `branches`, none larger than `largest_px` (a tick symbol's
-/// longest arm, a circled cross's width).
+/// longest arm, a circled cross's width); none for a filled mark, which is found on the mask
+/// ([`filled_marks`]).
 fn of_shape(branches: &[Branch], shape: Shape, largest_px: f64) -> Vec<Symbol> {
     match shape {
+        Shape::Filled => Vec::new(),
         Shape::CircledCross => circled_crosses(branches, largest_px),
         Shape::Tick | Shape::Cross => symbols(branches, largest_px).into_iter().filter(|symbol| symbol.shape == shape).collect(),
     }
@@ -461,7 +521,7 @@ fn square_to_strike(a: (f64, f64), b: (f64, f64), tick: (f64, f64)) -> (f64, f64
 /// they are drawn with.
 pub fn attitudes(branches: &[Branch], all: &[PointPrompt], group: &[usize], origin: (f64, f64)) -> (Vec<FoundPoint>, Vec<usize>) {
     let largest = |circled: bool| {
-        let of = group.iter().filter(|&&p| (all[p].shape == Shape::CircledCross) == circled);
+        let of = group.iter().filter(|&&p| all[p].shape != Shape::Filled && (all[p].shape == Shape::CircledCross) == circled);
         // A tick symbol's arms are shorter than its strike line; a circle is as wide as its bar.
         of.map(|&p| if circled { 1.4 * all[p].strike_px } else { 0.8 * all[p].strike_px }).fold(0.0, f64::max)
     };
@@ -491,6 +551,168 @@ pub fn attitudes(branches: &[Branch], all: &[PointPrompt], group: &[usize], orig
     (found, used)
 }
 
+/// A piece of ink: 8-connected pixels of a mask.
+#[derive(Debug, Clone, Copy)]
+struct InkPiece {
+    /// Its box, `(x0, y0, x1, y1)` in the mask's pixels (`x1`, `y1` past its last pixels).
+    bbox: (f64, f64, f64, f64),
+    /// How many pixels it has.
+    pixels: usize,
+    /// Its ink in its top rows over that in its bottom rows ([`PointPrompt::taper`]).
+    taper: f64,
+}
+
+impl InkPiece {
+    /// Its box's width and height.
+    fn sides(&self) -> (f64, f64) {
+        (self.bbox.2 - self.bbox.0, self.bbox.3 - self.bbox.1)
+    }
+
+    /// The share of its box it fills.
+    fn fill(&self) -> f64 {
+        let (wide, tall) = self.sides();
+        self.pixels as f64 / (wide * tall)
+    }
+}
+
+/// The pieces of ink of a `width × height` mask (nonzero pixels, 8-connected): per pixel its
+/// piece's index + 1 (0 off the ink), and the pieces.
+fn ink_pieces(mask: &[u8], width: usize, height: usize) -> (Vec<u32>, Vec<InkPiece>) {
+    let mut label = vec![0_u32; mask.len()];
+    let mut pieces: Vec<InkPiece> = Vec::new();
+    let (mut queue, mut rows) = (Vec::new(), Vec::new());
+    for start in 0..mask.len() {
+        if mask[start] == 0 || label[start] != 0 {
+            continue;
+        }
+        let (sx, sy) = ((start % width) as f64, (start / width) as f64);
+        let mut piece = InkPiece { bbox: (sx, sy, sx + 1.0, sy + 1.0), pixels: 0, taper: 0.0 };
+        let id = pieces.len() as u32 + 1;
+        label[start] = id;
+        queue.push(start);
+        while let Some(i) = queue.pop() {
+            let (x, y) = ((i % width) as isize, (i / width) as isize);
+            let b = &mut piece.bbox;
+            (b.0, b.1, b.2, b.3) = (b.0.min(x as f64), b.1.min(y as f64), b.2.max(x as f64 + 1.0), b.3.max(y as f64 + 1.0));
+            piece.pixels += 1;
+            rows.push(y as f64);
+            for (dx, dy) in skeleton::AROUND {
+                let (nx, ny) = (x + dx, y + dy);
+                if nx >= 0 && ny >= 0 && (nx as usize) < width && (ny as usize) < height {
+                    let n = ny as usize * width + nx as usize;
+                    if mask[n] != 0 && label[n] == 0 {
+                        label[n] = id;
+                        queue.push(n);
+                    }
+                }
+            }
+        }
+        // A third of its rows at its top and at its bottom.
+        let third = ((piece.bbox.3 - piece.bbox.1) / 3.0).ceil();
+        let top = rows.iter().filter(|&&y| y < piece.bbox.1 + third).count();
+        let bottom = rows.drain(..).filter(|&y| y >= piece.bbox.3 - third).count();
+        piece.taper = top as f64 / bottom.max(1) as f64;
+        pieces.push(piece);
+    }
+    (label, pieces)
+}
+
+/// Whether piece `k` of `pieces` (labelled `k + 1` in `labels`, a mask `width × height` pixels)
+/// stands clear of the other pieces by half its size (at least two pixels), but for specks under a
+/// quarter of its pixels: a fold's arrowhead by its line, a digit beside the next are not marks on
+/// their own.
+fn alone(k: usize, pieces: &[InkPiece], labels: &[u32], (width, height): (usize, usize)) -> bool {
+    let piece = &pieces[k];
+    let (wide, tall) = piece.sides();
+    let margin = (FILLED_CLEAR * wide.max(tall)).max(2.0);
+    let (x0, y0) = ((piece.bbox.0 - margin).max(0.0) as usize, (piece.bbox.1 - margin).max(0.0) as usize);
+    let (x1, y1) = (((piece.bbox.2 + margin).ceil() as usize).min(width), ((piece.bbox.3 + margin).ceil() as usize).min(height));
+    let speck = |l: u32| l == 0 || l as usize == k + 1 || 4 * pieces[l as usize - 1].pixels < piece.pixels;
+    (y0..y1).all(|y| (x0..x1).all(|x| speck(labels[y * width + x])))
+}
+
+/// Whether a line runs through `piece` (a joint's dot, a dot strung on a road): along some
+/// direction and its opposite, one and a half and three pixels beyond its half width, `dark`
+/// (there or within 0.7 px across) each time (a line passing beside it darkens one side, or one
+/// of the two distances).
+fn threaded(piece: &InkPiece, dark: &dyn Fn((f64, f64)) -> bool) -> bool {
+    let (wide, tall) = piece.sides();
+    let centre = ((piece.bbox.0 + piece.bbox.2) / 2.0, (piece.bbox.1 + piece.bbox.3) / 2.0);
+    let half = wide.max(tall) / 2.0;
+    // A hairline's pixels step from side to side: a pixel either side of the spoke counts too.
+    let spoke = |angle: f64| {
+        let (dx, dy) = (angle.cos(), angle.sin());
+        [half + 1.5, half + 3.0].iter().all(|&reach| {
+            let (x, y) = (centre.0 + dx * reach, centre.1 + dy * reach);
+            [-0.7, 0.0, 0.7].iter().any(|&side| dark((x - dy * side, y + dx * side)))
+        })
+    };
+    (0..THREAD_SPOKES).any(|k| {
+        let angle = k as f64 * std::f64::consts::PI / THREAD_SPOKES as f64;
+        spoke(angle) && spoke(angle + std::f64::consts::PI)
+    })
+}
+
+/// The filled marks of `prompts` (indices `group` into `all`, all drawn in one colour) on `mask`
+/// (that colour's `width × height` stroke pixels, offset by `origin` in the scan): each piece of
+/// ink on its own (clear of the colour's other ink by half its size), inked at its middle, whose
+/// wider side is 0.6–1.6 times a mark's sample's, as square as it within a third, filling its box
+/// at least 0.7 times as much (and 0.45 of it), with no `dark` line running through it (a joint's
+/// dot), given to the mark it fits best (its top and bottom rows as the sample's: a dot, not a
+/// triangle). The marks' pixels are cleared from `mask`, so no line takes them up.
+pub fn filled_marks(
+    mask: &mut [u8],
+    (width, height): (usize, usize),
+    dark: &dyn Fn((f64, f64)) -> bool,
+    all: &[PointPrompt],
+    group: &[usize],
+    origin: (f64, f64),
+) -> Vec<FoundPoint> {
+    let marks: Vec<usize> = group.iter().copied().filter(|&p| all[p].shape == Shape::Filled && all[p].strike_px > 0.0).collect();
+    if marks.is_empty() {
+        return Vec::new();
+    }
+    let largest = marks.iter().map(|&p| FILLED_SIZE.end() * all[p].strike_px).fold(0.0, f64::max);
+    let (label, pieces) = ink_pieces(mask, width, height);
+    let mut taken = vec![false; pieces.len()];
+    let mut found = Vec::new();
+    for (k, piece) in pieces.iter().enumerate() {
+        let (wide, tall) = piece.sides();
+        if wide.max(tall) > largest {
+            continue;
+        }
+        // A filled mark is inked at its middle (a ring, a letter C is not).
+        let middle = ((piece.bbox.1 + piece.bbox.3) / 2.0) as usize * width + ((piece.bbox.0 + piece.bbox.2) / 2.0) as usize;
+        if label[middle] != k as u32 + 1 || !alone(k, &pieces, &label, (width, height)) {
+            continue;
+        }
+        let fit = |p: usize| {
+            let prompt = &all[p];
+            let size = wide.max(tall) / prompt.strike_px;
+            let square = (wide.min(tall) / wide.max(tall)) / (prompt.tick_px / prompt.strike_px);
+            let full = piece.fill() / prompt.fill.min(DISC_FILL);
+            if !FILLED_SIZE.contains(&size) || !(0.67..=1.5).contains(&square) || full < FILLED_FULL || piece.fill() < FILLED_SHARE {
+                return 0.0;
+            }
+            let taper = (piece.taper.max(0.1) / prompt.taper.max(0.1)).ln().abs();
+            (-(size.ln().abs() + square.ln().abs() + full.min(1.0).ln().abs() + taper)).exp()
+        };
+        let Some((prompt, fit)) = marks.iter().map(|&p| (p, fit(p))).max_by(|a, b| a.1.total_cmp(&b.1)).filter(|(_, fit)| *fit >= 0.2) else { continue };
+        if threaded(piece, dark) {
+            continue;
+        }
+        taken[k] = true;
+        let centre = ((piece.bbox.0 + piece.bbox.2) / 2.0, (piece.bbox.1 + piece.bbox.3) / 2.0);
+        found.push(FoundPoint { prompt, at: (centre.0 + origin.0, centre.1 + origin.1), dip_direction: None, confidence: (fit * 1000.0).round() / 1000.0 });
+    }
+    for (m, &l) in mask.iter_mut().zip(&label) {
+        if l != 0 && taken[l as usize - 1] {
+            *m = 0;
+        }
+    }
+    found
+}
+
 /// Where the number printed beside an attitude is, in `window` (the scan around it; `at`, its
 /// junction, in the window's pixels): the ink of `prompt`'s colour as the symbol is printed there
 /// (its darkest pixels at its junction, when within ΔE 30 of `prompt`'s), in pieces apart from the symbol's own, digit-sized (shorter than the strike line, taller than its
@@ -514,32 +736,8 @@ pub fn number_box(window: &Rgb, at: (f64, f64), prompt: &PointPrompt) -> Option<
     let ink = printed.filter(|&ink| delta_e(lab(ink), lab(prompt.colour)) <= super::LINE_DELTA_E).unwrap_or(prompt.colour);
     let mask = super::stroke_pixels(&labs, lab(ink), ground, width);
     // Pieces of ink (8-connected) as boxes, the symbol's own (the one at its junction) left out.
-    let mut label = vec![0_u32; mask.len()];
-    let mut boxes: Vec<(f64, f64, f64, f64)> = Vec::new();
-    for start in 0..mask.len() {
-        if mask[start] == 0 || label[start] != 0 {
-            continue;
-        }
-        boxes.push(((start % width) as f64, (start / width) as f64, (start % width) as f64 + 1.0, (start / width) as f64 + 1.0));
-        let id = boxes.len() as u32;
-        label[start] = id;
-        let mut queue = vec![start];
-        while let Some(i) = queue.pop() {
-            let (x, y) = ((i % width) as isize, (i / width) as isize);
-            let b = &mut boxes[id as usize - 1];
-            (b.0, b.1, b.2, b.3) = (b.0.min(x as f64), b.1.min(y as f64), b.2.max(x as f64 + 1.0), b.3.max(y as f64 + 1.0));
-            for (dx, dy) in skeleton::AROUND {
-                let (nx, ny) = (x + dx, y + dy);
-                if nx >= 0 && ny >= 0 && (nx as usize) < width && (ny as usize) < height {
-                    let n = ny as usize * width + nx as usize;
-                    if mask[n] != 0 && label[n] == 0 {
-                        label[n] = id;
-                        queue.push(n);
-                    }
-                }
-            }
-        }
-    }
+    let (label, pieces) = ink_pieces(&mask, width, height);
+    let boxes: Vec<(f64, f64, f64, f64)> = pieces.iter().map(|piece| piece.bbox).collect();
     let own = (at.1 as usize).checked_mul(width).map(|row| row + at.0 as usize).and_then(|i| label.get(i).copied()).unwrap_or(0);
     let reach = 2.0 * prompt.strike_px;
     let gap_to = |b: &(f64, f64, f64, f64), p: (f64, f64)| (b.0 - p.0).max(p.0 - b.2).max(0.0).hypot((b.1 - p.1).max(p.1 - b.3).max(0.0));
@@ -616,6 +814,8 @@ mod tests {
             width_px: 3.0,
             strike_px: 26.0,
             tick_px: 8.0,
+            fill: 0.0,
+            taper: 0.0,
         }
     }
 
@@ -745,5 +945,74 @@ mod tests {
         assert_eq!(seen.len(), 1, "{seen:?}");
         assert!((seen[0].strike_px - 20.0).abs() <= 2.0, "{seen:?}");
         assert_eq!(ta1_point_type("horizontal bedding"), Some(("horizontal bedding", Shape::CircledCross)));
+    }
+
+    /// A `width × height` mask with a disc of `radius` at each of `discs` and a triangle on its
+    /// base of `side` at each of `triangles`.
+    fn marked(width: usize, height: usize, discs: &[(f64, f64)], radius: f64, triangles: &[(f64, f64)], side: f64) -> Vec<u8> {
+        let mut mask = vec![0; width * height];
+        for y in 0..height {
+            for x in 0..width {
+                let (px, py) = (x as f64 + 0.5, y as f64 + 0.5);
+                let in_disc = discs.iter().any(|&(cx, cy)| (px - cx).hypot(py - cy) <= radius);
+                // Apex up: the row's half width grows from 0 at the top to side / 2 at the base.
+                let in_triangle = triangles.iter().any(|&(cx, cy)| {
+                    let down = py - (cy - side / 2.0);
+                    (0.0..=side).contains(&down) && (px - cx).abs() <= down / 2.0
+                });
+                mask[y * width + x] = u8::from(in_disc || in_triangle);
+            }
+        }
+        mask
+    }
+
+    fn mark(symbol: &str, strike_px: f64, fill: f64, taper: f64) -> PointPrompt {
+        PointPrompt { symbol: symbol.to_owned(), ta1_type: "collapse structure", strike_px, tick_px: strike_px, fill, taper, ..prompt(Shape::Filled) }
+    }
+
+    #[test]
+    fn a_filled_mark_on_its_own_is_found_and_one_strung_on_a_line_or_of_another_size_or_shape_is_not() {
+        let (dot, triangle) = (mark("collapse structure", 6.0, 0.78, 1.0), mark("sinkhole", 8.0, 0.5, 0.35));
+        let discs = [(20.0, 20.0), (60.0, 20.0), (100.0, 22.0), (140.0, 20.0), (180.0, 20.0)];
+        let mut mask = marked(260, 60, &discs, 3.0, &[(60.0, 46.0)], 8.0);
+        // A disc twice as large as the triangle, and a ring (a letter O): neither is a mark.
+        for (k, m) in marked(260, 60, &[(220.0, 20.0)], 8.0, &[], 0.0).into_iter().enumerate() {
+            mask[k] |= m;
+        }
+        for (k, m) in marked(260, 60, &[(220.0, 48.0)], 5.0, &[], 0.0).into_iter().enumerate() {
+            let inside = marked(260, 60, &[(220.0, 48.0)], 3.5, &[], 0.0)[k];
+            mask[k] |= m & (1 - inside);
+        }
+        // (A triangle's place is its box's middle.) The dot at x 180 is also joined to a line of its own ink, and the one at x 140 has a dark
+        // line (of another colour) running through it, as a joint's dot has.
+        for x in 180..200 {
+            mask[20 * 260 + x] = 1;
+        }
+        let dark = |(x, y): (f64, f64)| (y - 20.0).abs() < 1.0 && (125.0..=155.0).contains(&x);
+        let mut found = filled_marks(&mut mask, (260, 60), &dark, &[dot, triangle], &[0, 1], (1000.0, 0.0));
+        found.sort_by(|a, b| a.at.0.total_cmp(&b.at.0).then(a.at.1.total_cmp(&b.at.1)));
+        let at: Vec<(usize, (f64, f64))> = found.iter().map(|p| (p.prompt, p.at)).collect();
+        assert_eq!(at, [(0, (1020.0, 20.0)), (0, (1060.0, 20.0)), (1, (1060.0, 46.5)), (0, (1100.0, 22.0))], "{found:?}");
+        assert!(found.iter().all(|p| p.dip_direction.is_none() && p.confidence > 0.4), "{found:?}");
+        assert_eq!(mask[20 * 260 + 20], 0, "a mark's ink is taken from the mask");
+        assert_eq!(mask[20 * 260 + 140], 1, "the strung dot's is not");
+    }
+
+    #[test]
+    fn a_filled_mark_is_measured_on_its_sample_and_a_speck_or_a_stroke_is_none() {
+        let sample = |mask: Vec<u8>, width: u32| Rgb {
+            width,
+            height: 20,
+            pixels: mask.iter().flat_map(|&m| if m != 0 { [20, 20, 20] } else { [250, 250, 250] }).collect(),
+        };
+        let collapse = || PointPrompt { entry: Some(3), ..mark("collapse structure", 0.0, 0.0, 0.0) };
+        let measured = collapse().calibrated(&sample(marked(20, 20, &[(10.0, 10.0)], 3.0, &[], 0.0), 20)).expect("a dot");
+        assert!((measured.strike_px - 6.0).abs() <= 2.0 && measured.fill >= 0.7 && (0.7..=1.4).contains(&measured.taper), "{measured:?}");
+        let triangle = collapse().calibrated(&sample(marked(20, 20, &[], 0.0, &[(10.0, 10.0)], 9.0), 20)).expect("a triangle");
+        assert!(triangle.taper < 0.6 && triangle.fill < measured.fill, "{triangle:?}");
+        assert!(collapse().calibrated(&sample(marked(20, 20, &[(10.0, 10.0)], 1.0, &[], 0.0), 20)).is_none(), "a speck");
+        assert!(collapse().calibrated(&sample(drawn(40, 20, &[(5.0, 10.0, 35.0, 10.0)], 3.0), 40)).is_none(), "a stroke");
+        assert_eq!(ta1_point_type("breccia pipe"), Some(("breccia pipe", Shape::Filled)));
+        assert_eq!(ta1_point_type("sample locality"), Some(("sample location", Shape::Filled)));
     }
 }
