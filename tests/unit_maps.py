@@ -262,8 +262,7 @@ def draw(
             draw_attitude(draw_image, box[0] + sx * scale, box[1] + sy * scale, towards, scale, str(dip), dip_font)
         for sx, sy, towards, kind in bed_symbols():
             draw_bed(draw_image, box[0] + sx * scale, box[1] + sy * scale, towards, scale, kind)
-    if structure and filled_marks:
-        for sx, sy, kind in mark_places():
+        for sx, sy, kind in mark_places() if filled_marks else []:
             _, _, colour, shape = MARK_SYMBOLS[kind]
             draw_mark(draw_image, box[0] + sx * scale, box[1] + sy * scale, scale, colour, shape)
     else:

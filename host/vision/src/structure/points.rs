@@ -62,6 +62,11 @@ const FILLED_CLEAR: f64 = 0.5;
 /// A line through a mark is looked for along this many directions over half a turn
 /// ([`threaded`]): 7.5° at most off a line, under a pixel at the distances looked at.
 const THREAD_SPOKES: usize = 12;
+/// A mark's like within this many of its sizes on either side make it a dot of a dotted line
+/// ([`in_a_row`])…
+const ROW_REACH: f64 = 3.0;
+/// …when they stand within 30° of straight across it: the cosine.
+const ROW_STRAIGHT_COS: f64 = 0.866;
 /// A sample's filled mark is at least this many pixels across either way (a speck is none).
 const FILLED_LEAST_PX: f64 = 3.0;
 
@@ -216,15 +221,15 @@ impl PointPrompt {
         let core_lab = lab(core);
         let mask = super::stroke_pixels(&labs, core_lab, paper, sample.width as usize);
         if self.shape == Shape::Filled {
-            let (_, pieces) = ink_pieces(&mask, sample.width as usize, sample.height as usize);
-            let largest = pieces.iter().max_by_key(|piece| piece.pixels)?;
+            let (label, pieces) = ink_pieces(&mask, sample.width as usize, sample.height as usize);
+            let (index, largest) = pieces.iter().enumerate().max_by_key(|(_, piece)| piece.pixels)?;
             let (wide, tall) = largest.sides();
             let (fill, square) = (largest.fill(), wide.min(tall) / wide.max(tall));
             if fill < FILLED_SHARE || square < FILLED_SQUARE || wide.min(tall) < FILLED_LEAST_PX {
                 return None;
             }
             (self.colour, self.width_px, self.strike_px, self.tick_px) = (core, wide.min(tall), wide.max(tall), wide.min(tall));
-            (self.fill, self.taper) = (fill, largest.taper);
+            (self.fill, self.taper) = (fill, largest.taper(index as u32 + 1, &label, sample.width as usize));
             return Some(self);
         }
         let branches = skeleton::branches(&mask, sample.width as usize, sample.height as usize);
@@ -259,17 +264,19 @@ pub fn sample_box(entry: &SymbolEntry) -> PixelBox {
     PixelBox { x0: sample.x0 - margin, y0: sample.y0 - margin, x1: sample.x1 + margin, y1: sample.y1 + margin }
 }
 
-/// An attitude symbol found on the map.
+/// A point symbol found on the map: an attitude or a filled mark.
 #[derive(Debug, Clone)]
 pub struct FoundPoint {
     /// The prompt (index into the finder's point prompts) it was given to.
     pub prompt: usize,
-    /// Where its strike line and tick meet (a circled cross: its centre), in the scan's pixels.
+    /// Where its strike line and tick meet (a circled cross, a filled mark: its box's middle), in
+    /// the scan's pixels.
     pub at: (f64, f64),
     /// Its tick's direction, degrees clockwise from the sheet's up; `None` for a cross (vertical
-    /// beds) or a circled cross (horizontal beds).
+    /// beds), a circled cross (horizontal beds) or a filled mark.
     pub dip_direction: Option<f64>,
-    /// 0–1: how well its lengths and width agree with its symbol's.
+    /// 0–1: how well its lengths and width (a mark: its size, squareness, fill and taper) agree
+    /// with its symbol's.
     pub confidence: f64,
 }
 
@@ -558,8 +565,6 @@ struct InkPiece {
     bbox: (f64, f64, f64, f64),
     /// How many pixels it has.
     pixels: usize,
-    /// Its ink in its top rows over that in its bottom rows ([`PointPrompt::taper`]).
-    taper: f64,
 }
 
 impl InkPiece {
@@ -573,6 +578,20 @@ impl InkPiece {
         let (wide, tall) = self.sides();
         self.pixels as f64 / (wide * tall)
     }
+
+    /// Its box's middle.
+    fn centre(&self) -> (f64, f64) {
+        ((self.bbox.0 + self.bbox.2) / 2.0, (self.bbox.1 + self.bbox.3) / 2.0)
+    }
+
+    /// Its ink in the top third of its box's rows over that in the bottom third
+    /// ([`PointPrompt::taper`]), its pixels being those labelled `label` in `labels` (`width` wide).
+    fn taper(&self, label: u32, labels: &[u32], width: usize) -> f64 {
+        let third = ((self.bbox.3 - self.bbox.1) / 3.0).ceil() as usize;
+        let (x0, x1, y0, y1) = (self.bbox.0 as usize, self.bbox.2 as usize, self.bbox.1 as usize, self.bbox.3 as usize);
+        let ink = |rows: std::ops::Range<usize>| rows.flat_map(|y| (x0..x1).map(move |x| y * width + x)).filter(|&i| labels[i] == label).count();
+        ink(y0..y0 + third) as f64 / ink(y1 - third..y1).max(1) as f64
+    }
 }
 
 /// The pieces of ink of a `width × height` mask (nonzero pixels, 8-connected): per pixel its
@@ -580,13 +599,13 @@ impl InkPiece {
 fn ink_pieces(mask: &[u8], width: usize, height: usize) -> (Vec<u32>, Vec<InkPiece>) {
     let mut label = vec![0_u32; mask.len()];
     let mut pieces: Vec<InkPiece> = Vec::new();
-    let (mut queue, mut rows) = (Vec::new(), Vec::new());
+    let mut queue = Vec::new();
     for start in 0..mask.len() {
         if mask[start] == 0 || label[start] != 0 {
             continue;
         }
         let (sx, sy) = ((start % width) as f64, (start / width) as f64);
-        let mut piece = InkPiece { bbox: (sx, sy, sx + 1.0, sy + 1.0), pixels: 0, taper: 0.0 };
+        let mut piece = InkPiece { bbox: (sx, sy, sx + 1.0, sy + 1.0), pixels: 0 };
         let id = pieces.len() as u32 + 1;
         label[start] = id;
         queue.push(start);
@@ -595,7 +614,6 @@ fn ink_pieces(mask: &[u8], width: usize, height: usize) -> (Vec<u32>, Vec<InkPie
             let b = &mut piece.bbox;
             (b.0, b.1, b.2, b.3) = (b.0.min(x as f64), b.1.min(y as f64), b.2.max(x as f64 + 1.0), b.3.max(y as f64 + 1.0));
             piece.pixels += 1;
-            rows.push(y as f64);
             for (dx, dy) in skeleton::AROUND {
                 let (nx, ny) = (x + dx, y + dy);
                 if nx >= 0 && ny >= 0 && (nx as usize) < width && (ny as usize) < height {
@@ -607,11 +625,6 @@ fn ink_pieces(mask: &[u8], width: usize, height: usize) -> (Vec<u32>, Vec<InkPie
                 }
             }
         }
-        // A third of its rows at its top and at its bottom.
-        let third = ((piece.bbox.3 - piece.bbox.1) / 3.0).ceil();
-        let top = rows.iter().filter(|&&y| y < piece.bbox.1 + third).count();
-        let bottom = rows.drain(..).filter(|&y| y >= piece.bbox.3 - third).count();
-        piece.taper = top as f64 / bottom.max(1) as f64;
         pieces.push(piece);
     }
     (label, pieces)
@@ -633,11 +646,12 @@ fn alone(k: usize, pieces: &[InkPiece], labels: &[u32], (width, height): (usize,
 
 /// Whether a line runs through `piece` (a joint's dot, a dot strung on a road): along some
 /// direction and its opposite, one and a half and three pixels beyond its half width, `dark`
-/// (there or within 0.7 px across) each time (a line passing beside it darkens one side, or one
-/// of the two distances).
+/// (there or within 0.7 px across) each time, while at least two thirds of the directions all
+/// round are not (a line passing beside it darkens one side, or one of the two distances; a dark
+/// unit around it darkens them all).
 fn threaded(piece: &InkPiece, dark: &dyn Fn((f64, f64)) -> bool) -> bool {
     let (wide, tall) = piece.sides();
-    let centre = ((piece.bbox.0 + piece.bbox.2) / 2.0, (piece.bbox.1 + piece.bbox.3) / 2.0);
+    let centre = piece.centre();
     let half = wide.max(tall) / 2.0;
     // A hairline's pixels step from side to side: a pixel either side of the spoke counts too.
     let spoke = |angle: f64| {
@@ -647,19 +661,45 @@ fn threaded(piece: &InkPiece, dark: &dyn Fn((f64, f64)) -> bool) -> bool {
             [-0.7, 0.0, 0.7].iter().any(|&side| dark((x - dy * side, y + dx * side)))
         })
     };
-    (0..THREAD_SPOKES).any(|k| {
-        let angle = k as f64 * std::f64::consts::PI / THREAD_SPOKES as f64;
-        spoke(angle) && spoke(angle + std::f64::consts::PI)
-    })
+    let inked: Vec<bool> = (0..2 * THREAD_SPOKES).map(|k| spoke(k as f64 * std::f64::consts::PI / THREAD_SPOKES as f64)).collect();
+    let through = (0..THREAD_SPOKES).any(|k| inked[k] && inked[k + THREAD_SPOKES]);
+    through && 3 * inked.iter().filter(|&&d| d).count() <= 2 * THREAD_SPOKES
+}
+
+/// Whether piece `k` is one of a row of pieces its size (a dotted line's dots): it, or one of
+/// its like beside it, has two of its like on opposite sides (within 30° of straight). Its like
+/// are pieces within a factor of two of its size whose middles lie within three of its sizes
+/// (`near` gives the pieces whose middles lie near a point).
+fn in_a_row(k: usize, pieces: &[InkPiece], near: &dyn Fn((f64, f64)) -> Vec<usize>) -> bool {
+    // Its like, with the direction to each.
+    let alike = |k: usize| -> Vec<(usize, (f64, f64))> {
+        let size = pieces[k].sides().0.max(pieces[k].sides().1);
+        let centre = pieces[k].centre();
+        near(centre)
+            .into_iter()
+            .filter(|&j| j != k)
+            .filter_map(|j| {
+                let (other, at) = (pieces[j].sides().0.max(pieces[j].sides().1), pieces[j].centre());
+                let d = super::chains::distance(at, centre);
+                ((0.5..=2.0).contains(&(other / size)) && d <= ROW_REACH * size)
+                    .then(|| (j, ((at.0 - centre.0) / d.max(1e-9), (at.1 - centre.1) / d.max(1e-9))))
+            })
+            .collect()
+    };
+    let between =
+        |like: &[(usize, (f64, f64))]| like.iter().enumerate().any(|(i, (_, a))| like[i + 1..].iter().any(|(_, b)| a.0 * b.0 + a.1 * b.1 <= -ROW_STRAIGHT_COS));
+    let mine = alike(k);
+    between(&mine) || mine.iter().any(|&(j, _)| between(&alike(j)))
 }
 
 /// The filled marks of `prompts` (indices `group` into `all`, all drawn in one colour) on `mask`
 /// (that colour's `width × height` stroke pixels, offset by `origin` in the scan): each piece of
-/// ink on its own (clear of the colour's other ink by half its size), inked at its middle, whose
-/// wider side is 0.6–1.6 times a mark's sample's, as square as it within a third, filling its box
-/// at least 0.7 times as much (and 0.45 of it), with no `dark` line running through it (a joint's
-/// dot), given to the mark it fits best (its top and bottom rows as the sample's: a dot, not a
-/// triangle). The marks' pixels are cleared from `mask`, so no line takes them up.
+/// ink whose wider side is 0.6–1.6 times a mark's sample's, as square as it within a third,
+/// filling its box at least 0.7 times as much (and 0.45 of it), its top and bottom rows as the
+/// sample's (a dot, not a triangle), given to the mark it fits best; when it is inked at its
+/// middle, on its own (clear of the colour's other ink by half its size), with no `dark` line
+/// running through it (a joint's dot) and not one of a row of its like (a dotted line). The
+/// marks' pixels are cleared from `mask`, so no line takes them up.
 pub fn filled_marks(
     mask: &mut [u8],
     (width, height): (usize, usize),
@@ -672,37 +712,54 @@ pub fn filled_marks(
     if marks.is_empty() {
         return Vec::new();
     }
-    let largest = marks.iter().map(|&p| FILLED_SIZE.end() * all[p].strike_px).fold(0.0, f64::max);
+    let (least, largest) = marks
+        .iter()
+        .map(|&p| all[p].strike_px)
+        .fold((f64::INFINITY, 0.0_f64), |(least, largest), size| (least.min(FILLED_SIZE.start() * size), largest.max(FILLED_SIZE.end() * size)));
     let (label, pieces) = ink_pieces(mask, width, height);
+    // The pieces about a mark's size, by cell, for the rows of dots.
+    let cell = ROW_REACH * 2.0 * largest;
+    let key = |(x, y): (f64, f64)| ((x / cell).floor() as i64, (y / cell).floor() as i64);
+    let mut by_cell: HashMap<(i64, i64), Vec<usize>> = HashMap::new();
+    for (k, piece) in pieces.iter().enumerate() {
+        if (0.5 * least..=2.0 * largest).contains(&piece.sides().0.max(piece.sides().1)) {
+            by_cell.entry(key(piece.centre())).or_default().push(k);
+        }
+    }
+    let near = |at: (f64, f64)| {
+        let (cx, cy) = key(at);
+        (-1..=1).flat_map(|dx| (-1..=1).map(move |dy| (cx + dx, cy + dy))).flat_map(|c| by_cell.get(&c).into_iter().flatten().copied()).collect()
+    };
     let mut taken = vec![false; pieces.len()];
     let mut found = Vec::new();
     for (k, piece) in pieces.iter().enumerate() {
         let (wide, tall) = piece.sides();
-        if wide.max(tall) > largest {
+        if !(least..=largest).contains(&wide.max(tall)) || piece.fill() < FILLED_SHARE {
             continue;
         }
-        // A filled mark is inked at its middle (a ring, a letter C is not).
-        let middle = ((piece.bbox.1 + piece.bbox.3) / 2.0) as usize * width + ((piece.bbox.0 + piece.bbox.2) / 2.0) as usize;
-        if label[middle] != k as u32 + 1 || !alone(k, &pieces, &label, (width, height)) {
-            continue;
-        }
+        let taper = piece.taper(k as u32 + 1, &label, width);
         let fit = |p: usize| {
             let prompt = &all[p];
             let size = wide.max(tall) / prompt.strike_px;
             let square = (wide.min(tall) / wide.max(tall)) / (prompt.tick_px / prompt.strike_px);
             let full = piece.fill() / prompt.fill.min(DISC_FILL);
-            if !FILLED_SIZE.contains(&size) || !(0.67..=1.5).contains(&square) || full < FILLED_FULL || piece.fill() < FILLED_SHARE {
+            if !FILLED_SIZE.contains(&size) || !(0.67..=1.5).contains(&square) || full < FILLED_FULL {
                 return 0.0;
             }
-            let taper = (piece.taper.max(0.1) / prompt.taper.max(0.1)).ln().abs();
+            let taper = (taper.max(0.1) / prompt.taper.max(0.1)).ln().abs();
             (-(size.ln().abs() + square.ln().abs() + full.min(1.0).ln().abs() + taper)).exp()
         };
         let Some((prompt, fit)) = marks.iter().map(|&p| (p, fit(p))).max_by(|a, b| a.1.total_cmp(&b.1)).filter(|(_, fit)| *fit >= 0.2) else { continue };
-        if threaded(piece, dark) {
+        // A filled mark is inked at its middle (a ring, a letter C is not).
+        let centre = piece.centre();
+        if label[centre.1 as usize * width + centre.0 as usize] != k as u32 + 1
+            || !alone(k, &pieces, &label, (width, height))
+            || threaded(piece, dark)
+            || in_a_row(k, &pieces, &near)
+        {
             continue;
         }
         taken[k] = true;
-        let centre = ((piece.bbox.0 + piece.bbox.2) / 2.0, (piece.bbox.1 + piece.bbox.3) / 2.0);
         found.push(FoundPoint { prompt, at: (centre.0 + origin.0, centre.1 + origin.1), dip_direction: None, confidence: (fit * 1000.0).round() / 1000.0 });
     }
     for (m, &l) in mask.iter_mut().zip(&label) {
@@ -989,13 +1046,25 @@ mod tests {
             mask[20 * 260 + x] = 1;
         }
         let dark = |(x, y): (f64, f64)| (y - 20.0).abs() < 1.0 && (125.0..=155.0).contains(&x);
-        let mut found = filled_marks(&mut mask, (260, 60), &dark, &[dot, triangle], &[0, 1], (1000.0, 0.0));
+        let mut found = filled_marks(&mut mask, (260, 60), &dark, &[dot.clone(), triangle.clone()], &[0, 1], (1000.0, 0.0));
         found.sort_by(|a, b| a.at.0.total_cmp(&b.at.0).then(a.at.1.total_cmp(&b.at.1)));
         let at: Vec<(usize, (f64, f64))> = found.iter().map(|p| (p.prompt, p.at)).collect();
         assert_eq!(at, [(0, (1020.0, 20.0)), (0, (1060.0, 20.0)), (1, (1060.0, 46.5)), (0, (1100.0, 22.0))], "{found:?}");
         assert!(found.iter().all(|p| p.dip_direction.is_none() && p.confidence > 0.4), "{found:?}");
         assert_eq!(mask[20 * 260 + 20], 0, "a mark's ink is taken from the mask");
         assert_eq!(mask[20 * 260 + 140], 1, "the strung dot's is not");
+
+        // A dot a pixel from a digit-sized bar, and a dotted line of dots the mark's size, are no
+        // marks; a dot on a dark unit (dark all round) is one.
+        let row: Vec<(f64, f64)> = (0..5).map(|k| (60.0 + 15.0 * k as f64, 40.0)).collect();
+        let mut mask = marked(200, 60, &[&[(20.0, 20.0), (160.0, 20.0)][..], &row].concat(), 3.0, &[], 0.0);
+        for y in 15..26 {
+            mask[y * 200 + 25] = 1;
+        }
+        let dark_unit = |(x, _): (f64, f64)| x >= 140.0;
+        let found = filled_marks(&mut mask, (200, 60), &dark_unit, &[dot, triangle], &[0, 1], (0.0, 0.0));
+        let at: Vec<(f64, f64)> = found.iter().map(|p| p.at).collect();
+        assert_eq!(at, [(160.0, 20.0)], "{found:?}");
     }
 
     #[test]
