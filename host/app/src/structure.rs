@@ -344,7 +344,7 @@ pub(crate) fn add_point_rows(
         id: point_type_id(prompt),
         name: prompt.ta1_type.to_owned(),
         description: prompt.words.clone(),
-        mark_colour: (prompt.shape == Shape::Filled).then(|| hex(prompt.colour)),
+        mark_colour: (prompt.shape == Shape::Filled).then_some(prompt.colour),
     }));
     for ((point, dip), dip_direction) in found.iter().zip(dips).zip(dip_directions) {
         let prompt = &prompts[point.prompt];

@@ -208,9 +208,9 @@ pub struct PointTypeRow {
     pub name: String,
     /// The explanation's words for it.
     pub description: String,
-    /// A filled mark's colour (`#rrggbb`), styled as a dot of it; `None` for an attitude (styled as
-    /// a strike line turned to its dip direction).
-    pub mark_colour: Option<String>,
+    /// A filled mark's colour (sRGB), styled as a dot of it; `None` for an attitude (styled as a
+    /// strike line turned to its dip direction).
+    pub mark_colour: Option<(u8, u8, u8)>,
 }
 
 /// One point feature, in the scan's pixels.

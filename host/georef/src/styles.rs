@@ -8,7 +8,6 @@
 //! fill, line and marker layers and simple labels, which every QGIS 3 reads.
 
 use gdal::Dataset;
-use geomap_model::parse_hex;
 
 use crate::package::{self, Structure, UnitRow};
 use crate::{GeorefError, gdal_error};
@@ -130,7 +129,7 @@ fn points_style(structure: &Structure) -> String {
         .map(|point_type| {
             // An attitude is a strike line turned square to its dip direction; a filled mark a dot
             // of its colour.
-            let (shape, size, colour, turned) = match point_type.mark_colour.as_deref().and_then(parse_hex) {
+            let (shape, size, colour, turned) = match point_type.mark_colour {
                 Some((r, g, b)) => ("circle", "2", format!("{r},{g},{b},255"), ""),
                 None => ("line", "4", "0,0,0,255".to_owned(), turned),
             };

@@ -383,8 +383,8 @@ impl StructureFinder {
 
     /// The lines and point symbols of every prompt, colour by colour; `cancelled` is asked
     /// between steps and every 64 lines. A colour's filled marks are taken from its mask and its
-    /// attitude symbols from its skeleton first, so their ink is never a piece of a line. Prompts looked for by their look alone
-    /// are measured on their colour's skeleton first.
+    /// attitude symbols from its skeleton first, so their ink is never a piece of a line. Prompts
+    /// looked for by their look alone are measured on their colour's skeleton first.
     pub fn found(mut self, cancelled: &dyn Fn() -> bool) -> Option<Structure> {
         let (width, height) = (self.width as usize, self.height as usize);
         let mut found = Structure::default();

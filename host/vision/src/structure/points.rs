@@ -579,6 +579,12 @@ impl InkPiece {
         self.pixels as f64 / (wide * tall)
     }
 
+    /// Its box's wider side.
+    fn size(&self) -> f64 {
+        let (wide, tall) = self.sides();
+        wide.max(tall)
+    }
+
     /// Its box's middle.
     fn centre(&self) -> (f64, f64) {
         ((self.bbox.0 + self.bbox.2) / 2.0, (self.bbox.1 + self.bbox.3) / 2.0)
@@ -673,13 +679,13 @@ fn threaded(piece: &InkPiece, dark: &dyn Fn((f64, f64)) -> bool) -> bool {
 fn in_a_row(k: usize, pieces: &[InkPiece], near: &dyn Fn((f64, f64)) -> Vec<usize>) -> bool {
     // Its like, with the direction to each.
     let alike = |k: usize| -> Vec<(usize, (f64, f64))> {
-        let size = pieces[k].sides().0.max(pieces[k].sides().1);
+        let size = pieces[k].size();
         let centre = pieces[k].centre();
         near(centre)
             .into_iter()
             .filter(|&j| j != k)
             .filter_map(|j| {
-                let (other, at) = (pieces[j].sides().0.max(pieces[j].sides().1), pieces[j].centre());
+                let (other, at) = (pieces[j].size(), pieces[j].centre());
                 let d = super::chains::distance(at, centre);
                 ((0.5..=2.0).contains(&(other / size)) && d <= ROW_REACH * size)
                     .then(|| (j, ((at.0 - centre.0) / d.max(1e-9), (at.1 - centre.1) / d.max(1e-9))))
@@ -722,7 +728,7 @@ pub fn filled_marks(
     let key = |(x, y): (f64, f64)| ((x / cell).floor() as i64, (y / cell).floor() as i64);
     let mut by_cell: HashMap<(i64, i64), Vec<usize>> = HashMap::new();
     for (k, piece) in pieces.iter().enumerate() {
-        if (0.5 * least..=2.0 * largest).contains(&piece.sides().0.max(piece.sides().1)) {
+        if (0.5 * least..=2.0 * largest).contains(&piece.size()) {
             by_cell.entry(key(piece.centre())).or_default().push(k);
         }
     }
