@@ -227,15 +227,17 @@ async def test_without_an_explanation_the_structure_is_found_by_its_look_at_lowe
 
 
 async def test_the_explanation_s_filled_marks_become_point_features_of_their_own_type_beside_the_attitudes(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache):  # noqa: F811
-    """Collapse structures (black dots), breccia pipes (magenta dots) and sinkholes (black triangles),
-    eight of each, explained above the line symbols: each a point feature of TA1 type `other` (its
-    kind in the point type's symbol, its entry's words as the description), told apart by colour and
-    shape, with no dip; the folds and attitudes are found as without them."""
+    """Collapse structures (black dots), breccia pipes (magenta dots), sinkholes (black triangles) and
+    vertical joints (black dots strung on a grey hairline along their strike), eight of each, explained
+    above the line symbols: each a point feature of its kind (TA1 `other`, a joint `joint`; the kind
+    in the point type's symbol, its entry's words as the description), told apart by colour and
+    shape; the marks without a dip, the joints dipping 90° square to their strike; the folds and
+    attitudes are found as without them."""
     server = reading_server(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache)
     unit_maps.draw(server.map_root / "marks.jpg", structure=True, filled_marks=True)
     layout = await prepared_layout(server, "marks.jpg")
     entries = {entry["symbol"]: entry for entry in layout["symbol_entries"] if entry["kind"] == "point"}
-    assert {"collapse structure", "breccia pipe", "sinkhole"} <= set(entries), layout["symbol_entries"]
+    assert {"collapse structure", "breccia pipe", "sinkhole", "strike of vertical"} <= set(entries), layout["symbol_entries"]
     async with server.connect() as client:
         result = await client.call_tool("geomap_extract_units", {"map_id": layout["map_id"]})
     assert result.is_error is False, result
@@ -245,16 +247,25 @@ async def test_the_explanation_s_filled_marks_become_point_features_of_their_own
     summary = {point["symbol"]: point for point in units["points"]}
     points = layer(units["geopackage_path"], "point_feature")
     point_types = {row["properties"]["id"]: row["properties"] for row in layer(units["geopackage_path"], "point_type")}
-    for kind, (ta1_type, words, _, _) in enumerate(unit_maps.MARK_SYMBOLS):
-        symbol = words.split("—")[0].casefold()
-        mine = [f for f in points if point_types[f["properties"]["type"]]["symbol"] == symbol]
+    for kind, (ta1_type, words, _, shape) in enumerate(unit_maps.MARK_SYMBOLS):
+        symbol = next(symbol for symbol in entries if words.casefold().startswith(symbol))
+        kind_named = "vertical joint" if shape == "strung" else symbol
+        mine = [f for f in points if point_types[f["properties"]["type"]]["symbol"] == kind_named]
         assert all(point_types[f["properties"]["type"]]["name"] == ta1_type for f in mine), mine
-        assert all(f["properties"]["dip"] is None and f["properties"]["dip_direction"] is None for f in mine), "a mark has no dip"
-        truth = [(x, y, None, None) for x, y, k in unit_maps.mark_truth() if k == kind]
-        score = unit_maps.point_scores(truth, [(*f["geometry"]["coordinates"], None, None) for f in mine], unit_maps.MARK_PX / 2)
+        truth = [(x, y, towards, None) for x, y, k, towards in unit_maps.mark_truth() if k == kind]
+        found = [(*f["geometry"]["coordinates"], f["properties"]["dip_direction"], f["properties"]["dip"]) for f in mine]
+        score = unit_maps.point_scores(truth, found, unit_maps.MARK_PX / 2)
         print(symbol, score)
         assert score["f1"] >= 0.9, (symbol, score)
-        assert (summary[symbol]["type"], summary[symbol]["prompted_by"], summary[symbol]["dips_read"]) == (symbol, "explanation", 0), summary[symbol]
+        if shape == "strung":
+            # A vertical joint's plane: its dip direction either way square to its strike.
+            assert all(dip == 90 and 0 <= towards < 180 for _, _, towards, dip in found), found
+            square = [min(abs(t[2] - f[2]) % 180, 180 - abs(t[2] - f[2]) % 180) for t in truth for f in found if math.dist(t[:2], f[:2]) <= unit_maps.MARK_PX / 2]
+            print("joints' dip directions off by", sorted(round(off, 1) for off in square))
+            assert sum(off <= 10 for off in square) >= 0.9 * len(square), square
+        else:
+            assert all(dip is None and towards is None for _, _, towards, dip in found), "a mark has no dip"
+        assert (summary[symbol]["type"], summary[symbol]["prompted_by"], summary[symbol]["dips_read"]) == (kind_named, "explanation", 0), summary[symbol]
     assert not [w for w in units["warnings"] if "have no dip" in w and "strike and dip" not in w], units["warnings"]
     # The attitudes and the folds beside them are found as well as on the map without them.
     _, _, scores = line_scores(units)
@@ -265,7 +276,7 @@ async def test_the_explanation_s_filled_marks_become_point_features_of_their_own
     assert score["f1"] >= 0.85 and score["dip_exact"] >= 0.9, score
     # QGIS draws each mark as a dot of its colour.
     style = subprocess.run(["ogrinfo", "-ro", "-q", "-sql", "SELECT styleQML FROM layer_styles WHERE f_table_name = 'point_feature'", units["geopackage_path"]], capture_output=True, text=True, check=True).stdout
-    assert style.count('<prop k="name" v="circle"/>') == len(unit_maps.MARK_SYMBOLS), style[:2000]
+    assert style.count('<prop k="name" v="circle"/>') == sum(shape != "strung" for *_, shape in unit_maps.MARK_SYMBOLS), style[:2000]
 
 
 async def test_with_one_worker_thread_the_structure_is_traced_in_turn_to_the_same_features(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache):  # noqa: F811
@@ -338,7 +349,9 @@ USGS_MARKS = {
     "collapse structure": [(1582, 266), (1693, 302), (1742, 330), (1702, 355), (1744, 367)],
     "breccia pipe": [(1662, 247), (1762, 264), (1759, 381), (1758, 428)],
 }
-USGS_JOINT_DOTS = [(1638, 223), (1660, 347), (1772, 302), (1735, 402)]
+# Vertical joints' dots (a dot strung on a hairline) looked at by eye, with the dip direction square
+# to their hairline (0–180°), read off the pixels at 8×.
+USGS_JOINTS = [((1638, 223), 150), ((1660, 347), 55), ((1772, 302), 59), ((1735, 402), 145)]
 
 
 async def test_the_usgs_scan_gives_its_faults_and_marks_from_its_own_explanation(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache):  # noqa: F811
@@ -373,14 +386,18 @@ async def test_the_usgs_scan_gives_its_faults_and_marks_from_its_own_explanation
     followed = sum(1 for sample in samples if any(unit_maps.polyline_distance(sample, part) <= 3 for part in concealed)) / len(samples)
     print(f"Grand Wash fault: {followed:.3f} of its dotted stretch followed by dotted fault parts")
     assert followed >= 0.9, followed
-    # The collapse structures and breccia pipes looked at by eye are point features of their kind,
-    # and the joints' dots are not collapse structures.
+    # The collapse structures, breccia pipes and vertical joints looked at by eye are point features
+    # of their kind, the joints dipping 90° square to their hairline (within 15°).
     point_types = {row["properties"]["id"]: row["properties"]["symbol"] for row in layer(units["geopackage_path"], "point_type")}
-    marks = [(point_types[f["properties"]["type"]], f["geometry"]["coordinates"]) for f in layer(units["geopackage_path"], "point_feature")]
+    points = layer(units["geopackage_path"], "point_feature")
+    marks = [(point_types[f["properties"]["type"]], f["geometry"]["coordinates"]) for f in points]
     for kind, places in USGS_MARKS.items():
         missed = [at for at in places if not any(k == kind and math.dist(at, point) <= 3 for k, point in marks)]
         assert not missed, (kind, missed)
-    assert not [at for at in USGS_JOINT_DOTS if any(k == "collapse structure" and math.dist(at, point) <= 3 for k, point in marks)]
+    joints = [(f["geometry"]["coordinates"], f["properties"]["dip_direction"], f["properties"]["dip"]) for f in points if point_types[f["properties"]["type"]] == "vertical joint"]
+    for at, towards in USGS_JOINTS:
+        near = [(round(d), dip) for point, d, dip in joints if math.dist(at, point) <= 3 and min(abs(d - towards) % 180, 180 - abs(d - towards) % 180) <= 15]
+        assert near and near[0][1] == 90, (at, towards, [j for j in joints if math.dist(at, j[0]) <= 10])
     region = units["region"]
     for feature in features:
         for x, y in feature["geometry"]["coordinates"][0]:

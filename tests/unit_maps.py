@@ -60,13 +60,16 @@ CIRCLE_RADIUS_PX = 10
 DOTS = (2, 9)
 # With `filled_marks`, filled point symbols: (TA1 point type, the explanation's words, colour, shape), each
 # drawn `MARKS_EACH` times on the main map, `MARK_PX` across at scale 1, and listed in the explanation
-# above its heading.
+# above its heading. A vertical joint's dot is strung on a grey hairline three marks long along its
+# strike (`mark_strike`), lighter than the dot as the USGS sheet prints it.
 MAGENTA = (200, 20, 120)
 MARK_SYMBOLS = [
     ("other", "Collapse structure—Inward-dipping strata", BLACK, "disc"),
     ("other", "Breccia pipe—Collapse with breccia", MAGENTA, "disc"),
     ("other", "Sinkhole—Enclosed depression", BLACK, "triangle"),
+    ("joint", "Strike of vertical joints", BLACK, "strung"),
 ]
+HAIRLINE = (90, 90, 90)
 MARKS_EACH, MARK_PX = 8, 12
 # The structure drawn on the main map, in its frame's pixels: (type, [(pattern, points)]), each part
 # beginning where the one before ended; the thrust's teeth and the folds' arrows are on the right
@@ -142,10 +145,19 @@ def mark_places() -> list[tuple[float, float, int]]:
     return chosen
 
 
-def draw_mark(draw_image: "ImageDraw.ImageDraw", x: float, y: float, scale: float, colour: tuple, shape: str) -> None:
-    """A filled disc `MARK_PX` across centred on (x, y), or a triangle on its base as wide."""
+def mark_strike(x: float, y: float) -> float:
+    """The strike of a vertical joint drawn at (x, y) of the main map's frame, degrees clockwise from up."""
+    return (7 * x + 11 * y) % 180
+
+
+def draw_mark(draw_image: "ImageDraw.ImageDraw", x: float, y: float, scale: float, colour: tuple, shape: str, strike: float = 135.0) -> None:
+    """A filled disc `MARK_PX` across centred on (x, y), a triangle on its base as wide, or a disc
+    strung on a hairline along `strike`."""
     r = MARK_PX * scale / 2
-    if shape == "disc":
+    if shape == "strung":
+        dx, dy = 3 * r * math.sin(math.radians(strike)), -3 * r * math.cos(math.radians(strike))
+        draw_image.line((x - dx, y - dy, x + dx, y + dy), fill=HAIRLINE, width=max(2, round(2 * scale)))
+    if shape in ("disc", "strung"):
         draw_image.ellipse((x - r, y - r, x + r, y + r), fill=colour)
     else:
         draw_image.polygon([(x, y - r), (x + r, y + r), (x - r, y + r)], fill=colour)
@@ -153,8 +165,12 @@ def draw_mark(draw_image: "ImageDraw.ImageDraw", x: float, y: float, scale: floa
 
 def mark_truth(scale: float = 1.0) -> list:
     """The filled marks `draw(..., structure=True, filled_marks=True)` drew, as they are on the scan: (x, y,
-    index into `MARK_SYMBOLS`)."""
-    return [(*on_structure_scan(x, y, scale), kind) for x, y, kind in mark_places()]
+    index into `MARK_SYMBOLS`, a vertical joint's dip direction from the scan's up as the server gives
+    it, 0–180°, else None)."""
+    return [
+        (*on_structure_scan(x, y, scale), kind, (mark_strike(x, y) + 90 - SKEW_DEGREES) % 180 if MARK_SYMBOLS[kind][3] == "strung" else None)
+        for x, y, kind in mark_places()
+    ]
 
 
 def distance_to(x: float, y: float, line: list) -> float:
@@ -264,7 +280,7 @@ def draw(
             draw_bed(draw_image, box[0] + sx * scale, box[1] + sy * scale, towards, scale, kind)
         for sx, sy, kind in mark_places() if filled_marks else []:
             _, _, colour, shape = MARK_SYMBOLS[kind]
-            draw_mark(draw_image, box[0] + sx * scale, box[1] + sy * scale, scale, colour, shape)
+            draw_mark(draw_image, box[0] + sx * scale, box[1] + sy * scale, scale, colour, shape, mark_strike(sx, sy))
     else:
         for sx, sy in [(150, 150), (700, 200), (300, 700), (850, 700), (900, 300)]:  # strike-and-dip symbols
             draw_attitude(draw_image, box[0] + sx * scale, box[1] + sy * scale, 180, scale, None, dip_font)
@@ -298,7 +314,7 @@ def draw(
     if structure and explanation and filled_marks:  # the filled marks' entries, above the heading
         x, y = SYMBOLS_AT
         for index, (_, words, colour, shape) in enumerate(MARK_SYMBOLS):
-            top = (y - 220 + 65 * index) * scale
+            top = (y - 240 + 60 * index) * scale
             draw_mark(draw_image, (x + 40) * scale, top + 17 * scale, scale, colour, shape)
             draw_image.text(((x + 150) * scale, top), words, fill=(20, 20, 20), font=font)
     centre = (size[0] / 2, size[1] / 2)

@@ -353,8 +353,8 @@ pub(crate) fn add_point_rows(
             at: point.at,
             dip_direction: *dip_direction,
             dip: match prompt.shape {
-                Shape::Cross => Some(90.0),       // the symbol says the beds stand vertical
-                Shape::CircledCross => Some(0.0), // and that they lie flat
+                Shape::Cross | Shape::Strung => Some(90.0), // the symbol says the beds (joints) stand vertical
+                Shape::CircledCross => Some(0.0),           // and that they lie flat
                 Shape::Tick => dip.map(|(degrees, _)| f64::from(degrees)),
                 Shape::Filled => None, // a mark, not an attitude
             },

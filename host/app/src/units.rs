@@ -28,7 +28,7 @@ use geomap_model::layout::PixelBox;
 use geomap_model::trace;
 use geomap_store::registry::{Document, StoredDocument};
 use geomap_vision::colour::{delta_e, ground_colour, hex, lab};
-use geomap_vision::structure::points::{PointPrompt, Shape, sample_box};
+use geomap_vision::structure::points::{PointPrompt, sample_box};
 use geomap_vision::structure::sections::ShrunkMap;
 use geomap_vision::structure::{LinePrompt, StructureFinder, sample_window};
 use geomap_vision::units::{self as classes, NO_MATCH_DELTA_E, filter, regions};
@@ -428,7 +428,7 @@ impl App {
         // is not looked for. Without any attitude symbol, attitudes are looked for by their shape.
         let (mut points, mut unmeasured) = (Vec::new(), Vec::new());
         let point_entries = PointPrompt::of_entries(&layout.symbol_entries);
-        let no_attitude_entries = point_entries.iter().all(|prompt| prompt.shape == Shape::Filled);
+        let no_attitude_entries = point_entries.iter().all(|prompt| prompt.shape.is_mark());
         for (entry, prompt) in point_entries.into_iter().filter_map(|p| Some((p.entry?, p))) {
             let around = sample_box(&layout.symbol_entries[entry]);
             let words = prompt.words.clone();

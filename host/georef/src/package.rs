@@ -365,7 +365,8 @@ pub fn line_type_name(name: &str) -> &str {
 }
 
 /// The schema's point type for a finer `kind` ("inclined bedding" is `bedding`, "inclined
-/// metamorphic" foliation `foliation`, a mine shaft a `mine site`), `other` when none fits.
+/// metamorphic" foliation `foliation`, "vertical joint" `joint`, a mine shaft a `mine site`),
+/// `other` when none fits.
 pub fn point_type_name(kind: &str) -> &'static str {
     if let Some(&name) = POINT_TYPES.iter().find(|&&name| name == kind) {
         return name;
@@ -373,6 +374,8 @@ pub fn point_type_name(kind: &str) -> &'static str {
     let has = |word: &str| kind.split_whitespace().any(|w| w == word);
     if has("bedding") {
         "bedding"
+    } else if has("joint") || has("joints") {
+        "joint"
     } else if has("metamorphic") || has("foliation") {
         "foliation"
     } else if has("mine") || has("quarry") || has("prospect") || has("pit") {
@@ -744,6 +747,7 @@ mod tests {
         assert_eq!(point_type_name("inclined metamorphic"), "foliation");
         assert_eq!(point_type_name("mine shaft"), "mine site");
         assert_eq!(point_type_name("joint"), "joint");
+        assert_eq!(point_type_name("vertical joint"), "joint");
         assert_eq!(point_type_name("volcanic vent"), "other");
         assert_eq!(line_type_name("thrust fault"), "thrust fault");
         assert_eq!(line_type_name("vein"), "other");

@@ -1,11 +1,12 @@
 //! Bedding attitudes: a point symbol of the explanation drawn as a strike line with a dip tick on
 //! one side (inclined beds, foliation), ticks on both (vertical beds) or a cross in a circle
-//! (horizontal beds); and the filled marks other point symbols are printed as (a collapse
-//! structure's dot, a sinkhole's triangle). On a mask's skeleton a tick symbol is one junction with
+//! (horizontal beds); the filled marks other point symbols are printed as (a collapse structure's
+//! dot, a sinkhole's triangle); and a dot strung on a hairline (the strike of a vertical joint). On
+//! a mask's skeleton a tick symbol is one junction with
 //! three (four) short arms to free ends and nothing else: two arms in one line (the strike), the
 //! others across it; a circled cross is a small closed web of branches, its spokes meeting at the
 //! circle's centre. A filled mark is a piece of ink on its own, as wide, as tall and as full of its
-//! box as the sample's. Each symbol is measured on its own sample and looked for with those lengths
+//! box as the sample's; a strung dot is one with a line running through it. Each symbol is measured on its own sample and looked for with those lengths
 //! and its stroke's width.
 //!
 //! Invariants: pure arithmetic on branches the caller traced (a filled mark: on the mask, before
@@ -60,8 +61,11 @@ const DISC_FILL: f64 = std::f64::consts::FRAC_PI_4;
 /// A mark stands clear of its colour's other ink by this share of its size ([`alone`]).
 const FILLED_CLEAR: f64 = 0.5;
 /// A line through a mark is looked for along this many directions over half a turn
-/// ([`threaded`]): 7.5° at most off a line, under a pixel at the distances looked at.
+/// ([`thread`]): 7.5° at most off a line, under a pixel at the distances looked at.
 const THREAD_SPOKES: usize = 12;
+/// A strung dot's line is followed this many half pixels beyond the points looked at first
+/// ([`thread`]).
+const THREAD_STEPS: usize = 6;
 /// A mark's like within this many of its sizes on either side make it a dot of a dotted line
 /// ([`in_a_row`])…
 const ROW_REACH: f64 = 3.0;
@@ -69,6 +73,9 @@ const ROW_REACH: f64 = 3.0;
 const ROW_STRAIGHT_COS: f64 = 0.866;
 /// A sample's filled mark is at least this many pixels across either way (a speck is none).
 const FILLED_LEAST_PX: f64 = 3.0;
+/// A strung dot's sample: its dot is the ink at least this share as strong as its strongest (its
+/// hairline prints lighter).
+const STRUNG_DOT: f64 = 0.8;
 
 /// How an attitude symbol is drawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,6 +88,16 @@ pub enum Shape {
     CircledCross,
     /// A filled mark: a dot, a triangle (a collapse structure, a sinkhole); no dip.
     Filled,
+    /// A dot strung on a short hairline along the strike (a vertical joint): dip 90°.
+    Strung,
+}
+
+impl Shape {
+    /// Whether it is a mark found as a piece of ink on its colour's mask (a filled mark, a strung
+    /// dot), not as a bedding attitude's strokes on the skeleton.
+    pub fn is_mark(self) -> bool {
+        matches!(self, Shape::Filled | Shape::Strung)
+    }
 }
 
 /// The TA1 point type (`enum_point_type`, or a finer kind the GeoPackage files under the schema's
@@ -102,6 +119,7 @@ pub fn ta1_point_type(symbol: &str) -> Option<(&'static str, Shape)> {
         "volcanic vent" => ("volcanic vent", Shape::Filled),
         "cinder cone" => ("cinder cone", Shape::Filled),
         "fossil locality" => ("fossil locality", Shape::Filled),
+        "strike of vertical" | "vertical joint" => ("vertical joint", Shape::Strung),
         _ => return None,
     })
 }
@@ -125,14 +143,14 @@ pub struct PointPrompt {
     /// The stroke's width in pixels.
     pub width_px: f64,
     /// The strike line's length along its skeleton, in pixels (a circled cross: its circle's
-    /// diameter, the bar across it; a filled mark: its box's wider side).
+    /// diameter, the bar across it; a filled mark, a strung dot: its box's wider side).
     pub strike_px: f64,
     /// A tick's length from the strike line, in pixels (a circled cross: its circle's radius; a
-    /// filled mark: its box's narrower side).
+    /// filled mark, a strung dot: its box's narrower side).
     pub tick_px: f64,
-    /// A filled mark's share of its box that its ink fills; 0 for the other shapes.
+    /// A filled mark's (a strung dot's) share of its box that its ink fills; 0 for the other shapes.
     pub fill: f64,
-    /// A filled mark's ink in its top rows over that in its bottom rows (a third of its height
+    /// A filled mark's (a strung dot's) ink in its top rows over that in its bottom rows (a third of its height
     /// each): a dot about 1, a triangle on its base about a half; 0 for the other shapes.
     pub taper: f64,
 }
@@ -206,7 +224,9 @@ impl PointPrompt {
 
     /// The prompt measured on its sample's pixels: the ink's colour (the median of its most
     /// strongly inked pixels), then on that colour's mask the largest symbol of its shape (a
-    /// filled mark: the largest piece of ink, when it is one); `None` when the sample shows none.
+    /// filled mark: the largest piece of ink, when it is one; a strung dot: the largest piece of
+    /// its strongest ink, when it is one with a line of ink through it); `None` when the sample
+    /// shows none.
     pub fn calibrated(mut self, sample: &Rgb) -> Option<PointPrompt> {
         let pixels: Vec<(u8, u8, u8)> = sample.pixels.chunks_exact(3).map(|p| (p[0], p[1], p[2])).collect();
         let labs: Vec<[f64; 3]> = pixels.iter().map(|&p| lab(p)).collect();
@@ -220,12 +240,19 @@ impl PointPrompt {
         let core = crate::colour::median_colour(pixels.iter().zip(&strength).filter(|(_, s)| **s >= 0.9 * strongest).map(|(p, _)| *p))?;
         let core_lab = lab(core);
         let mask = super::stroke_pixels(&labs, core_lab, paper, sample.width as usize);
-        if self.shape == Shape::Filled {
-            let (label, pieces) = ink_pieces(&mask, sample.width as usize, sample.height as usize);
+        if self.shape.is_mark() {
+            let (width, height) = (sample.width as usize, sample.height as usize);
+            // A strung dot's hairline prints lighter than its dot, and may touch it.
+            let dot_mask = if self.shape == Shape::Strung { strength.iter().map(|&s| u8::from(s >= STRUNG_DOT * strongest)).collect() } else { mask };
+            let (label, pieces) = ink_pieces(&dot_mask, width, height);
             let (index, largest) = pieces.iter().enumerate().max_by_key(|(_, piece)| piece.pixels)?;
             let (wide, tall) = largest.sides();
             let (fill, square) = (largest.fill(), wide.min(tall) / wide.max(tall));
             if fill < FILLED_SHARE || square < FILLED_SQUARE || wide.min(tall) < FILLED_LEAST_PX {
+                return None;
+            }
+            let inked = |at: (f64, f64)| super::index_at(at, width, height).is_some_and(|i| strength[i] >= super::LINE_DELTA_E);
+            if self.shape == Shape::Strung && thread(largest, &inked).is_none() {
                 return None;
             }
             (self.colour, self.width_px, self.strike_px, self.tick_px) = (core, wide.min(tall), wide.max(tall), wide.min(tall));
@@ -272,8 +299,9 @@ pub struct FoundPoint {
     /// Where its strike line and tick meet (a circled cross, a filled mark: its box's middle), in
     /// the scan's pixels.
     pub at: (f64, f64),
-    /// Its tick's direction, degrees clockwise from the sheet's up; `None` for a cross (vertical
-    /// beds), a circled cross (horizontal beds) or a filled mark.
+    /// Its tick's direction, degrees clockwise from the sheet's up (a strung dot: square to its
+    /// line, 0–180°); `None` for a cross (vertical beds), a circled cross (horizontal beds) or a
+    /// filled mark.
     pub dip_direction: Option<f64>,
     /// 0–1: how well its lengths and width (a mark: its size, squareness, fill and taper) agree
     /// with its symbol's.
@@ -298,11 +326,11 @@ struct Symbol {
 }
 
 /// The symbols of `shape` among `branches`, none larger than `largest_px` (a tick symbol's
-/// longest arm, a circled cross's width); none for a filled mark, which is found on the mask
-/// ([`filled_marks`]).
+/// longest arm, a circled cross's width); none for a filled mark or a strung dot, which are found
+/// on the mask ([`filled_marks`]).
 fn of_shape(branches: &[Branch], shape: Shape, largest_px: f64) -> Vec<Symbol> {
     match shape {
-        Shape::Filled => Vec::new(),
+        Shape::Filled | Shape::Strung => Vec::new(),
         Shape::CircledCross => circled_crosses(branches, largest_px),
         Shape::Tick | Shape::Cross => symbols(branches, largest_px).into_iter().filter(|symbol| symbol.shape == shape).collect(),
     }
@@ -528,7 +556,7 @@ fn square_to_strike(a: (f64, f64), b: (f64, f64), tick: (f64, f64)) -> (f64, f64
 /// they are drawn with.
 pub fn attitudes(branches: &[Branch], all: &[PointPrompt], group: &[usize], origin: (f64, f64)) -> (Vec<FoundPoint>, Vec<usize>) {
     let largest = |circled: bool| {
-        let of = group.iter().filter(|&&p| all[p].shape != Shape::Filled && (all[p].shape == Shape::CircledCross) == circled);
+        let of = group.iter().filter(|&&p| !all[p].shape.is_mark() && (all[p].shape == Shape::CircledCross) == circled);
         // A tick symbol's arms are shorter than its strike line; a circle is as wide as its bar.
         of.map(|&p| if circled { 1.4 * all[p].strike_px } else { 0.8 * all[p].strike_px }).fold(0.0, f64::max)
     };
@@ -650,12 +678,14 @@ fn alone(k: usize, pieces: &[InkPiece], labels: &[u32], (width, height): (usize,
     (y0..y1).all(|y| (x0..x1).all(|x| speck(labels[y * width + x])))
 }
 
-/// Whether a line runs through `piece` (a joint's dot, a dot strung on a road): along some
+/// The direction of a line running through `piece` (a joint's dot, a dot strung on a road), in
+/// radians from the scan's x axis towards its y axis (0–π), `None` when none does: along some
 /// direction and its opposite, one and a half and three pixels beyond its half width, `dark`
 /// (there or within 0.7 px across) each time, while at least two thirds of the directions all
 /// round are not (a line passing beside it darkens one side, or one of the two distances; a dark
-/// unit around it darkens them all).
-fn threaded(piece: &InkPiece, dark: &dyn Fn((f64, f64)) -> bool) -> bool {
+/// unit around it darkens them all). The line's direction is then found to the degree: within a
+/// spoke of those it is seen along, the one with the most dark points on it both ways.
+fn thread(piece: &InkPiece, dark: &dyn Fn((f64, f64)) -> bool) -> Option<f64> {
     let (wide, tall) = piece.sides();
     let centre = piece.centre();
     let half = wide.max(tall) / 2.0;
@@ -668,8 +698,23 @@ fn threaded(piece: &InkPiece, dark: &dyn Fn((f64, f64)) -> bool) -> bool {
         })
     };
     let inked: Vec<bool> = (0..2 * THREAD_SPOKES).map(|k| spoke(k as f64 * std::f64::consts::PI / THREAD_SPOKES as f64)).collect();
-    let through = (0..THREAD_SPOKES).any(|k| inked[k] && inked[k + THREAD_SPOKES]);
-    through && 3 * inked.iter().filter(|&&d| d).count() <= 2 * THREAD_SPOKES
+    let through: Vec<usize> = (0..THREAD_SPOKES).filter(|&k| inked[k] && inked[k + THREAD_SPOKES]).collect();
+    if through.is_empty() || 3 * inked.iter().filter(|&&d| d).count() > 2 * THREAD_SPOKES {
+        return None;
+    }
+    // Directions a half turn apart are one line's: averaged as doubled angles.
+    let doubled = |k: usize| 2.0 * k as f64 * std::f64::consts::PI / THREAD_SPOKES as f64;
+    let (sin, cos) = through.iter().fold((0.0, 0.0), |(s, c), &k| (s + doubled(k).sin(), c + doubled(k).cos()));
+    let coarse = sin.atan2(cos) / 2.0;
+    let along = |angle: f64| {
+        let (dx, dy) = (angle.cos(), angle.sin());
+        (0..=THREAD_STEPS).map(|step| half + 1.5 + 0.5 * step as f64).flat_map(|r| [r, -r]).filter(|r| dark((centre.0 + dx * r, centre.1 + dy * r))).count()
+    };
+    let spoke_degrees = 180 / THREAD_SPOKES as i32;
+    let turns: Vec<(f64, usize)> = (-spoke_degrees..=spoke_degrees).map(|d| coarse + f64::from(d).to_radians()).map(|a| (a, along(a))).collect();
+    let most = turns.iter().map(|t| t.1).max()?;
+    let best: Vec<f64> = turns.iter().filter(|t| t.1 == most).map(|t| t.0).collect();
+    Some((best.iter().sum::<f64>() / best.len() as f64).rem_euclid(std::f64::consts::PI))
 }
 
 /// Whether piece `k` is one of a row of pieces its size (a dotted line's dots): it, or one of
@@ -702,10 +747,11 @@ fn in_a_row(k: usize, pieces: &[InkPiece], near: &dyn Fn((f64, f64)) -> Vec<usiz
 /// (that colour's `width × height` stroke pixels, offset by `origin` in the scan): each piece of
 /// ink whose wider side is 0.6–1.6 times a mark's sample's, as square as it within a third,
 /// filling its box at least 0.7 times as much (and 0.45 of it), its top and bottom rows as the
-/// sample's (a dot, not a triangle), given to the mark it fits best; when it is inked at its
-/// middle, on its own (clear of the colour's other ink by half its size), with no `dark` line
-/// running through it (a joint's dot) and not one of a row of its like (a dotted line). The
-/// marks' pixels are cleared from `mask`, so no line takes them up.
+/// sample's (a dot, not a triangle), given to the mark it fits best: a strung dot when a `dark`
+/// line runs through it (its dip direction square to that line), else a filled mark;
+/// when it is inked at its middle, on its own (clear of the colour's other ink by half its size)
+/// and not one of a row of its like (a dotted line). The marks' pixels are cleared from `mask`, so
+/// no line takes them up.
 pub fn filled_marks(
     mask: &mut [u8],
     (width, height): (usize, usize),
@@ -714,7 +760,7 @@ pub fn filled_marks(
     group: &[usize],
     origin: (f64, f64),
 ) -> Vec<FoundPoint> {
-    let marks: Vec<usize> = group.iter().copied().filter(|&p| all[p].shape == Shape::Filled && all[p].strike_px > 0.0).collect();
+    let marks: Vec<usize> = group.iter().copied().filter(|&p| all[p].shape.is_mark() && all[p].strike_px > 0.0).collect();
     if marks.is_empty() {
         return Vec::new();
     }
@@ -755,18 +801,26 @@ pub fn filled_marks(
             let taper = (taper.max(0.1) / prompt.taper.max(0.1)).ln().abs();
             (-(size.ln().abs() + square.ln().abs() + full.min(1.0).ln().abs() + taper)).exp()
         };
-        let Some((prompt, fit)) = marks.iter().map(|&p| (p, fit(p))).max_by(|a, b| a.1.total_cmp(&b.1)).filter(|(_, fit)| *fit >= 0.2) else { continue };
+        // A dot with a line through it is a strung dot's, one without a filled mark's.
+        let line = thread(piece, dark);
+        let Some((prompt, fit)) = marks
+            .iter()
+            .filter(|&&p| (all[p].shape == Shape::Strung) == line.is_some())
+            .map(|&p| (p, fit(p)))
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .filter(|(_, fit)| *fit >= 0.2)
+        else {
+            continue;
+        };
         // A filled mark is inked at its middle (a ring, a letter C is not).
         let centre = piece.centre();
-        if label[centre.1 as usize * width + centre.0 as usize] != k as u32 + 1
-            || !alone(k, &pieces, &label, (width, height))
-            || threaded(piece, dark)
-            || in_a_row(k, &pieces, &near)
-        {
+        if label[centre.1 as usize * width + centre.0 as usize] != k as u32 + 1 || !alone(k, &pieces, &label, (width, height)) || in_a_row(k, &pieces, &near) {
             continue;
         }
         taken[k] = true;
-        found.push(FoundPoint { prompt, at: (centre.0 + origin.0, centre.1 + origin.1), dip_direction: None, confidence: (fit * 1000.0).round() / 1000.0 });
+        // A vertical joint dips square to its strike, either way: given as the one 0–180° from up.
+        let dip_direction = line.map(|angle| bearing((-angle.sin(), angle.cos())) % 180.0);
+        found.push(FoundPoint { prompt, at: (centre.0 + origin.0, centre.1 + origin.1), dip_direction, confidence: (fit * 1000.0).round() / 1000.0 });
     }
     for (m, &l) in mask.iter_mut().zip(&label) {
         if l != 0 && taken[l as usize - 1] {
@@ -1089,5 +1143,62 @@ mod tests {
         assert!(collapse().calibrated(&sample(drawn(40, 20, &[(5.0, 10.0, 35.0, 10.0)], 3.0), 40)).is_none(), "a stroke");
         assert_eq!(ta1_point_type("breccia pipe"), Some(("breccia pipe", Shape::Filled)));
         assert_eq!(ta1_point_type("sample locality"), Some(("sample location", Shape::Filled)));
+    }
+
+    /// Whether (x, y) is within a pixel of a line `reach` long each way through `centre` at
+    /// `bearing` (degrees clockwise from up).
+    fn on_line((x, y): (f64, f64), centre: (f64, f64), bearing: f64, reach: f64) -> bool {
+        let (dx, dy) = (bearing.to_radians().sin(), -bearing.to_radians().cos());
+        let (along, across) = ((x - centre.0) * dx + (y - centre.1) * dy, (x - centre.0) * dy - (y - centre.1) * dx);
+        along.abs() <= reach && across.abs() <= 1.0
+    }
+
+    #[test]
+    fn a_dot_with_a_dark_line_through_it_is_a_vertical_joint_dipping_square_to_the_line_and_one_without_is_a_filled_mark() {
+        let joint = joint_prompt();
+        let collapse = mark("collapse structure", 6.0, 0.78, 1.0);
+        let centres = [(20.0, 20.0), (60.0, 20.0), (100.0, 20.0), (140.0, 20.0)];
+        let mut mask = marked(170, 40, &centres, 3.0, &[], 0.0);
+        // Lines striking 30°, 90° and 163° through the first three dots, dark but of another ink.
+        let strikes = [30.0, 90.0, 163.0];
+        let dark = |at: (f64, f64)| centres.iter().zip(strikes).any(|(&centre, strike)| on_line(at, centre, strike, 12.0));
+        let mut found = filled_marks(&mut mask, (170, 40), &dark, &[collapse, joint], &[0, 1], (0.0, 0.0));
+        found.sort_by(|a, b| a.at.0.total_cmp(&b.at.0));
+        let kinds: Vec<(usize, (f64, f64))> = found.iter().map(|p| (p.prompt, p.at)).collect();
+        assert_eq!(kinds, [(1, (20.0, 20.0)), (1, (60.0, 20.0)), (1, (100.0, 20.0)), (0, (140.0, 20.0))], "{found:?}");
+        for (point, expected) in found.iter().zip([120.0, 0.0, 73.0]) {
+            let off = (point.dip_direction.expect("a joint's dip direction") - expected + 90.0).rem_euclid(180.0) - 90.0;
+            assert!(off.abs() <= 3.0, "dip direction {expected}: {found:?}");
+        }
+        assert!(found[3].dip_direction.is_none(), "a filled mark has none");
+
+        // Measured on its sample: the dot is its strongest ink, the lighter hairline through it
+        // makes it strung; a dot alone, or a line alone, is no strung dot.
+        let sample = |dot: bool, line: bool| Rgb {
+            width: 30,
+            height: 30,
+            pixels: (0..900)
+                .flat_map(|k| {
+                    let at = ((k % 30) as f64 + 0.5, (k / 30) as f64 + 0.5);
+                    if dot && (at.0 - 15.0).hypot(at.1 - 15.0) <= 3.0 {
+                        [20, 20, 20]
+                    } else if line && on_line(at, (15.0, 15.0), 135.0, 11.0) {
+                        [110, 110, 110]
+                    } else {
+                        [250, 250, 250]
+                    }
+                })
+                .collect(),
+        };
+        let strung = || PointPrompt { strike_px: 0.0, ..joint_prompt() };
+        let measured = strung().calibrated(&sample(true, true)).expect("a strung dot");
+        assert!((measured.strike_px - 6.0).abs() <= 2.0 && measured.colour.0 < 60, "{measured:?}");
+        assert!(strung().calibrated(&sample(true, false)).is_none(), "a dot alone");
+        assert!(strung().calibrated(&sample(false, true)).is_none(), "a line alone");
+        assert_eq!(ta1_point_type("strike of vertical"), Some(("vertical joint", Shape::Strung)));
+    }
+
+    fn joint_prompt() -> PointPrompt {
+        PointPrompt { symbol: "strike of vertical".to_owned(), ta1_type: "vertical joint", shape: Shape::Strung, ..mark("", 6.0, 0.78, 1.0) }
     }
 }
