@@ -26,6 +26,15 @@ from test_units import WEST, NORTH, EAST, SOUTH
 
 pytestmark = pytest.mark.anyio
 
+
+def on_ground(bearing: float) -> float:
+    """A bearing on the structure map's scan (degrees clockwise from its up) as it is on the ground
+    once the scan is georeferenced to WEST, SOUTH, EAST, NORTH in EPSG:4326 (a pixel about twice as
+    tall on the ground as it is wide)."""
+    east_m = (EAST - WEST) / unit_maps.STRUCTURE_SCAN[0] * math.cos(math.radians((NORTH + SOUTH) / 2))
+    north_m = (NORTH - SOUTH) / unit_maps.SCAN[1]
+    return math.degrees(math.atan2(math.sin(math.radians(bearing)) * east_m, math.cos(math.radians(bearing)) * north_m)) % 360
+
 BUFFER_PX = 5  # the TA1 scoring's buffer around a line
 
 
@@ -126,9 +135,6 @@ async def test_faults_a_thrust_and_folds_become_ta1_line_features_scored_against
     assert {point_types[f["properties"]["type"]] for f in points} == {"inclined bedding", "vertical bedding", "horizontal bedding"}, point_types
     type_of_point = lambda feature: point_types[feature["properties"]["type"]]  # noqa: E731
     inclined = [f for f in points if type_of_point(f) == "inclined bedding"]
-    east_m = (EAST - WEST) / unit_maps.STRUCTURE_SCAN[0] * math.cos(math.radians((NORTH + SOUTH) / 2))
-    north_m = (NORTH - SOUTH) / unit_maps.SCAN[1]
-    on_ground = lambda d: math.degrees(math.atan2(math.sin(math.radians(d)) * east_m, math.cos(math.radians(d)) * north_m)) % 360  # noqa: E731
     truth_points = [(x, y, on_ground(d), dip) for x, y, d, dip in unit_maps.attitude_truth()]
     got = [(*f["geometry"]["coordinates"], f["properties"]["dip_direction"], f["properties"]["dip"]) for f in inclined]
     score = unit_maps.point_scores(truth_points, got, unit_maps.STRIKE_PX / 2)
@@ -220,10 +226,23 @@ async def test_without_an_explanation_the_structure_is_found_by_its_look_at_lowe
     assert all(f["properties"]["dip"] == 0 and f["properties"]["confidence"] <= 0.7 for f in flat), flat
     assert (horizontal["type"], horizontal["prompted_by"], horizontal["count"]) == ("horizontal bedding", "look", 4), horizontal
     assert not of_type("vertical bedding"), "vertical beds are not looked for without an explanation"
-    assert [w for w in units["warnings"] if w.startswith("No explanation of point symbols") and f"{attitude['count']} inclined bedding, 4 horizontal bedding" in w], units["warnings"]
+    assert [w for w in units["warnings"] if w.startswith("No explanation of attitude symbols") and f"{attitude['count']} inclined bedding, 4 horizontal bedding" in w], units["warnings"]
     # The line of section needs no explanation: its letters and its cross section's caption name it.
     (section,) = units["sections"]
     assert section["name"] == "A–A′" and math.dist(section["from"], unit_maps.section_truth()[0]) <= 6, section
+
+
+def joints_off(truth: list, found: list) -> float:
+    """The largest difference, in degrees, between the dip directions of the found and the true
+    vertical joints (x, y, dip direction 0–180°, dip) matched within a mark's radius, a half turn
+    being no difference; every true joint must be matched."""
+    offs = []
+    for x, y, towards, _ in truth:
+        near = [f for f in found if math.dist((x, y), f[:2]) <= unit_maps.MARK_PX / 2]
+        assert near, ("no joint found at", x, y)
+        offs.append(min(abs(towards - near[0][2]) % 180, 180 - abs(towards - near[0][2]) % 180))
+    print("joints' dip directions off by", sorted(round(off, 1) for off in offs))
+    return max(offs)
 
 
 async def test_the_explanation_s_filled_marks_become_point_features_of_their_own_type_beside_the_attitudes(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache):  # noqa: F811
@@ -240,7 +259,10 @@ async def test_the_explanation_s_filled_marks_become_point_features_of_their_own
     assert {"collapse structure", "breccia pipe", "sinkhole", "strike of vertical"} <= set(entries), layout["symbol_entries"]
     async with server.connect() as client:
         result = await client.call_tool("geomap_extract_units", {"map_id": layout["map_id"]})
-    assert result.is_error is False, result
+        placed = await client.call_tool("geomap_georeference", {"map_id": layout["map_id"], "crs": "EPSG:4326", "bounds": {"west": WEST, "south": SOUTH, "east": EAST, "north": NORTH}})
+        assert placed.is_error is False, placed
+        georeferenced = await client.call_tool("geomap_extract_units", {"map_id": layout["map_id"]})
+    assert result.is_error is False and georeferenced.is_error is False, (result, georeferenced)
     units = result.structured_content
     print("TA1 schema check, rows per table:", assert_ta1(units["geopackage_path"]))
     print("points:", json.dumps(units["points"], indent=1))
@@ -258,11 +280,15 @@ async def test_the_explanation_s_filled_marks_become_point_features_of_their_own
         print(symbol, score)
         assert score["f1"] >= 0.9, (symbol, score)
         if shape == "strung":
-            # A vertical joint's plane: its dip direction either way square to its strike.
+            # A vertical joint's plane: its dip direction either way square to its strike, 0–180°;
+            # georeferenced, square to its strike on the ground.
             assert all(dip == 90 and 0 <= towards < 180 for _, _, towards, dip in found), found
-            square = [min(abs(t[2] - f[2]) % 180, 180 - abs(t[2] - f[2]) % 180) for t in truth for f in found if math.dist(t[:2], f[:2]) <= unit_maps.MARK_PX / 2]
-            print("joints' dip directions off by", sorted(round(off, 1) for off in square))
-            assert sum(off <= 10 for off in square) >= 0.9 * len(square), square
+            assert joints_off(truth, found) <= 10, found
+            ground_truth = [(x, y, (on_ground(towards - 90) + 90) % 180, None) for x, y, towards, _ in truth]
+            placed_joints = [f for f in layer(georeferenced.structured_content["geopackage_path"], "point_feature") if f["properties"]["type"] in {m["properties"]["type"] for m in mine}]
+            on_the_ground = [(*f["geometry"]["coordinates"], f["properties"]["dip_direction"], f["properties"]["dip"]) for f in placed_joints]
+            assert all(0 <= towards < 180 for _, _, towards, _ in on_the_ground), on_the_ground
+            assert joints_off(ground_truth, on_the_ground) <= 10, on_the_ground
         else:
             assert all(dip is None and towards is None for _, _, towards, dip in found), "a mark has no dip"
         assert (summary[symbol]["type"], summary[symbol]["prompted_by"], summary[symbol]["dips_read"]) == (kind_named, "explanation", 0), summary[symbol]

@@ -203,7 +203,7 @@ pub struct PointSummary {
     /// taper, against the symbol's sample).
     pub mean_confidence: f64,
     /// What found them: `explanation` (the symbol's sample as the prompt) or `look` (no
-    /// explanation of point symbols: dark strike lines with a tick, measured on the map).
+    /// explanation of attitude symbols: dark strike lines with a tick, measured on the map).
     pub prompted_by: String,
     /// What `dip_direction` is measured from, clockwise: `grid north` (through the newest
     /// georeference) or `sheet up` (the map is not georeferenced).
@@ -403,11 +403,11 @@ pub(crate) fn point_warnings(unmeasured: &[String], prompts: &[PointPrompt], sum
     let shapes = "a dark strike line with one tick, a dark cross in a circle";
     if !found.is_empty() {
         warnings.push(format!(
-            "No explanation of point symbols was read on this sheet: attitudes were found by their shape alone ({shapes}), their sizes measured on the map, at lower confidence: {}.",
+            "No explanation of attitude symbols was read on this sheet: attitudes were found by their shape alone ({shapes}), their sizes measured on the map, at lower confidence: {}.",
             found.join(", ")
         ));
     } else if !looked.is_empty() {
-        warnings.push(format!("No explanation of point symbols was read on this sheet, and no attitude was found by its shape alone ({shapes})."));
+        warnings.push(format!("No explanation of attitude symbols was read on this sheet, and no attitude was found by its shape alone ({shapes})."));
     }
     for (prompt, summary) in prompts.iter().zip(summaries) {
         if summary.count == 0 && summary.prompted_by == "explanation" {

@@ -28,7 +28,7 @@ use geomap_model::layout::PixelBox;
 use geomap_model::trace;
 use geomap_store::registry::{Document, StoredDocument};
 use geomap_vision::colour::{delta_e, ground_colour, hex, lab};
-use geomap_vision::structure::points::{PointPrompt, sample_box};
+use geomap_vision::structure::points::{FoundPoint, PointPrompt, Shape, sample_box};
 use geomap_vision::structure::sections::ShrunkMap;
 use geomap_vision::structure::{LinePrompt, StructureFinder, sample_window};
 use geomap_vision::units::{self as classes, NO_MATCH_DELTA_E, filter, regions};
@@ -563,9 +563,12 @@ impl App {
         let pixel_km2 = revision.map(|revision| geomap_georef::units::pixel_area_km2(revision, centre.0, centre.1)).transpose()?;
         let dip_directions = match revision {
             Some(revision) => {
-                let directions: Vec<((f64, f64), f64)> = drawn.points.iter().filter_map(|p| Some((p.at, p.dip_direction?))).collect();
+                // A vertical joint's strike is carried to the ground, its dip direction square to it there (0–180°).
+                let strike = |p: &FoundPoint| if points[p.prompt].shape == Shape::Strung { 90.0 } else { 0.0 };
+                let directions: Vec<((f64, f64), f64)> = drawn.points.iter().filter_map(|p| Some((p.at, p.dip_direction? - strike(p)))).collect();
                 let mut bearings = geomap_georef::units::grid_bearings(revision, &directions)?.into_iter();
-                drawn.points.iter().map(|p| p.dip_direction.and_then(|_| bearings.next())).collect()
+                let ground = |p: &FoundPoint, bearing: f64| if strike(p) > 0.0 { (bearing + strike(p)).rem_euclid(180.0) } else { bearing };
+                drawn.points.iter().map(|p| p.dip_direction.and_then(|_| bearings.next()).map(|bearing| ground(p, bearing))).collect()
             }
             None => drawn.points.iter().map(|p| p.dip_direction).collect::<Vec<_>>(),
         };

@@ -63,8 +63,8 @@ const FILLED_CLEAR: f64 = 0.5;
 /// A line through a mark is looked for along this many directions over half a turn
 /// ([`thread`]): 7.5° at most off a line, under a pixel at the distances looked at.
 const THREAD_SPOKES: usize = 12;
-/// A strung dot's line is followed this many half pixels beyond the points looked at first
-/// ([`thread`]).
+/// A strung dot's line is followed this many half pixels beyond its dot's edge and a pixel and a
+/// half ([`thread`]).
 const THREAD_STEPS: usize = 6;
 /// A mark's like within this many of its sizes on either side make it a dot of a dotted line
 /// ([`in_a_row`])…
@@ -189,7 +189,7 @@ impl PointPrompt {
         let looked = |symbol: &str, words: &str, ta1_type: &'static str, shape: Shape| PointPrompt {
             entry: None,
             symbol: symbol.to_owned(),
-            words: format!("{words} (found by its shape: no explanation of point symbols read)"),
+            words: format!("{words} (found by its shape: no explanation of attitude symbols read)"),
             ta1_type,
             shape,
             colour: super::LOOK_INK,
@@ -251,7 +251,8 @@ impl PointPrompt {
             if fill < FILLED_SHARE || square < FILLED_SQUARE || wide.min(tall) < FILLED_LEAST_PX {
                 return None;
             }
-            let inked = |at: (f64, f64)| super::index_at(at, width, height).is_some_and(|i| strength[i] >= super::LINE_DELTA_E);
+            // Its hairline dark as the map's dark ink is (the map's strung dots are looked for so).
+            let inked = |at: (f64, f64)| super::index_at(at, width, height).is_some_and(|i| labs[i][0] < super::DARK_LIGHTNESS);
             if self.shape == Shape::Strung && thread(largest, &inked).is_none() {
                 return None;
             }
@@ -683,8 +684,9 @@ fn alone(k: usize, pieces: &[InkPiece], labels: &[u32], (width, height): (usize,
 /// direction and its opposite, one and a half and three pixels beyond its half width, `dark`
 /// (there or within 0.7 px across) each time, while at least two thirds of the directions all
 /// round are not (a line passing beside it darkens one side, or one of the two distances; a dark
-/// unit around it darkens them all). The line's direction is then found to the degree: within a
-/// spoke of those it is seen along, the one with the most dark points on it both ways.
+/// unit around it darkens them all). The line's direction is then found to the degree: the middle
+/// of the directions with the most dark points on them both ways (at least half of them), so of
+/// two lines crossing at it the clearer.
 fn thread(piece: &InkPiece, dark: &dyn Fn((f64, f64)) -> bool) -> Option<f64> {
     let (wide, tall) = piece.sides();
     let centre = piece.centre();
@@ -702,19 +704,23 @@ fn thread(piece: &InkPiece, dark: &dyn Fn((f64, f64)) -> bool) -> Option<f64> {
     if through.is_empty() || 3 * inked.iter().filter(|&&d| d).count() > 2 * THREAD_SPOKES {
         return None;
     }
-    // Directions a half turn apart are one line's: averaged as doubled angles.
-    let doubled = |k: usize| 2.0 * k as f64 * std::f64::consts::PI / THREAD_SPOKES as f64;
-    let (sin, cos) = through.iter().fold((0.0, 0.0), |(s, c), &k| (s + doubled(k).sin(), c + doubled(k).cos()));
-    let coarse = sin.atan2(cos) / 2.0;
-    let along = |angle: f64| {
-        let (dx, dy) = (angle.cos(), angle.sin());
+    // Per degree over the half turn, the dark points along it both ways.
+    let along = |degrees: usize| {
+        let (dy, dx) = (degrees as f64).to_radians().sin_cos();
         (0..=THREAD_STEPS).map(|step| half + 1.5 + 0.5 * step as f64).flat_map(|r| [r, -r]).filter(|r| dark((centre.0 + dx * r, centre.1 + dy * r))).count()
     };
-    let spoke_degrees = 180 / THREAD_SPOKES as i32;
-    let turns: Vec<(f64, usize)> = (-spoke_degrees..=spoke_degrees).map(|d| coarse + f64::from(d).to_radians()).map(|a| (a, along(a))).collect();
-    let most = turns.iter().map(|t| t.1).max()?;
-    let best: Vec<f64> = turns.iter().filter(|t| t.1 == most).map(|t| t.0).collect();
-    Some((best.iter().sum::<f64>() / best.len() as f64).rem_euclid(std::f64::consts::PI))
+    let counts: Vec<usize> = (0..180).map(along).collect();
+    let most = counts.iter().copied().max()?;
+    if most <= THREAD_STEPS {
+        return None; // no line along any one direction for half its points
+    }
+    // The middle of the longest run of degrees (round the half turn) with the most; none when
+    // every degree has it.
+    let (start, length) = (0..180)
+        .filter(|&d| counts[d] == most && counts[(d + 179) % 180] != most)
+        .map(|start| (start, (0..180).take_while(|k| counts[(start + k) % 180] == most).count()))
+        .max_by_key(|&(_, length)| length)?;
+    Some((start as f64 + (length - 1) as f64 / 2.0).to_radians().rem_euclid(std::f64::consts::PI))
 }
 
 /// Whether piece `k` is one of a row of pieces its size (a dotted line's dots): it, or one of
@@ -1157,24 +1163,26 @@ mod tests {
     fn a_dot_with_a_dark_line_through_it_is_a_vertical_joint_dipping_square_to_the_line_and_one_without_is_a_filled_mark() {
         let joint = joint_prompt();
         let collapse = mark("collapse structure", 6.0, 0.78, 1.0);
-        let centres = [(20.0, 20.0), (60.0, 20.0), (100.0, 20.0), (140.0, 20.0)];
-        let mut mask = marked(170, 40, &centres, 3.0, &[], 0.0);
-        // Lines striking 30°, 90° and 163° through the first three dots, dark but of another ink.
-        let strikes = [30.0, 90.0, 163.0];
-        let dark = |at: (f64, f64)| centres.iter().zip(strikes).any(|(&centre, strike)| on_line(at, centre, strike, 12.0));
-        let mut found = filled_marks(&mut mask, (170, 40), &dark, &[collapse, joint], &[0, 1], (0.0, 0.0));
+        let centres = [(20.0, 20.0), (60.0, 20.0), (100.0, 20.0), (140.0, 20.0), (180.0, 20.0)];
+        let mut mask = marked(210, 40, &centres, 3.0, &[], 0.0);
+        // Lines striking 30°, 90° and 163° through the first three dots, dark but of another ink;
+        // through the fifth, a line striking 20° crossing a shorter one striking 110°.
+        let lines = [(0, 30.0, 12.0), (1, 90.0, 12.0), (2, 163.0, 12.0), (4, 20.0, 12.0), (4, 110.0, 7.0)];
+        let dark = |at: (f64, f64)| lines.iter().any(|&(k, strike, reach)| on_line(at, centres[k], strike, reach));
+        let mut found = filled_marks(&mut mask, (210, 40), &dark, &[collapse, joint], &[0, 1], (0.0, 0.0));
         found.sort_by(|a, b| a.at.0.total_cmp(&b.at.0));
         let kinds: Vec<(usize, (f64, f64))> = found.iter().map(|p| (p.prompt, p.at)).collect();
-        assert_eq!(kinds, [(1, (20.0, 20.0)), (1, (60.0, 20.0)), (1, (100.0, 20.0)), (0, (140.0, 20.0))], "{found:?}");
-        for (point, expected) in found.iter().zip([120.0, 0.0, 73.0]) {
+        assert_eq!(kinds, [(1, (20.0, 20.0)), (1, (60.0, 20.0)), (1, (100.0, 20.0)), (0, (140.0, 20.0)), (1, (180.0, 20.0))], "{found:?}");
+        for (point, expected) in found.iter().zip([Some(120.0), Some(0.0), Some(73.0), None, Some(110.0)]) {
+            let Some(expected) = expected else { continue };
             let off = (point.dip_direction.expect("a joint's dip direction") - expected + 90.0).rem_euclid(180.0) - 90.0;
-            assert!(off.abs() <= 3.0, "dip direction {expected}: {found:?}");
+            assert!(off.abs() <= 1.5, "dip direction {expected}: {found:?}");
         }
         assert!(found[3].dip_direction.is_none(), "a filled mark has none");
 
         // Measured on its sample: the dot is its strongest ink, the lighter hairline through it
         // makes it strung; a dot alone, or a line alone, is no strung dot.
-        let sample = |dot: bool, line: bool| Rgb {
+        let sample = |dot: bool, line: Option<u8>| Rgb {
             width: 30,
             height: 30,
             pixels: (0..900)
@@ -1182,8 +1190,8 @@ mod tests {
                     let at = ((k % 30) as f64 + 0.5, (k / 30) as f64 + 0.5);
                     if dot && (at.0 - 15.0).hypot(at.1 - 15.0) <= 3.0 {
                         [20, 20, 20]
-                    } else if line && on_line(at, (15.0, 15.0), 135.0, 11.0) {
-                        [110, 110, 110]
+                    } else if let Some(grey) = line.filter(|_| on_line(at, (15.0, 15.0), 135.0, 11.0)) {
+                        [grey; 3]
                     } else {
                         [250, 250, 250]
                     }
@@ -1191,10 +1199,12 @@ mod tests {
                 .collect(),
         };
         let strung = || PointPrompt { strike_px: 0.0, ..joint_prompt() };
-        let measured = strung().calibrated(&sample(true, true)).expect("a strung dot");
+        let measured = strung().calibrated(&sample(true, Some(110))).expect("a strung dot");
         assert!((measured.strike_px - 6.0).abs() <= 2.0 && measured.colour.0 < 60, "{measured:?}");
-        assert!(strung().calibrated(&sample(true, false)).is_none(), "a dot alone");
-        assert!(strung().calibrated(&sample(false, true)).is_none(), "a line alone");
+        assert!(strung().calibrated(&sample(true, None)).is_none(), "a dot alone");
+        assert!(strung().calibrated(&sample(false, Some(110))).is_none(), "a line alone");
+        // A hairline too light to be the map's dark ink would leave its joints as filled marks.
+        assert!(strung().calibrated(&sample(true, Some(170))).is_none(), "a light hairline");
         assert_eq!(ta1_point_type("strike of vertical"), Some(("vertical joint", Shape::Strung)));
     }
 
