@@ -76,6 +76,9 @@ const FILLED_LEAST_PX: f64 = 3.0;
 /// A strung dot's sample: its dot is the ink at least this share as strong as its strongest (its
 /// hairline prints lighter).
 const STRUNG_DOT: f64 = 0.8;
+/// A strung dot's sample is also looked at as this many pixels wider all round: its blurred rim,
+/// which the map's mask takes with the dot (on an enlarged scan, the hairline lightest beside it).
+const STRUNG_RIM_PX: f64 = 2.0;
 
 /// How an attitude symbol is drawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -251,9 +254,11 @@ impl PointPrompt {
             if fill < FILLED_SHARE || square < FILLED_SQUARE || wide.min(tall) < FILLED_LEAST_PX {
                 return None;
             }
-            // Its hairline dark as the map's dark ink is (the map's strung dots are looked for so).
+            // Its hairline dark as the map's dark ink is (the map's strung dots are looked for so),
+            // from the strongest ink or from its blurred rim, which the map's mask takes with it.
             let inked = |at: (f64, f64)| super::index_at(at, width, height).is_some_and(|i| labs[i][0] < super::DARK_LIGHTNESS);
-            if self.shape == Shape::Strung && thread(largest, &inked).is_none() {
+            let grown = |by: f64| InkPiece { bbox: (largest.bbox.0 - by, largest.bbox.1 - by, largest.bbox.2 + by, largest.bbox.3 + by), ..*largest };
+            if self.shape == Shape::Strung && [0.0, STRUNG_RIM_PX].iter().all(|&by| thread(&grown(by), &inked).is_none()) {
                 return None;
             }
             (self.colour, self.width_px, self.strike_px, self.tick_px) = (core, wide.min(tall), wide.max(tall), wide.min(tall));
@@ -1182,7 +1187,8 @@ mod tests {
 
         // Measured on its sample: the dot is its strongest ink, the lighter hairline through it
         // makes it strung; a dot alone, or a line alone, is no strung dot.
-        let sample = |dot: bool, line: Option<u8>| Rgb {
+        // (`beside`: the hairline lighter within two pixels of the dot, as an enlarged scan prints it.)
+        let sample = |dot: bool, line: Option<u8>, beside: bool| Rgb {
             width: 30,
             height: 30,
             pixels: (0..900)
@@ -1191,7 +1197,7 @@ mod tests {
                     if dot && (at.0 - 15.0).hypot(at.1 - 15.0) <= 3.0 {
                         [20, 20, 20]
                     } else if let Some(grey) = line.filter(|_| on_line(at, (15.0, 15.0), 135.0, 11.0)) {
-                        [grey; 3]
+                        if beside && (at.0 - 15.0).hypot(at.1 - 15.0) <= 5.0 { [170; 3] } else { [grey; 3] }
                     } else {
                         [250, 250, 250]
                     }
@@ -1199,12 +1205,13 @@ mod tests {
                 .collect(),
         };
         let strung = || PointPrompt { strike_px: 0.0, ..joint_prompt() };
-        let measured = strung().calibrated(&sample(true, Some(110))).expect("a strung dot");
+        let measured = strung().calibrated(&sample(true, Some(110), false)).expect("a strung dot");
         assert!((measured.strike_px - 6.0).abs() <= 2.0 && measured.colour.0 < 60, "{measured:?}");
-        assert!(strung().calibrated(&sample(true, None)).is_none(), "a dot alone");
-        assert!(strung().calibrated(&sample(false, Some(110))).is_none(), "a line alone");
+        assert!(strung().calibrated(&sample(true, Some(110), true)).is_some(), "a hairline light beside its dot");
+        assert!(strung().calibrated(&sample(true, None, false)).is_none(), "a dot alone");
+        assert!(strung().calibrated(&sample(false, Some(110), false)).is_none(), "a line alone");
         // A hairline too light to be the map's dark ink would leave its joints as filled marks.
-        assert!(strung().calibrated(&sample(true, Some(170))).is_none(), "a light hairline");
+        assert!(strung().calibrated(&sample(true, Some(170), false)).is_none(), "a light hairline");
         assert_eq!(ta1_point_type("strike of vertical"), Some(("vertical joint", Shape::Strung)));
     }
 
