@@ -300,9 +300,10 @@ async def test_the_explanation_s_filled_marks_become_point_features_of_their_own
     score = unit_maps.point_scores(unit_maps.attitude_truth(), got, unit_maps.STRIKE_PX / 2)
     print("attitudes beside the marks:", score)
     assert score["f1"] >= 0.85 and score["dip_exact"] >= 0.9, score
-    # QGIS draws each mark as a dot of its colour.
+    # QGIS draws each mark as a dot or a triangle of its colour, as it is printed.
     style = subprocess.run(["ogrinfo", "-ro", "-q", "-sql", "SELECT styleQML FROM layer_styles WHERE f_table_name = 'point_feature'", units["geopackage_path"]], capture_output=True, text=True, check=True).stdout
-    assert style.count('<prop k="name" v="circle"/>') == sum(shape != "strung" for *_, shape in unit_maps.MARK_SYMBOLS), style[:2000]
+    for marker, shape in [("circle", "disc"), ("triangle", "triangle")]:
+        assert style.count(f'<prop k="name" v="{marker}"/>') == sum(drawn == shape for *_, drawn in unit_maps.MARK_SYMBOLS), (marker, style[:2000])
 
 
 async def test_with_one_worker_thread_the_structure_is_traced_in_turn_to_the_same_features(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache):  # noqa: F811

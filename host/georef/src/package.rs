@@ -211,6 +211,9 @@ pub struct PointTypeRow {
     /// A filled mark's colour (sRGB), styled as a dot of it; `None` for an attitude (styled as a
     /// strike line turned to its dip direction).
     pub mark_colour: Option<(u8, u8, u8)>,
+    /// Whether a filled mark is printed as a triangle on its base (a sinkhole), styled as one;
+    /// else as a dot.
+    pub mark_triangle: bool,
 }
 
 /// One point feature, in the scan's pixels.

@@ -117,7 +117,7 @@ fn lines_style(structure: &Structure) -> String {
 }
 
 /// The point features' style: an attitude a strike line turned to the strike (the dip direction
-/// less 90°), the dip as its label; a filled mark a dot of its colour.
+/// less 90°), the dip as its label; a filled mark a dot (a triangle) of its colour.
 fn points_style(structure: &Structure) -> String {
     let turned = "<data_defined_properties><Option type=\"Map\"><Option type=\"QString\" name=\"name\" value=\"\"/><Option type=\"Map\" name=\"properties\">\
          <Option type=\"Map\" name=\"angle\"><Option type=\"bool\" name=\"active\" value=\"true\"/><Option type=\"QString\" name=\"expression\" \
@@ -128,9 +128,9 @@ fn points_style(structure: &Structure) -> String {
         .iter()
         .map(|point_type| {
             // An attitude is a strike line turned square to its dip direction; a filled mark a dot
-            // of its colour.
+            // or a triangle of its colour.
             let (shape, size, colour, turned) = match point_type.mark_colour {
-                Some((r, g, b)) => ("circle", "2", format!("{r},{g},{b},255"), ""),
+                Some((r, g, b)) => (if point_type.mark_triangle { "triangle" } else { "circle" }, "2", format!("{r},{g},{b},255"), ""),
                 None => ("line", "4", "0,0,0,255".to_owned(), turned),
             };
             let marker = props(&[

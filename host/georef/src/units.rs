@@ -802,6 +802,7 @@ mod tests {
                 name: "inclined bedding".to_owned(),
                 description: "Strike and dip of beds".to_owned(),
                 mark_colour: None,
+                mark_triangle: false,
             }],
             points: vec![
                 PointRow {
