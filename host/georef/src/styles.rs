@@ -1,7 +1,7 @@
 //! QGIS's default styles for the GeoPackage's layers, in the `layer_styles` table QGIS reads a
 //! layer's default style from: the units in their legend colours with their codes as labels and
 //! legend entries, the line types drawn by their kind and pattern, the attitudes as strike lines
-//! turned to their strike with their dips beside them, filled marks as dots of their colour.
+//! turned to their strike with their dips beside them, filled marks as dots or triangles of their colour.
 //!
 //! Invariants: one default style per feature layer written (pixel and `_georeferenced` alike);
 //! every value is escaped for XML; the styles use only QGIS 3's categorized renderer, simple
@@ -157,7 +157,7 @@ pub(crate) fn write(package: &Dataset, units: &[UnitRow], structure: &Structure,
     let styles = [
         ("polygon_feature", "units in their legend colours", units_style(units)),
         ("line_feature", "line types by kind and pattern", lines_style(structure)),
-        ("point_feature", "attitudes as strike lines with their dips, marks as dots", points_style(structure)),
+        ("point_feature", "attitudes as strike lines with their dips, marks as dots or triangles", points_style(structure)),
     ];
     let mut statements = vec![
         TABLE.to_owned(),
