@@ -1,7 +1,8 @@
 //! QGIS's default styles for the GeoPackage's layers, in the `layer_styles` table QGIS reads a
 //! layer's default style from: the units in their legend colours with their codes as labels and
 //! legend entries, the line types drawn by their kind and pattern, the attitudes as strike lines
-//! turned to their strike with their dips beside them, filled marks as dots or triangles of their colour.
+//! turned to their strike with their dips beside them, filled marks as dots or triangles of their
+//! colour.
 //!
 //! Invariants: one default style per feature layer written (pixel and `_georeferenced` alike);
 //! every value is escaped for XML; the styles use only QGIS 3's categorized renderer, simple
