@@ -220,10 +220,6 @@ pub struct PointSummary {
 /// The largest dip a number beside an attitude may say, in degrees.
 const MAX_DIP: u32 = 90;
 
-/// A filled mark whose top rows hold less than this share of its bottom rows' ink is a triangle
-/// on its base (about a half; a dot about 1).
-const TRIANGLE_TAPER: f64 = 0.75;
-
 /// The dip a line of words says, when it is one number up to [`MAX_DIP`] with at most one stray
 /// mark on either side (the symbol's tick read as a letter).
 fn dip_of(text: &str) -> Option<u32> {
@@ -349,7 +345,7 @@ pub(crate) fn add_point_rows(
         name: prompt.ta1_type.to_owned(),
         description: prompt.words.clone(),
         mark_colour: (prompt.shape == Shape::Filled).then_some(prompt.colour),
-        mark_triangle: prompt.shape == Shape::Filled && prompt.taper < TRIANGLE_TAPER,
+        mark_triangle: prompt.printed_as_triangle(),
     }));
     for ((point, dip), dip_direction) in found.iter().zip(dips).zip(dip_directions) {
         let prompt = &prompts[point.prompt];

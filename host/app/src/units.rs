@@ -564,10 +564,11 @@ impl App {
         let dip_directions = match revision {
             Some(revision) => {
                 // A vertical joint's strike is carried to the ground, its dip direction square to it there (0–180°).
-                let strike = |p: &FoundPoint| if points[p.prompt].shape == Shape::Strung { 90.0 } else { 0.0 };
-                let directions: Vec<((f64, f64), f64)> = drawn.points.iter().filter_map(|p| Some((p.at, p.dip_direction? - strike(p)))).collect();
+                let joint = |p: &FoundPoint| points[p.prompt].shape == Shape::Strung;
+                let carried = |p: &FoundPoint, towards: f64| if joint(p) { towards - 90.0 } else { towards };
+                let directions: Vec<((f64, f64), f64)> = drawn.points.iter().filter_map(|p| Some((p.at, carried(p, p.dip_direction?)))).collect();
                 let mut bearings = geomap_georef::units::grid_bearings(revision, &directions)?.into_iter();
-                let ground = |p: &FoundPoint, bearing: f64| if strike(p) > 0.0 { (bearing + strike(p)).rem_euclid(180.0) } else { bearing };
+                let ground = |p: &FoundPoint, bearing: f64| if joint(p) { (bearing + 90.0).rem_euclid(180.0) } else { bearing };
                 drawn.points.iter().map(|p| p.dip_direction.and_then(|_| bearings.next()).map(|bearing| ground(p, bearing))).collect()
             }
             None => drawn.points.iter().map(|p| p.dip_direction).collect::<Vec<_>>(),

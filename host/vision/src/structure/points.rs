@@ -2,12 +2,12 @@
 //! one side (inclined beds, foliation), ticks on both (vertical beds) or a cross in a circle
 //! (horizontal beds); the filled marks other point symbols are printed as (a collapse structure's
 //! dot, a sinkhole's triangle); and a dot strung on a hairline (the strike of a vertical joint). On
-//! a mask's skeleton a tick symbol is one junction with
-//! three (four) short arms to free ends and nothing else: two arms in one line (the strike), the
-//! others across it; a circled cross is a small closed web of branches, its spokes meeting at the
-//! circle's centre. A filled mark is a piece of ink on its own, as wide, as tall and as full of its
-//! box as the sample's; a strung dot is one with a line running through it. Each symbol is measured on its own sample and looked for with those lengths
-//! and its stroke's width.
+//! a mask's skeleton a tick symbol is one junction with three (four) short arms to free ends and
+//! nothing else: two arms in one line (the strike), the others across it; a circled cross is a
+//! small closed web of branches, its spokes meeting at the circle's centre. A filled mark is a
+//! piece of ink on its own, as wide, as tall and as full of its box as the sample's; a strung dot
+//! is one with a line running through it. Each symbol is measured on its own sample and looked for
+//! with those lengths and its stroke's width.
 //!
 //! Invariants: pure arithmetic on branches the caller traced (a filled mark: on the mask, before
 //! it is thinned); a branch belongs to one symbol at most; directions leave in degrees clockwise
@@ -79,6 +79,9 @@ const STRUNG_DOT: f64 = 0.8;
 /// A strung dot's sample is also looked at as this many pixels wider all round: its blurred rim,
 /// which the map's mask takes with the dot (on an enlarged scan, the hairline lightest beside it).
 const STRUNG_RIM_PX: f64 = 2.0;
+/// A filled mark whose top rows hold less than this share of its bottom rows' ink is a triangle
+/// on its base (about a half; a dot about 1).
+const TRIANGLE_TAPER: f64 = 0.75;
 
 /// How an attitude symbol is drawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -151,10 +154,12 @@ pub struct PointPrompt {
     /// A tick's length from the strike line, in pixels (a circled cross: its circle's radius; a
     /// filled mark, a strung dot: its box's narrower side).
     pub tick_px: f64,
-    /// A filled mark's (a strung dot's) share of its box that its ink fills; 0 for the other shapes.
+    /// A filled mark's (a strung dot's) share of its box that its ink fills; 0 for the other
+    /// shapes.
     pub fill: f64,
-    /// A filled mark's (a strung dot's) ink in its top rows over that in its bottom rows (a third of its height
-    /// each): a dot about 1, a triangle on its base about a half; 0 for the other shapes.
+    /// A filled mark's (a strung dot's) ink in its top rows over that in its bottom rows (a third
+    /// of its height each): a dot about 1, a triangle on its base about a half; 0 for the other
+    /// shapes.
     pub taper: f64,
 }
 
@@ -262,7 +267,7 @@ impl PointPrompt {
                 return None;
             }
             (self.colour, self.width_px, self.strike_px, self.tick_px) = (core, wide.min(tall), wide.max(tall), wide.min(tall));
-            (self.fill, self.taper) = (fill, largest.taper(index as u32 + 1, &label, sample.width as usize));
+            (self.fill, self.taper) = (fill, largest.taper(index as u32 + 1, &label, width));
             return Some(self);
         }
         let branches = skeleton::branches(&mask, sample.width as usize, sample.height as usize);
@@ -270,6 +275,11 @@ impl PointPrompt {
             of_shape(&branches, self.shape, f64::from(sample.width.max(sample.height))).into_iter().max_by(|a, b| a.strike_px.total_cmp(&b.strike_px))?;
         (self.colour, self.width_px, self.strike_px, self.tick_px) = (core, largest.width_px.max(1.0), largest.strike_px, largest.tick_px);
         Some(self)
+    }
+
+    /// Whether it is a filled mark printed as a triangle on its base (a sinkhole), not a dot.
+    pub fn printed_as_triangle(&self) -> bool {
+        self.shape == Shape::Filled && self.taper < TRIANGLE_TAPER
     }
 
     /// How well a symbol seen on the map fits this one, 0–1 (0: not this symbol).
@@ -812,15 +822,13 @@ pub fn filled_marks(
             let taper = (taper.max(0.1) / prompt.taper.max(0.1)).ln().abs();
             (-(size.ln().abs() + square.ln().abs() + full.min(1.0).ln().abs() + taper)).exp()
         };
+        let fits: Vec<(usize, f64)> = marks.iter().map(|&p| (p, fit(p))).filter(|(_, fit)| *fit >= 0.2).collect();
+        if fits.is_empty() {
+            continue;
+        }
         // A dot with a line through it is a strung dot's, one without a filled mark's.
         let line = thread(piece, dark);
-        let Some((prompt, fit)) = marks
-            .iter()
-            .filter(|&&p| (all[p].shape == Shape::Strung) == line.is_some())
-            .map(|&p| (p, fit(p)))
-            .max_by(|a, b| a.1.total_cmp(&b.1))
-            .filter(|(_, fit)| *fit >= 0.2)
-        else {
+        let Some(&(prompt, fit)) = fits.iter().filter(|&&(p, _)| (all[p].shape == Shape::Strung) == line.is_some()).max_by(|a, b| a.1.total_cmp(&b.1)) else {
             continue;
         };
         // A filled mark is inked at its middle (a ring, a letter C is not).
