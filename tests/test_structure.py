@@ -363,6 +363,11 @@ async def test_a_line_of_section_lettered_too_small_for_the_text_detector_is_fou
 # The USGS sample's line of section B–B′, from B to B′ where its letters begin on the scan, as
 # looked at by eye.
 USGS_B_SECTION = [(453, 1310), (1560, 586)]
+# Its lines of section A–A′ and C–C′, from where the line leaves A (or C) to where it meets A′ (or
+# C′), as looked at by eye. One letter of each is read: A, and C′ (its prime missed); A′ prints as
+# a bar a few pixels long, and C sits among dark contacts.
+USGS_A_SECTION = [(1450, 279), (2386, 790)]
+USGS_C_SECTION = [(523, 786), (1173, 808)]
 # The USGS sample's Grand Wash fault, concealed (dotted, one-pixel dots about 3 px apart) across
 # the alluvium in the main map's south-west corner: from where its dots begin to read north-west
 # of its "GRAND WASH" label to near the main map's foot, as looked at by eye and put on its dots'
@@ -379,6 +384,19 @@ USGS_MARKS = {
 # Vertical joints' dots (a dot strung on a hairline) looked at by eye, with the dip direction square
 # to their hairline (0–180°), read off the pixels at 8×.
 USGS_JOINTS = [((1638, 223), 150), ((1660, 347), 55), ((1772, 302), 59), ((1735, 402), 145)]
+
+
+def off_line(point, line):
+    """How far `point` lies from the straight line through `line`'s two points, in pixels."""
+    (x0, y0), (x1, y1) = line
+    return abs((x1 - x0) * (point[1] - y0) - (y1 - y0) * (point[0] - x0)) / math.dist(*line)
+
+
+def covered(found, want):
+    """The share of segment `want` that segment `found`, put square onto it, covers."""
+    (x0, y0), (x1, y1) = want
+    along = [((x - x0) * (x1 - x0) + (y - y0) * (y1 - y0)) / math.dist(*want) ** 2 for x, y in found]
+    return max(0.0, min(1.0, max(along)) - max(0.0, min(along)))
 
 
 async def test_the_usgs_scan_gives_its_faults_and_marks_from_its_own_explanation(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache):  # noqa: F811
@@ -399,6 +417,14 @@ async def test_the_usgs_scan_gives_its_faults_and_marks_from_its_own_explanation
     # The line of section B–B′, a hairline whose letters (9 px high) the layout's detector misses.
     (section,) = [section for section in units["sections"] if section["name"] == "B–B′"]
     assert math.dist(section["from"], USGS_B_SECTION[0]) <= 12 and math.dist(section["to"], USGS_B_SECTION[1]) <= 12, section
+    # A–A′ and C–C′, each a straight line with one letter read, as long as its section is wide:
+    # both ends on the line looked at by eye, the read end at its letter, nine tenths of it covered.
+    for name, want, read_end in (("A–A′", USGS_A_SECTION, 0), ("C–C′", USGS_C_SECTION, 1)):
+        (section,) = [section for section in units["sections"] if section["name"] == name]
+        ends = [section["from"], section["to"]]
+        assert section["ends_from"].startswith("one letter read") and section["confidence"] == 0.5, section
+        assert all(off_line(end, want) <= 4 for end in ends) and math.dist(ends[read_end], want[read_end]) <= 12, (section, want)
+        assert covered(ends, want) >= 0.9, (section, want)
     by_type = {line["type"]: line for line in units["lines"]}
     assert "contact" not in by_type, "contacts are the polygons' edges"
     assert by_type["fault"]["count"] >= 50 and by_type["fault"]["length_px"] >= 5000, by_type["fault"]

@@ -443,9 +443,12 @@ pub struct SectionSummary {
     pub length_km: Option<f64>,
     /// 0–1: 0.9 when the prime was read at one end, 0.75 when the primed letter was told by its
     /// wider box, 0.6 when the ends were taken left to right or, for a line running more up and
-    /// down than across, top to bottom (the prime read at neither).
+    /// down than across, top to bottom (the prime read at neither); 0.5 when a letter was read at
+    /// one end only.
     pub confidence: f64,
-    /// How its ends were told apart: `prime read`, `wider letter`, `left to right` or `top to bottom`.
+    /// How its ends were told apart: `prime read`, `wider letter`, `left to right` or `top to
+    /// bottom`; with one letter read, `one letter read, ` and `its prime`, `left to right` or `top
+    /// to bottom`.
     pub ends_from: String,
 }
 
@@ -477,6 +480,12 @@ fn letters<'a>(words: &'a [Line], letter: &str) -> Vec<Letter<'a>> {
 const SECTION_CHUNK_STEPS: usize = 512;
 /// At most this many of a section's letters on the main map are paired (the best read first).
 const SECTION_MAX_LETTERS: usize = 8;
+/// A thin straight line with a section's letter read at one end only is its line of section when
+/// its length is this share of the section's width: a cross section is drawn at the map's scale,
+/// its box a little wider for its elevation axes (0.92–0.97 on the USGS sample's three).
+const ONE_LETTER_WIDTHS: std::ops::RangeInclusive<f64> = 0.8..=1.1;
+/// The confidence of a line of section with one letter read.
+const ONE_LETTER_CONFIDENCE: f64 = 0.5;
 
 /// A line of section drawn between two letters: its ends, nearest the first letter first.
 fn drawn_between(
@@ -633,8 +642,8 @@ fn letter_at(
 /// letters) is read, alone or primed, until each wanted letter has one: at each end, by
 /// [`letter_at`] with `reader`'s recogniser alone (the detector misses letters this small), else
 /// where the ink beside the line widens a little way back from it ([`widenings`]), the line then
-/// ending there. A line whose first end reads no wanted letter is not read at its second;
-/// `cancelled` is asked before each line.
+/// ending there. Both ends are read; a line is kept when either reads a wanted letter. `cancelled`
+/// is asked before each line.
 pub(crate) fn letters_at_ends(
     straights: &[Straight],
     wanted: &[&str],
@@ -650,7 +659,8 @@ pub(crate) fn letters_at_ends(
         if cancelled() {
             return Err(VisionError::Cancelled.into());
         }
-        if wanted.iter().all(|letter| lettered.iter().any(|found| found.letters.iter().all(|read| is_of(read, letter)))) {
+        let both_read = |found: &LetteredLine, letter: &str| found.letters.iter().all(|read| read.as_ref().is_some_and(|read| is_of(read, letter)));
+        if wanted.iter().all(|letter| lettered.iter().any(|found| both_read(found, letter))) {
             break;
         }
         let length = (straight.to.0 - straight.from.0).hypot(straight.to.1 - straight.from.1).max(1e-9);
@@ -662,11 +672,13 @@ pub(crate) fn letters_at_ends(
         if text_way.1.abs() >= LETTER_TILT.sin() {
             ways.push(text_way);
         }
-        let mut read = Vec::with_capacity(2);
-        for (end, outward) in [(straight.from, (-along.0, -along.1)), (straight.to, along)] {
+        let mut ends = [straight.from, straight.to];
+        let mut read: [Option<Line>; 2] = [None, None];
+        for (k, outward) in [(0, (-along.0, -along.1)), (1, along)] {
+            let end = ends[k];
             let around = (LETTER_BACK_REACHES + 2.0) * reach;
             let Some(region) = clamped((end.0 - around, end.1 - around, end.0 + around + 1.0, end.1 + around + 1.0), scan) else {
-                break;
+                continue;
             };
             let pixels = (&window(region)?, (f64::from(region.0), f64::from(region.1)));
             let mut found = letter_at((end, outward, reach / 2.0), pixels, (reach, &ways), &is_wanted, reader)?.map(|letter| (end, letter));
@@ -679,22 +691,30 @@ pub(crate) fn letters_at_ends(
                     }
                 }
             }
-            let Some(found) = found else { break };
-            read.push(found);
+            if let Some((at, letter)) = found {
+                (ends[k], read[k]) = (at, Some(letter));
+            }
         }
-        if let Ok([(from, first), (to, second)]) = <[((f64, f64), Line); 2]>::try_from(read) {
-            lettered.push(LetteredLine { ends: [from, to], letters: [first, second] });
+        if read.iter().any(Option::is_some) {
+            lettered.push(LetteredLine { ends, letters: read });
         }
     }
     Ok(lettered)
 }
 
-/// A thin straight line on the main map with a letter read at each end.
+/// A thin straight line on the main map with a letter read at one end or both.
 pub(crate) struct LetteredLine {
     /// Its ends in the scan's pixels (maybe inside their letters).
     pub ends: [(f64, f64); 2],
-    /// The letter read at each end, in the order of `ends`.
-    pub letters: [Line; 2],
+    /// The letter read at each end, in the order of `ends`; `None` where none was.
+    pub letters: [Option<Line>; 2],
+}
+
+impl LetteredLine {
+    /// At each end, the letter read there when it is `letter` alone or primed.
+    fn read(&self, letter: &str) -> [Option<Letter<'_>>; 2] {
+        self.letters.each_ref().map(|read| read.as_ref().and_then(|read| letters(std::slice::from_ref(read), letter).pop()))
+    }
 }
 
 /// `end` moved along the line towards `other` to where it leaves `bbox`, should it lie inside it
@@ -719,8 +739,10 @@ fn out_of(end: (f64, f64), other: (f64, f64), bbox: &PixelBox) -> (f64, f64) {
 /// primed) on the main map (`main_map`), found on the scan's pixels (`window` reads a region of
 /// the `scan`-sized image), a pair of a letter and its primed twin first, then the longest. Its end
 /// at the primed letter is the one whose prime was read, else the wider letter's, else the
-/// right-hand (or, up and down, the lower) one. Per section,
-/// the row and the summary, `None` when no pair of its letters has a line between them.
+/// right-hand (or, up and down, the lower) one. With no such line, a thin straight line with the
+/// letter read at one end (`lettered`), as long as [`ONE_LETTER_WIDTHS`] of the section's width,
+/// the best read first: its primed end the read one when its prime was read, else as above. Per
+/// section, the row and the summary, `None` when no line was found.
 pub(crate) fn section_rows(
     sections: &[(PixelBox, [String; 2])],
     (words, lettered): (&[Line], &[LetteredLine]),
@@ -744,7 +766,7 @@ pub(crate) fn section_rows(
         }
         // A straight line with this section's letter read at both ends is drawn between them.
         for line in lettered {
-            let [Some(first), Some(second)] = line.letters.each_ref().map(|read| letters(std::slice::from_ref(read), letter).pop()) else { continue };
+            let [Some(first), Some(second)] = line.read(letter) else { continue };
             let [a, b] = line.ends;
             let ends = [out_of(a, b, first.bbox), out_of(b, a, second.bbox)];
             marks.extend([first, second]);
@@ -753,21 +775,44 @@ pub(crate) fn section_rows(
         // A pair whose one letter is primed first (A and A′, not A and A), then the longest line.
         let span = |[a, b]: &[(f64, f64); 2]| (b.0 - a.0).hypot(b.1 - a.1);
         let rank = |&(i, j, ends): &(usize, usize, [(f64, f64); 2])| (marks[i].primed != marks[j].primed, span(&ends));
-        let Some(&(i, j, [a, b])) = drawn.iter().max_by(|x, y| rank(x).partial_cmp(&rank(y)).unwrap_or(std::cmp::Ordering::Equal)) else {
-            found.push(None);
-            continue;
+        // The right-hand end primed, or, for a line running more up and down than across, the lower.
+        let left_to_right = |a: (f64, f64), b: (f64, f64)| {
+            if (b.0 - a.0).abs() >= (b.1 - a.1).abs() { (a.0 > b.0, "left to right") } else { (a.1 > b.1, "top to bottom") }
+        };
+        let best = drawn.iter().max_by(|x, y| rank(x).partial_cmp(&rank(y)).unwrap_or(std::cmp::Ordering::Equal));
+        let ([a, b], a_is_primed, ends_from, confidence) = match best {
+            Some(&(i, j, ends)) => {
+                let width = |k: usize| marks[k].bbox.x1 - marks[k].bbox.x0;
+                let (a_is_primed, ends_from, confidence) = if marks[i].primed != marks[j].primed {
+                    (marks[i].primed, "prime read", 0.9)
+                } else if width(i).max(width(j)) >= 1.2 * width(i).min(width(j)) {
+                    (width(i) > width(j), "wider letter", 0.75)
+                } else {
+                    let (a_is_primed, ends_from) = left_to_right(ends[0], ends[1]);
+                    (a_is_primed, ends_from, 0.6)
+                };
+                (ends, a_is_primed, ends_from.to_owned(), confidence)
+            }
+            None => {
+                // A line with the letter read at one end only, as long as the section is wide.
+                let wide = section_bbox.x1 - section_bbox.x0;
+                let one_read = lettered.iter().filter_map(|line| match line.read(letter) {
+                    [Some(mark), None] => Some((out_of(line.ends[0], line.ends[1], mark.bbox), line.ends[1], mark)),
+                    [None, Some(mark)] => Some((out_of(line.ends[1], line.ends[0], mark.bbox), line.ends[0], mark)),
+                    _ => None,
+                });
+                let Some((read, other, mark)) = one_read
+                    .filter(|&(read, other, _)| ONE_LETTER_WIDTHS.contains(&(span(&[read, other]) / wide)))
+                    .max_by(|x, y| x.2.score.total_cmp(&y.2.score))
+                else {
+                    found.push(None);
+                    continue;
+                };
+                let (a_is_primed, how) = if mark.primed { (true, "its prime") } else { left_to_right(read, other) };
+                ([read, other], a_is_primed, format!("one letter read, {how}"), ONE_LETTER_CONFIDENCE)
+            }
         };
         let length = span(&[a, b]);
-        let width = |k: usize| marks[k].bbox.x1 - marks[k].bbox.x0;
-        let (a_is_primed, ends_from, confidence) = if marks[i].primed != marks[j].primed {
-            (marks[i].primed, "prime read", 0.9)
-        } else if width(i).max(width(j)) >= 1.2 * width(i).min(width(j)) {
-            (width(i) > width(j), "wider letter", 0.75)
-        } else if (b.0 - a.0).abs() >= (b.1 - a.1).abs() {
-            (a.0 > b.0, "left to right", 0.6)
-        } else {
-            (a.1 > b.1, "top to bottom", 0.6)
-        };
         let (from, to) = if a_is_primed { (b, a) } else { (a, b) };
         let name = format!("{letter}–{primed}");
         let round = |v: f64| (v * 10.0).round() / 10.0;
@@ -785,7 +830,7 @@ pub(crate) fn section_rows(
             length_px: round(length),
             length_km: None,
             confidence,
-            ends_from: ends_from.to_owned(),
+            ends_from,
         };
         found.push(Some((row, summary)));
     }
@@ -928,11 +973,11 @@ mod tests {
         let lettered = [
             LetteredLine {
                 ends: [(600.0, 200.0), (100.0, 700.0)],
-                letters: [read("B'", (592.0, 190.0, 608.0, 206.0), 0.8), read("B", (80.0, 700.0, 95.0, 715.0), 0.95)],
+                letters: [Some(read("B'", (592.0, 190.0, 608.0, 206.0), 0.8)), Some(read("B", (80.0, 700.0, 95.0, 715.0), 0.95))],
             },
             LetteredLine {
                 ends: [(100.0, 100.0), (500.0, 100.0)],
-                letters: [read("A", (80.0, 92.0, 95.0, 108.0), 0.9), read("B", (505.0, 92.0, 520.0, 108.0), 0.9)],
+                letters: [Some(read("A", (80.0, 92.0, 95.0, 108.0), 0.9)), Some(read("B", (505.0, 92.0, 520.0, 108.0), 0.9))],
             },
         ];
         let no_window = |_| -> Result<Rgb, AppError> { unreachable!("no words to pair: nothing is read from the scan") };
@@ -944,6 +989,30 @@ mod tests {
         assert_eq!((row.points.len(), row.points[0]), (2, (100.0, 700.0)), "from B to B′");
         let unlettered = section_rows(&sections, (&[], &lettered[1..]), &main_map, &no_window, (1000, 1000)).expect("found");
         assert!(unlettered[0].is_none(), "a line lettered A and B is no line of section B–B′");
+    }
+    #[test]
+    fn a_straight_line_with_one_letter_read_is_its_sections_line_only_when_as_long_as_the_section_is_wide() {
+        let read = |text: &str, (x0, y0, x1, y1): (f64, f64, f64, f64)| Line { text: text.to_owned(), bbox: PixelBox { x0, y0, x1, y1 }, score: 0.9 };
+        let main_map = PixelBox { x0: 0.0, y0: 0.0, x1: 1000.0, y1: 1000.0 };
+        // A section 500 px wide, drawn at the map's scale between its axes.
+        let sections = [(PixelBox { x0: 100.0, y0: 900.0, x1: 600.0, y1: 990.0 }, ["C".to_owned(), "C′".to_owned()])];
+        let one_read = |ends: [(f64, f64); 2], letters: [Option<Line>; 2]| [LetteredLine { ends, letters }];
+        let no_window = |_| -> Result<Rgb, AppError> { unreachable!("no words to pair: nothing is read from the scan") };
+        let found = |lettered: &[LetteredLine]| section_rows(&sections, (&[], lettered), &main_map, &no_window, (1000, 1000)).expect("found").remove(0);
+        // 470 px long, its prime missed at its right-hand end: C taken at the left.
+        let line = one_read([(80.0, 300.0), (550.0, 300.0)], [None, Some(read("C", (545.0, 292.0, 560.0, 308.0)))]);
+        let (row, summary) = found(&line).expect("a line as long as the section is wide");
+        assert_eq!((summary.ends_from.as_str(), summary.confidence), ("one letter read, left to right", ONE_LETTER_CONFIDENCE));
+        assert_eq!((summary.from, summary.to), ([80.0, 300.0], [545.0, 300.0]), "the read end moved to where its letter's box begins");
+        assert_eq!(row.points, vec![(80.0, 300.0), (545.0, 300.0)]);
+        // The same with its prime read at its left-hand end: C′ is there.
+        let line = one_read([(80.0, 300.0), (550.0, 300.0)], [Some(read("C′", (65.0, 292.0, 85.0, 308.0))), None]);
+        let (_, summary) = found(&line).expect("a line as long as the section is wide");
+        assert_eq!((summary.ends_from.as_str(), summary.to), ("one letter read, its prime", [85.0, 300.0]));
+        // Too short or too long for the section, or another section's letter: no line of section.
+        assert!(found(&one_read([(80.0, 300.0), (350.0, 300.0)], [Some(read("C", (65.0, 292.0, 80.0, 308.0))), None])).is_none());
+        assert!(found(&one_read([(80.0, 300.0), (700.0, 300.0)], [Some(read("C", (65.0, 292.0, 80.0, 308.0))), None])).is_none());
+        assert!(found(&one_read([(80.0, 300.0), (550.0, 300.0)], [Some(read("A", (65.0, 292.0, 80.0, 308.0))), None])).is_none());
     }
     #[test]
     fn a_letter_back_from_a_lines_end_is_where_the_ink_beside_it_widens_and_a_crossing_or_the_end_alone_is_not() {
