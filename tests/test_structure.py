@@ -364,8 +364,8 @@ async def test_a_line_of_section_lettered_too_small_for_the_text_detector_is_fou
 # looked at by eye.
 USGS_B_SECTION = [(453, 1310), (1560, 586)]
 # Its lines of section A–A′ and C–C′, from where the line leaves A (or C) to where it meets A′ (or
-# C′), as looked at by eye. One letter of each is read: A, and C′ (its prime missed); A′ prints as
-# a bar a few pixels long, and C sits among dark contacts.
+# C′), as looked at by eye. A′ prints as a bar a few pixels long, which no reader takes for a
+# letter; C sits among dark contacts, 79 px back from where its thin straight line ends.
 USGS_A_SECTION = [(1450, 279), (2386, 790)]
 USGS_C_SECTION = [(523, 786), (1173, 808)]
 # The USGS sample's Grand Wash fault, concealed (dotted, one-pixel dots about 3 px apart) across
@@ -417,13 +417,14 @@ async def test_the_usgs_scan_gives_its_faults_and_marks_from_its_own_explanation
     # The line of section B–B′, a hairline whose letters (9 px high) the layout's detector misses.
     (section,) = [section for section in units["sections"] if section["name"] == "B–B′"]
     assert math.dist(section["from"], USGS_B_SECTION[0]) <= 12 and math.dist(section["to"], USGS_B_SECTION[1]) <= 12, section
-    # A–A′ and C–C′, each a straight line with one letter read, as long as its section is wide:
-    # both ends on the line looked at by eye, the read end at its letter, nine tenths of it covered.
-    for name, want, read_end in (("A–A′", USGS_A_SECTION, 0), ("C–C′", USGS_C_SECTION, 1)):
+    # A–A′, a straight line with A read at one end, as long as its section is wide, and C–C′, its
+    # C read among dark contacts: both ends on the line looked at by eye, each read end at its
+    # letter, nine tenths of it covered.
+    for name, want, read_ends in (("A–A′", USGS_A_SECTION, [0]), ("C–C′", USGS_C_SECTION, [0, 1])):
         (section,) = [section for section in units["sections"] if section["name"] == name]
         ends = [section["from"], section["to"]]
-        assert section["ends_from"].startswith("one letter read") and section["confidence"] == 0.5, section
-        assert all(off_line(end, want) <= 4 for end in ends) and math.dist(ends[read_end], want[read_end]) <= 12, (section, want)
+        assert section["ends_from"].startswith("one letter read") == (len(read_ends) == 1), section
+        assert all(off_line(end, want) <= 4 for end in ends) and all(math.dist(ends[k], want[k]) <= 12 for k in read_ends), (section, want)
         assert covered(ends, want) >= 0.9, (section, want)
     by_type = {line["type"]: line for line in units["lines"]}
     assert "contact" not in by_type, "contacts are the polygons' edges"

@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import unit_maps  # noqa: E402
 from conftest import SHARED_ASSETS, Mirror, Server  # noqa: E402
 from test_detect import CACHE, OCR_WHEEL, WHEEL  # noqa: E402
-from test_structure import USGS_B_SECTION, USGS_GRAND_WASH, layer, line_scores  # noqa: E402
+from test_structure import USGS_A_SECTION, USGS_B_SECTION, USGS_C_SECTION, USGS_GRAND_WASH, covered, layer, line_scores  # noqa: E402
 
 from harness import run  # noqa: E402
 
@@ -135,8 +135,13 @@ async def measure(base: Path) -> None:
                     _, types, _ = line_scores(units, 1.0)
                     features = [{**f, "properties": {"type": types[f["properties"]["type"]]["name"]}} for f in layer(units["geopackage_path"], "line_feature")]
                     print(f"USGS named faults {what}, share of each traced length a line feature follows (types by samples): {along_named_faults(features, scale)}")
-                    sections = {s["name"]: [round(math.dist((x / scale, y / scale), want), 1) for (x, y), want in zip((s["from"], s["to"]), USGS_B_SECTION)] if s["name"] == "B–B′" else [s["from"], s["to"]] for s in units["sections"]}
-                    print(f"USGS lines of section {what}: {sections or 'none found'} (B–B′ as its ends' distances from where its letters begin, in the published scan's pixels)")
+                    truths = {"A–A′": USGS_A_SECTION, "B–B′": USGS_B_SECTION, "C–C′": USGS_C_SECTION}
+                    sections = {}
+                    for s in units["sections"]:
+                        ends = [(x / scale, y / scale) for x, y in (s["from"], s["to"])]
+                        offsets = [round(math.dist(end, want), 1) for end, want in zip(ends, truths[s["name"]])]
+                        sections[s["name"]] = f"ends {offsets} px off, {covered(ends, truths[s['name']]):.2f} covered, {s['ends_from']}"
+                    print(f"USGS lines of section {what}: {sections or 'none found'} (ends' distances from where their letters begin as looked at by eye, in the published scan's pixels)")
             else:
                 print(f"USGS scan at 10000×6185: skipped ({SCAN} is not there)")
     finally:

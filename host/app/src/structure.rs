@@ -523,6 +523,12 @@ fn drawn_between(
 
 /// Pixels at most this grey (0–255) are a letter's ink at a straight line's end.
 const LETTER_GREY: u8 = 110;
+/// When that ink's box covers at least this share of the picture read, other ink crowds the
+/// letter (dark contacts), and its ink is the pixels at most [`LETTER_DARKEST_SPAN`] greyer than
+/// the picture's darkest: a letter is printed in the darkest ink.
+const LETTER_CROWDED: f64 = 0.8;
+/// See [`LETTER_CROWDED`].
+const LETTER_DARKEST_SPAN: u8 = 40;
 /// A letter at a straight line's end is looked for within this many of the shrunk map's pixels of
 /// the end, and as far again beyond it.
 const LETTER_REACH: f64 = 12.0;
@@ -531,21 +537,33 @@ const LETTER_MIN_SCORE: f64 = 0.5;
 /// A line at least this far from level (radians, about 10°) has its letters read along it too.
 const LETTER_TILT: f64 = 0.17;
 
-/// The box of the ink (at most [`LETTER_GREY`]) of `square`, a picture `2 · reach` wide around a
-/// line's end (`end`, and `outward` the line's direction there, both in the picture): the line
-/// itself, more than `run_in` before the end, left out (a line may end inside its letter), grown
-/// by a sixth of a reach; `None` when too little ink is there for a letter.
+/// The box of the ink (at most [`LETTER_GREY`], or the darkest ink when that crowds the picture,
+/// see [`LETTER_CROWDED`]) of `square`, a picture `2 · reach` wide around a line's end (`end`,
+/// and `outward` the line's direction there, both in the picture): the line itself, more than
+/// `run_in` before the end, left out (a line may end inside its letter), grown by a sixth of a
+/// reach; `None` when too little ink is there for a letter.
 fn ink_box(square: &Rgb, (end, outward, run_in): ((f64, f64), (f64, f64), f64), reach: f64) -> Option<PixelBox> {
     let (width, height) = (square.width as usize, square.height as usize);
-    let mut bbox: Option<(f64, f64, f64, f64)> = None;
-    for (i, p) in square.pixels.chunks_exact(3).enumerate() {
-        let (x, y) = ((i % width) as f64, (i / width) as f64);
-        let (dx, dy) = (x + 0.5 - end.0, y + 0.5 - end.1);
-        let (ahead, across) = (dx * outward.0 + dy * outward.1, (dx * outward.1 - dy * outward.0).abs());
-        if grey(p) > LETTER_GREY || (ahead < -run_in && across <= reach / 5.0) {
-            continue;
+    let ink_within = |limit: u8| {
+        let mut bbox: Option<(f64, f64, f64, f64)> = None;
+        for (i, p) in square.pixels.chunks_exact(3).enumerate() {
+            let (x, y) = ((i % width) as f64, (i / width) as f64);
+            let (dx, dy) = (x + 0.5 - end.0, y + 0.5 - end.1);
+            let (ahead, across) = (dx * outward.0 + dy * outward.1, (dx * outward.1 - dy * outward.0).abs());
+            if grey(p) > limit || (ahead < -run_in && across <= reach / 5.0) {
+                continue;
+            }
+            bbox = Some(bbox.map_or((x, y, x + 1.0, y + 1.0), |b| (b.0.min(x), b.1.min(y), b.2.max(x + 1.0), b.3.max(y + 1.0))));
         }
-        bbox = Some(bbox.map_or((x, y, x + 1.0, y + 1.0), |b| (b.0.min(x), b.1.min(y), b.2.max(x + 1.0), b.3.max(y + 1.0))));
+        bbox
+    };
+    let mut bbox = ink_within(LETTER_GREY);
+    // Ink all over the picture (dark contacts around the letter): the letter is the darkest ink.
+    if let Some((x0, y0, x1, y1)) = bbox
+        && (x1 - x0) * (y1 - y0) >= LETTER_CROWDED * (width * height) as f64
+    {
+        let darkest = square.pixels.chunks_exact(3).map(grey).min().unwrap_or(0);
+        bbox = ink_within(darkest.saturating_add(LETTER_DARKEST_SPAN).min(LETTER_GREY));
     }
     let (x0, y0, x1, y1) = bbox?;
     let grow = reach / 6.0;
@@ -559,9 +577,9 @@ fn ink_box(square: &Rgb, (end, outward, run_in): ((f64, f64), (f64, f64), f64), 
 
 /// A line's letter is also looked for this many reaches back from its end, where the ink beside
 /// it widens (its run may go on past its letter, along ink in line with it).
-const LETTER_BACK_REACHES: f64 = 4.0;
+const LETTER_BACK_REACHES: f64 = 8.0;
 /// At most this many places back from a line's end, where the ink beside it widens, are read.
-const LETTER_BACK_MAX: usize = 2;
+const LETTER_BACK_MAX: usize = 6;
 
 /// How far back from a line's end (`end`, `outward` its direction there, both on `pixels` whose
 /// top left is `origin` on the scan) the ink beside it widens as a letter's does, at most
@@ -1031,10 +1049,12 @@ mod tests {
         // On the scan, offset by the picture's origin.
         let shifted = ((1180.5, 2050.5), (1.0, 0.0));
         assert_eq!(widenings(&picture, (1000.0, 2000.0), shifted, 12.0, 1.5), vec![41.0]);
-        // Looked for at most 4 reaches back: 35 px takes 3 of the blot's pixels (a stretch, cut
-        // there), 32 px none.
-        assert_eq!(widenings(&picture, (0.0, 0.0), end, 8.75, 1.5), vec![36.0]);
-        assert_eq!(widenings(&picture, (0.0, 0.0), end, 8.0, 1.5), Vec::<f64>::new());
+        // Looked for at most 8 reaches back: 35 px takes 3 of the blot's pixels (a stretch, cut
+        // there), 32 px none. (Nearer, a reach this small takes the end's blot and the crossing
+        // for letters too.)
+        let beyond = |reach: f64| widenings(&picture, (0.0, 0.0), end, reach, 1.5).into_iter().filter(|&back| back > 20.0).collect::<Vec<_>>();
+        assert_eq!(beyond(35.0 / LETTER_BACK_REACHES), vec![36.0]);
+        assert_eq!(beyond(32.0 / LETTER_BACK_REACHES), Vec::<f64>::new());
         // A letter from 21 px back touching a line crossed at the end: read where it begins.
         let mut touching = Rgb { width, height, pixels: picture.pixels.clone() };
         (160..=180).for_each(|x| (45..56).for_each(|y| touching.pixels[3 * (y * width + x) as usize..3 * (y * width + x) as usize + 3].fill(40)));
@@ -1068,5 +1088,14 @@ mod tests {
         assert!(ink.x0 >= 10.0 && ink.y1 <= 15.0 && ink.x1 >= 21.0, "{ink:?}");
         let blank = Rgb { width: side, height: side, pixels: vec![230; (side * side * 3) as usize] };
         assert_eq!(ink_box(&blank, (end, outward, reach / 2.0), reach), None);
+        // Among dark grey contacts from corner to corner, the letter is the darkest ink.
+        let mut crowded = Rgb { width: side, height: side, pixels: square.pixels.clone() };
+        for k in 0..side {
+            for (x, y) in [(k, 0), (side - 1 - k, side - 1), (0, k)] {
+                crowded.pixels[3 * (y * side + x) as usize..3 * (y * side + x) as usize + 3].fill(100);
+            }
+        }
+        let ink = ink_box(&crowded, (end, outward, 0.0), reach).expect("the letter");
+        assert!(ink.x0 >= 10.0 && ink.y0 >= 2.0 && ink.y1 <= 15.0 && ink.x1 <= 23.0, "{ink:?}");
     }
 }
