@@ -139,8 +139,11 @@ async def measure(base: Path) -> None:
                     sections = {}
                     for s in units["sections"]:
                         ends = [(x / scale, y / scale) for x, y in (s["from"], s["to"])]
-                        offsets = [round(math.dist(end, want), 1) for end, want in zip(ends, truths[s["name"]])]
-                        sections[s["name"]] = f"ends {offsets} px off, {covered(ends, truths[s['name']]):.2f} covered, {s['ends_from']}"
+                        if (truth := truths.get(s["name"])) is None:
+                            sections[s["name"]] = f"ends {ends}, not on the sheet as looked at by eye"
+                            continue
+                        offsets = [round(math.dist(end, want), 1) for end, want in zip(ends, truth)]
+                        sections[s["name"]] = f"ends {offsets} px off, {covered(ends, truth):.2f} covered, {s['ends_from']}"
                     print(f"USGS lines of section {what}: {sections or 'none found'} (ends' distances from where their letters begin as looked at by eye, in the published scan's pixels)")
             else:
                 print(f"USGS scan at 10000×6185: skipped ({SCAN} is not there)")

@@ -524,10 +524,11 @@ fn drawn_between(
 /// Pixels at most this grey (0–255) are a letter's ink at a straight line's end.
 const LETTER_GREY: u8 = 110;
 /// When that ink's box covers at least this share of the picture read, other ink crowds the
-/// letter (dark contacts), and its ink is the pixels at most [`LETTER_DARKEST_SPAN`] greyer than
-/// the picture's darkest: a letter is printed in the darkest ink.
+/// letter (dark contacts), and its ink is taken as the darkest ink alone: a letter is printed in
+/// the darkest ink.
 const LETTER_CROWDED: f64 = 0.8;
-/// See [`LETTER_CROWDED`].
+/// A crowded letter's ink is at most this many grey levels lighter than the darkest pixel that
+/// could be a letter's, and still at most [`LETTER_GREY`].
 const LETTER_DARKEST_SPAN: u8 = 40;
 /// A letter at a straight line's end is looked for within this many of the shrunk map's pixels of
 /// the end, and as far again beyond it.
@@ -544,25 +545,29 @@ const LETTER_TILT: f64 = 0.17;
 /// reach; `None` when too little ink is there for a letter.
 fn ink_box(square: &Rgb, (end, outward, run_in): ((f64, f64), (f64, f64), f64), reach: f64) -> Option<PixelBox> {
     let (width, height) = (square.width as usize, square.height as usize);
-    let ink_within = |limit: u8| {
-        let mut bbox: Option<(f64, f64, f64, f64)> = None;
-        for (i, p) in square.pixels.chunks_exact(3).enumerate() {
-            let (x, y) = ((i % width) as f64, (i / width) as f64);
+    // The pixels that may be a letter's (the line itself left out), with their grey.
+    let candidates: Vec<(f64, f64, u8)> = square
+        .pixels
+        .chunks_exact(3)
+        .enumerate()
+        .map(|(i, p)| ((i % width) as f64, (i / width) as f64, grey(p)))
+        .filter(|&(x, y, _)| {
             let (dx, dy) = (x + 0.5 - end.0, y + 0.5 - end.1);
             let (ahead, across) = (dx * outward.0 + dy * outward.1, (dx * outward.1 - dy * outward.0).abs());
-            if grey(p) > limit || (ahead < -run_in && across <= reach / 5.0) {
-                continue;
-            }
-            bbox = Some(bbox.map_or((x, y, x + 1.0, y + 1.0), |b| (b.0.min(x), b.1.min(y), b.2.max(x + 1.0), b.3.max(y + 1.0))));
-        }
-        bbox
+            !(ahead < -run_in && across <= reach / 5.0)
+        })
+        .collect();
+    let ink_within = |limit: u8| {
+        candidates.iter().filter(|&&(_, _, grey)| grey <= limit).fold(None, |bbox: Option<(f64, f64, f64, f64)>, &(x, y, _)| {
+            Some(bbox.map_or((x, y, x + 1.0, y + 1.0), |b| (b.0.min(x), b.1.min(y), b.2.max(x + 1.0), b.3.max(y + 1.0))))
+        })
     };
     let mut bbox = ink_within(LETTER_GREY);
     // Ink all over the picture (dark contacts around the letter): the letter is the darkest ink.
     if let Some((x0, y0, x1, y1)) = bbox
         && (x1 - x0) * (y1 - y0) >= LETTER_CROWDED * (width * height) as f64
     {
-        let darkest = square.pixels.chunks_exact(3).map(grey).min().unwrap_or(0);
+        let darkest = candidates.iter().map(|&(_, _, grey)| grey).min().unwrap_or(0);
         bbox = ink_within(darkest.saturating_add(LETTER_DARKEST_SPAN).min(LETTER_GREY));
     }
     let (x0, y0, x1, y1) = bbox?;
@@ -656,12 +661,11 @@ fn letter_at(
 }
 
 /// The thin straight lines of `straights` (found on the main map without their letters read,
-/// the longest first) at both ends of which a letter of `wanted` (the cross sections' unprimed
-/// letters) is read, alone or primed, until each wanted letter has one: at each end, by
-/// [`letter_at`] with `reader`'s recogniser alone (the detector misses letters this small), else
-/// where the ink beside the line widens a little way back from it ([`widenings`]), the line then
-/// ending there. Both ends are read; a line is kept when either reads a wanted letter. `cancelled`
-/// is asked before each line.
+/// the longest first) at one or both ends of which a letter of `wanted` (the cross sections'
+/// unprimed letters) is read, alone or primed, until each wanted letter has a line read at both
+/// ends: at each end, by [`letter_at`] with `reader`'s recogniser alone (the detector misses
+/// letters this small), else where the ink beside the line widens a little way back from it
+/// ([`widenings`]), the line then ending there. `cancelled` is asked before each line.
 pub(crate) fn letters_at_ends(
     straights: &[Straight],
     wanted: &[&str],
@@ -677,8 +681,7 @@ pub(crate) fn letters_at_ends(
         if cancelled() {
             return Err(VisionError::Cancelled.into());
         }
-        let both_read = |found: &LetteredLine, letter: &str| found.letters.iter().all(|read| read.as_ref().is_some_and(|read| is_of(read, letter)));
-        if wanted.iter().all(|letter| lettered.iter().any(|found| both_read(found, letter))) {
+        if wanted.iter().all(|letter| lettered.iter().any(|found| matches!(found.read(letter), [Some(_), Some(_)]))) {
             break;
         }
         let length = (straight.to.0 - straight.from.0).hypot(straight.to.1 - straight.from.1).max(1e-9);
@@ -758,9 +761,10 @@ fn out_of(end: (f64, f64), other: (f64, f64), bbox: &PixelBox) -> (f64, f64) {
 /// the `scan`-sized image), a pair of a letter and its primed twin first, then the longest. Its end
 /// at the primed letter is the one whose prime was read, else the wider letter's, else the
 /// right-hand (or, up and down, the lower) one. With no such line, a thin straight line with the
-/// letter read at one end (`lettered`), as long as [`ONE_LETTER_WIDTHS`] of the section's width,
-/// the best read first: its primed end the read one when its prime was read, else as above. Per
-/// section, the row and the summary, `None` when no line was found.
+/// letter read at one end and nothing at the other (`lettered`), as long as [`ONE_LETTER_WIDTHS`]
+/// of the section's width, the best read first: its primed end the read one when its prime was
+/// read, else as above (a letter read without its prime may be the primed one, its prime missed).
+/// Per section, the row and the summary, `None` when no line was found.
 pub(crate) fn section_rows(
     sections: &[(PixelBox, [String; 2])],
     (words, lettered): (&[Line], &[LetteredLine]),
@@ -812,12 +816,17 @@ pub(crate) fn section_rows(
                 (ends, a_is_primed, ends_from.to_owned(), confidence)
             }
             None => {
-                // A line with the letter read at one end only, as long as the section is wide.
+                // A line with the letter read at one end and nothing at the other, as long as the
+                // section is wide.
                 let wide = section_bbox.x1 - section_bbox.x0;
-                let one_read = lettered.iter().filter_map(|line| match line.read(letter) {
-                    [Some(mark), None] => Some((out_of(line.ends[0], line.ends[1], mark.bbox), line.ends[1], mark)),
-                    [None, Some(mark)] => Some((out_of(line.ends[1], line.ends[0], mark.bbox), line.ends[0], mark)),
-                    _ => None,
+                let one_read = lettered.iter().filter_map(|line| {
+                    let k = match line.letters.each_ref().map(Option::is_some) {
+                        [true, false] => 0,
+                        [false, true] => 1,
+                        _ => return None,
+                    };
+                    let mark = line.read(letter).into_iter().nth(k).flatten()?;
+                    Some((out_of(line.ends[k], line.ends[1 - k], mark.bbox), line.ends[1 - k], mark))
                 });
                 let Some((read, other, mark)) = one_read
                     .filter(|&(read, other, _)| ONE_LETTER_WIDTHS.contains(&(span(&[read, other]) / wide)))
@@ -1027,10 +1036,22 @@ mod tests {
         let line = one_read([(80.0, 300.0), (550.0, 300.0)], [Some(read("C′", (65.0, 292.0, 85.0, 308.0))), None]);
         let (_, summary) = found(&line).expect("a line as long as the section is wide");
         assert_eq!((summary.ends_from.as_str(), summary.to), ("one letter read, its prime", [85.0, 300.0]));
-        // Too short or too long for the section, or another section's letter: no line of section.
-        assert!(found(&one_read([(80.0, 300.0), (350.0, 300.0)], [Some(read("C", (65.0, 292.0, 80.0, 308.0))), None])).is_none());
-        assert!(found(&one_read([(80.0, 300.0), (700.0, 300.0)], [Some(read("C", (65.0, 292.0, 80.0, 308.0))), None])).is_none());
+        // Up and down, without its prime: C taken at the top.
+        let line = one_read([(300.0, 540.0), (300.0, 60.0)], [Some(read("C", (292.0, 540.0, 308.0, 555.0))), None]);
+        let (_, summary) = found(&line).expect("a line as long as the section is wide");
+        assert_eq!((summary.ends_from.as_str(), summary.from, summary.to), ("one letter read, top to bottom", [300.0, 60.0], [300.0, 540.0]));
+        // Too short or too long for the section, another section's letter, or another letter read
+        // at its other end: no line of section.
+        let c_at = Some(read("C", (65.0, 292.0, 80.0, 308.0)));
+        assert!(found(&one_read([(80.0, 300.0), (350.0, 300.0)], [c_at.clone(), None])).is_none());
+        assert!(found(&one_read([(80.0, 300.0), (700.0, 300.0)], [c_at.clone(), None])).is_none());
         assert!(found(&one_read([(80.0, 300.0), (550.0, 300.0)], [Some(read("A", (65.0, 292.0, 80.0, 308.0))), None])).is_none());
+        assert!(found(&one_read([(80.0, 300.0), (550.0, 300.0)], [c_at.clone(), Some(read("B", (550.0, 292.0, 565.0, 308.0)))])).is_none());
+        // A line with both letters read wins over a longer one with one.
+        let both = LetteredLine { ends: [(80.0, 600.0), (380.0, 600.0)], letters: [c_at.clone(), Some(read("C′", (380.0, 592.0, 400.0, 608.0)))] };
+        let [one] = one_read([(80.0, 300.0), (550.0, 300.0)], [c_at, None]);
+        let (_, summary) = found(&[one, both]).expect("the line read at both ends");
+        assert_eq!((summary.ends_from.as_str(), summary.to), ("prime read", [380.0, 600.0]));
     }
     #[test]
     fn a_letter_back_from_a_lines_end_is_where_the_ink_beside_it_widens_and_a_crossing_or_the_end_alone_is_not() {
