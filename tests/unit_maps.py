@@ -47,6 +47,8 @@ SECTION = [(440, 835), (930, 790)]
 SECTION_LETTERS = ("A", "A′")
 SECTION_CAPTION_AT = (1120, 640)
 SECTION_PROFILE = (1120, 690, 1880, 930)
+# The profile drawn at the map's scale: as wide as its line of section is long, and a little more.
+SECTION_PROFILE_AT_SCALE = (1120, 690, 1640, 930)
 # A strike-and-dip symbol: strike line and tick lengths at scale 1 (the stroke is the contacts' width).
 STRIKE_PX, TICK_PX = 28, 9
 DIP_FONT_PX = 18
@@ -230,7 +232,17 @@ def polygons(scale: float = 1.0) -> list[tuple[int, list[tuple[float, float]]]]:
 
 
 def draw(
-    path: Path, *, scale: float = 1.0, quality: int = 88, structure: bool = False, explanation: bool = True, filled_marks: bool = False, section_letter_px: int = 26, section_overrun_px: int = 0
+    path: Path,
+    *,
+    scale: float = 1.0,
+    quality: int = 88,
+    structure: bool = False,
+    explanation: bool = True,
+    filled_marks: bool = False,
+    section_letter_px: int = 26,
+    section_overrun_px: int = 0,
+    section_primed_bar: bool = False,
+    section_at_scale: bool = False,
 ) -> "Image.Image":
     """Draws the map at `path` (JPEG) and returns the truth: a palette image, unit index + 1 per pixel,
     0 outside the main map. With `structure`, the scan is wider: the faults and folds of `STRUCTURE`
@@ -272,7 +284,7 @@ def draw(
     draw_image.text((box[0] + 900 * scale, box[1] + 450 * scale), UNITS[0][0], fill=(20, 20, 20), font=font)
     dip_font = ImageFont.truetype(str(FONT), max(8, round(DIP_FONT_PX * scale)))
     if structure:  # the line of section, its letters and its cross section
-        draw_section(draw_image, box, scale, section_letter_px, section_overrun_px)
+        draw_section(draw_image, box, scale, section_letter_px, section_overrun_px, (section_primed_bar, section_at_scale))
     if structure:  # strike-and-dip symbols with their dips
         for sx, sy, towards, dip in attitudes():
             draw_attitude(draw_image, box[0] + sx * scale, box[1] + sy * scale, towards, scale, str(dip), dip_font)
@@ -325,11 +337,15 @@ def draw(
     return truth
 
 
-def draw_section(draw_image: "ImageDraw.ImageDraw", box: tuple, scale: float, letter_px: int, overrun_px: int = 0) -> None:
+def draw_section(draw_image: "ImageDraw.ImageDraw", box: tuple, scale: float, letter_px: int, overrun_px: int = 0, look: tuple = (False, False)) -> None:
     """The line of section `SECTION` on the main map (2 px at scale 1, its letters a type height
     beyond its ends; with `overrun_px`, a thinner line in line with it runs on that far past its
     primed letter, as a contour or a road may) and its cross section under the legend: the
-    caption, then a profile in a frame with its letters over its ends."""
+    caption, then a profile in a frame with its letters over its ends. `look` is (a bar, at scale):
+    with a bar, the primed letter prints as a bar across the line's direction (as the USGS sample's
+    A′ does: no reader takes it for a letter); at scale, the profile is drawn at the map's scale
+    (`SECTION_PROFILE_AT_SCALE`)."""
+    primed_bar, at_scale = look
     bold = ImageFont.truetype(str(BOLD), round(26 * scale))
     small = ImageFont.truetype(str(BOLD), round(letter_px * scale))
     (x0, y0), (x1, y1) = [(box[0] + x * scale, box[1] + y * scale) for x, y in SECTION]
@@ -338,14 +354,18 @@ def draw_section(draw_image: "ImageDraw.ImageDraw", box: tuple, scale: float, le
     dx, dy = (x1 - x0) / length, (y1 - y0) / length
     reach = (letter_px - 4) * scale
     draw_image.text((x0 - dx * reach, y0 - dy * reach), SECTION_LETTERS[0], fill=BLACK, font=small, anchor="mm")
-    draw_image.text((x1 + dx * reach, y1 + dy * reach), SECTION_LETTERS[1], fill=BLACK, font=small, anchor="mm")
+    if primed_bar:
+        bx, by, half = x1 + dx * reach, y1 + dy * reach, 0.35 * letter_px * scale
+        draw_image.line([(bx + dy * half, by - dx * half), (bx - dy * half, by + dx * half)], fill=BLACK, width=max(1, round(3 * scale)))
+    else:
+        draw_image.text((x1 + dx * reach, y1 + dy * reach), SECTION_LETTERS[1], fill=BLACK, font=small, anchor="mm")
     if overrun_px:
         past = reach + 0.7 * letter_px * scale
         draw_image.line([(x1 + dx * past, y1 + dy * past), (x1 + dx * (past + overrun_px * scale), y1 + dy * (past + overrun_px * scale))], fill=(90, 90, 90), width=max(1, round(scale)))
     font = ImageFont.truetype(str(FONT), round(28 * scale))
     cx, cy = SECTION_CAPTION_AT
     draw_image.text((cx * scale, cy * scale), "CROSS SECTION A-A'", fill=(20, 20, 20), font=font)
-    left, top, right, bottom = (v * scale for v in SECTION_PROFILE)
+    left, top, right, bottom = (v * scale for v in (SECTION_PROFILE_AT_SCALE if at_scale else SECTION_PROFILE))
     draw_image.rectangle((left, top + 30 * scale, right, bottom), outline=BLACK, width=max(1, round(2 * scale)))
     ground = [(left + t, top + 30 * scale + (60 + 25 * math.sin(t / (90 * scale))) * scale) for t in range(0, int(right - left), max(1, int(4 * scale)))]
     draw_image.line(ground, fill=BLACK, width=max(1, round(2 * scale)))
