@@ -665,7 +665,8 @@ fn letter_at(
 /// unprimed letters) is read, alone or primed, until each wanted letter has a line read at both
 /// ends: at each end, by [`letter_at`] with `reader`'s recogniser alone (the detector misses
 /// letters this small), else where the ink beside the line widens a little way back from it
-/// ([`widenings`]), the line then ending there. `cancelled` is asked before each line.
+/// ([`widenings`]), the line then ending there; with none read, it ends at the nearest such
+/// place. `cancelled` is asked before each line.
 pub(crate) fn letters_at_ends(
     straights: &[Straight],
     wanted: &[&str],
@@ -704,12 +705,18 @@ pub(crate) fn letters_at_ends(
             let pixels = (&window(region)?, (f64::from(region.0), f64::from(region.1)));
             let mut found = letter_at((end, outward, reach / 2.0), pixels, (reach, &ways), &is_wanted, reader)?.map(|letter| (end, letter));
             if found.is_none() {
-                for back in widenings(pixels.0, pixels.1, (end, outward), reach, 1.5 * straight.scale) {
+                let backs = widenings(pixels.0, pixels.1, (end, outward), reach, 1.5 * straight.scale);
+                for &back in &backs {
                     let inner = (end.0 - outward.0 * back, end.1 - outward.1 * back);
                     found = letter_at((inner, outward, 0.0), pixels, (reach, &ways), &is_wanted, reader)?.map(|letter| (inner, letter));
                     if found.is_some() {
                         break;
                     }
+                }
+                // Unread, the line ends where the ink beside it first widens (a letter no reader
+                // takes, a bar printed for it), if anywhere.
+                if let (None, Some(&back)) = (&found, backs.first()) {
+                    ends[k] = (end.0 - outward.0 * back, end.1 - outward.1 * back);
                 }
             }
             if let Some((at, letter)) = found {
@@ -725,7 +732,8 @@ pub(crate) fn letters_at_ends(
 
 /// A thin straight line on the main map with a letter read at one end or both.
 pub(crate) struct LetteredLine {
-    /// Its ends in the scan's pixels (maybe inside their letters).
+    /// Its ends in the scan's pixels (maybe inside their letters); an end with no letter read moved
+    /// back to where the ink beside the line first widens, if it does.
     pub ends: [(f64, f64); 2],
     /// The letter read at each end, in the order of `ends`; `None` where none was.
     pub letters: [Option<Line>; 2],
