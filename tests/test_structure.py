@@ -15,6 +15,7 @@ import shutil
 import subprocess
 
 import pytest
+from PIL import Image
 
 import unit_maps
 from conftest import Server, shared_asset
@@ -406,6 +407,19 @@ USGS_C_SECTION = [(523, 786), (1173, 808)]
 # of its "GRAND WASH" label to near the main map's foot, as looked at by eye and put on its dots'
 # darkest pixels.
 USGS_GRAND_WASH = [(187, 1177), (603, 1689)]
+# Two faults the USGS sample names on its main map, traced by eye at 6–10× on their ink, from
+# vertex to vertex: the Hurricane fault's eastern strand, from its "FAULT" label at the main map's
+# top down past its "HURRICANE" label to where it meets the western strand, and the Toroweap fault
+# from the "TOROWEAP" label's north end north-east past its "FAULT" label, solid and dotted in turn
+# (concealed under the alluvium) to where it leaves the alluvium.
+USGS_HURRICANE = [(2073, 135), (2066, 150), (2060, 165), (2058, 180), (2058, 200), (2058, 230), (2057, 250), (2056, 270), (2053, 300), (2051, 320), (2049, 340), (2044, 355), (2037, 370), (2028, 385), (2020, 400), (2012, 415)]
+USGS_TOROWEAP = [
+    (2270, 481), (2254, 500), (2241, 518), (2229, 540), (2218, 562), (2213, 580), (2205, 595), (2196, 610), (2188, 625), (2182, 640), (2180, 660), (2170, 677), (2160, 694),
+    (2151, 710), (2143, 729), (2137, 742), (2134, 755), (2131, 770), (2128, 790), (2122, 815), (2116, 830), (2110, 845), (2106, 860), (2101, 875), (2097, 890),
+]
+# The least share of each that its fault features follow (measured at c1e7af5: 0.73 and 0.84).
+HURRICANE_FOLLOWED = 0.7
+TOROWEAP_FOLLOWED = 0.8
 # Point symbols of the USGS sample, looked at by eye on the scan between x 1500–1800 and y 150–450
 # (east of Pep and IPMs, north of the Pk outcrop) and put on their ink's centres: black dots
 # (collapse structures), magenta dots (breccia pipes), and black dots with a hairline through them
@@ -417,6 +431,26 @@ USGS_MARKS = {
 # Vertical joints' dots (a dot strung on a hairline) looked at by eye, with the dip direction square
 # to their hairline (0–180°), read off the pixels at 8×.
 USGS_JOINTS = [((1638, 223), 150), ((1660, 347), 55), ((1772, 302), 59), ((1735, 402), 145)]
+
+
+def share_followed(features: list, names: dict, trace: list, scan, scale: float = 1.0) -> tuple[float, dict]:
+    """The share of `trace` (a line traced by eye on `scan`, a greyscale PIL image of the scan as
+    published) that line features (their coordinates `scale` times the scan's) follow, and per line
+    type name (`names` by type ID) how many samples it followed. The trace is sampled every 2 px, each sample moved onto the
+    darkest pixel within 2 px across it (the printed line: a neighbouring line 5 px away stays out
+    of reach) and followed when a feature passes within 3 px."""
+    lines = [(names[f["properties"]["type"]], [[(x / scale, y / scale) for x, y in part] for part in f["geometry"]["coordinates"]]) for f in features]
+    samples = []
+    for (x0, y0), (x1, y1) in zip(trace, trace[1:]):
+        length = math.dist((x0, y0), (x1, y1))
+        dx, dy = (x1 - x0) / length, (y1 - y0) / length
+        for k in range(int(length // 2)):
+            x, y = x0 + 2 * k * dx, y0 + 2 * k * dy
+            across = min(range(-2, 3), key=lambda t: scan.getpixel((round(x - t * dy), round(y + t * dx))))
+            samples.append((x - across * dy, y + across * dx))
+    near = [next((kind for kind, parts in lines for part in parts if unit_maps.polyline_distance(sample, part) <= 3), None) for sample in samples]
+    kinds = [kind for kind in near if kind]
+    return len(kinds) / len(samples), {kind: kinds.count(kind) for kind in set(kinds)}
 
 
 def off_line(point, line):
@@ -472,6 +506,13 @@ async def test_the_usgs_scan_gives_its_faults_and_marks_from_its_own_explanation
     followed = sum(1 for sample in samples if any(unit_maps.polyline_distance(sample, part) <= 3 for part in concealed)) / len(samples)
     print(f"Grand Wash fault: {followed:.3f} of its dotted stretch followed by dotted fault parts")
     assert followed >= 0.9, followed
+    # The Hurricane and Toroweap faults, traced by eye, followed by fault features along their length.
+    scan_grey = Image.open(scan).convert("L")
+    names = {key: row["name"] for key, row in types.items()}
+    along = {name: share_followed(features, names, trace, scan_grey) for name, trace in (("Hurricane", USGS_HURRICANE), ("Toroweap", USGS_TOROWEAP))}
+    print("named faults followed (share, types by samples):", along)
+    assert along["Hurricane"][0] >= HURRICANE_FOLLOWED and along["Toroweap"][0] >= TOROWEAP_FOLLOWED, along
+    assert all(set(types) == {"fault"} for _, types in along.values()), along
     # The collapse structures, breccia pipes and vertical joints looked at by eye are point features
     # of their kind, the joints dipping 90° square to their hairline (within 15°).
     point_types = {row["properties"]["id"]: row["properties"]["symbol"] for row in layer(units["geopackage_path"], "point_type")}

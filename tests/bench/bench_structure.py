@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import unit_maps  # noqa: E402
 from conftest import SHARED_ASSETS, Mirror, Server  # noqa: E402
 from test_detect import CACHE, OCR_WHEEL, WHEEL  # noqa: E402
-from test_structure import USGS_A_SECTION, USGS_B_SECTION, USGS_C_SECTION, USGS_GRAND_WASH, covered, layer, line_scores  # noqa: E402
+from test_structure import USGS_A_SECTION, USGS_B_SECTION, USGS_C_SECTION, USGS_GRAND_WASH, USGS_HURRICANE, USGS_TOROWEAP, covered, layer, line_scores, share_followed  # noqa: E402
 
 from harness import run  # noqa: E402
 
@@ -33,16 +33,9 @@ SCAN = SHARED_ASSETS / "sample_usgs.jpg"
 ENLARGED = (10_000, 6185)
 # The whole extraction of the enlarged scan should take at most this long on this 2-core machine.
 GOAL_S = 15.0
-# Three faults the USGS sample names on its main map, traced by hand on the scan (its own pixels, read
-# where the sheet prints their names beside them): the Hurricane fault's eastern strand, between
-# its "FAULT" and "HURRICANE" labels north of 35°52'30", the Toroweap fault from its "TOROWEAP"
-# label north-east to the "FAULT" label and on, mostly dotted (concealed under alluvium), and the
-# Grand Wash fault's dotted stretch (tests/test_structure.py's USGS_GRAND_WASH).
-NAMED_FAULTS = {
-    "Hurricane": [(2058, 125), (2057, 180), (2052, 230), (2050, 265), (2046, 300), (2038, 340), (2028, 380), (2018, 410)],
-    "Toroweap": [(2265, 480), (2250, 510), (2232, 555), (2215, 590), (2200, 630), (2180, 680), (2160, 715), (2150, 740), (2138, 775), (2125, 810), (2112, 845), (2100, 880)],
-    "Grand Wash": USGS_GRAND_WASH,
-}
+# Three faults the USGS sample names on its main map, traced by eye (tests/test_structure.py): the
+# Hurricane fault's eastern strand, the Toroweap fault and the Grand Wash fault's dotted stretch.
+NAMED_FAULTS = {"Hurricane": USGS_HURRICANE, "Toroweap": USGS_TOROWEAP, "Grand Wash": USGS_GRAND_WASH}
 
 
 async def extract(client, name: str) -> tuple[dict, float]:
@@ -81,26 +74,11 @@ def scores(units: dict, scale: float) -> dict:
     return found
 
 
-def along_named_faults(features: list, scale: float) -> dict:
-    """Per named fault: the share of its traced length that a line feature passes within 3 scan
-    pixels of, and the types of those features. The trace is sampled every 2 px, each sample moved
-    to the darkest pixel within 5 px across the trace (onto the printed line itself)."""
+def along_named_faults(features: list, names: dict, scale: float) -> dict:
+    """Per named fault: the share of its traced length that a line feature follows, and the types
+    of those features by samples (test_structure.share_followed)."""
     scan = Image.open(SCAN).convert("L")
-    lines = [(f["properties"]["type"], [[(x / scale, y / scale) for x, y in part] for part in f["geometry"]["coordinates"]]) for f in features]
-    found = {}
-    for name, trace in NAMED_FAULTS.items():
-        samples = []
-        for (x0, y0), (x1, y1) in zip(trace, trace[1:]):
-            length = math.dist((x0, y0), (x1, y1))
-            dx, dy = (x1 - x0) / length, (y1 - y0) / length
-            for k in range(int(length // 2)):
-                x, y = x0 + 2 * k * dx, y0 + 2 * k * dy
-                across = min(range(-5, 6), key=lambda t: scan.getpixel((round(x - t * dy), round(y + t * dx))))
-                samples.append((x - across * dy, y + across * dx))
-        near = [next((kind for kind, parts in lines for part in parts if unit_maps.polyline_distance(sample, part) <= 3), None) for sample in samples]
-        kinds = [kind for kind in near if kind]
-        found[name] = {"followed": round(len(kinds) / len(samples), 3), "types": {kind: kinds.count(kind) for kind in set(kinds)}}
-    return found
+    return {name: share_followed(features, names, trace, scan, scale) for name, trace in NAMED_FAULTS.items()}
 
 
 async def measure(base: Path) -> None:
@@ -132,9 +110,9 @@ async def measure(base: Path) -> None:
                     marks = {point["type"]: point["count"] for point in units["points"]}
                     goal = f" ({seconds / GOAL_S:.2f}× the {GOAL_S:.0f} s goal)" if scale > 1 else ""
                     print(f"USGS scan {what}: extraction {seconds:.1f} s{goal}, timings {units['timings']}; line features per type {found}; point features per type {marks}")
-                    _, types, _ = line_scores(units, 1.0)
-                    features = [{**f, "properties": {"type": types[f["properties"]["type"]]["name"]}} for f in layer(units["geopackage_path"], "line_feature")]
-                    print(f"USGS named faults {what}, share of each traced length a line feature follows (types by samples): {along_named_faults(features, scale)}")
+                    features, types, _ = line_scores(units, 1.0)
+                    names = {key: row["name"] for key, row in types.items()}
+                    print(f"USGS named faults {what}, share of each traced length a line feature follows (types by samples): {along_named_faults(features, names, scale)}")
                     truths = {"A–A′": USGS_A_SECTION, "B–B′": USGS_B_SECTION, "C–C′": USGS_C_SECTION}
                     sections = {}
                     for s in units["sections"]:
