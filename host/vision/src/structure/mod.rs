@@ -74,6 +74,10 @@ const DOT_WIDTH: f64 = 0.5;
 const COMMON_MIN_PX: f64 = 20.0;
 /// A feature found by its look alone keeps this share of its fit as its confidence.
 const LOOK_CONFIDENCE: f64 = 0.7;
+/// A thin stroke's width is known to about a pixel (a skeleton measures one stroke 1 px wide here,
+/// 2 px there, and its sample either way): a line's width is compared with its symbol's with this
+/// many pixels added to each.
+const WIDTH_SLACK_PX: f64 = 1.0;
 /// While lines are typed, whether to stop is asked every this many lines.
 const CANCEL_EVERY: usize = 64;
 
@@ -479,7 +483,7 @@ impl StructureFinder {
             .iter()
             .map(|&p| {
                 let prompt = &self.prompts[p];
-                let width_fit = (-2.0 * (width / prompt.width_px).ln().abs()).exp();
+                let width_fit = (-2.0 * ((width + WIDTH_SLACK_PX) / (prompt.width_px + WIDTH_SLACK_PX)).ln().abs()).exp();
                 let marks_fit = prompt.marks.fit(seen);
                 (p, width_fit * marks_fit)
             })
@@ -967,6 +971,26 @@ mod tests {
         assert_eq!(thrust.parts[0].0, Pattern::Solid);
         let runs_right = thrust.parts[0].1.first().unwrap().0 < thrust.parts[0].1.last().unwrap().0;
         assert_eq!(thrust.polarity, if runs_right { 1 } else { -1 }, "teeth below: right of a line running east: {thrust:?}");
+    }
+
+    #[test]
+    fn a_one_pixel_line_is_a_two_pixel_symbols_with_stray_marks_beside_it_but_not_a_four_pixel_ones() {
+        let black = (20, 20, 20);
+        let (w, h) = (400, 300);
+        // A black hairline with a short bar on either side of it at one place (letters printed
+        // beside a fault), under a fault symbol whose sample measured 2 px (then 4 px) wide.
+        let paint = [((20, 100, 380, 101), black), ((200, 90, 201, 97), black), ((200, 104, 201, 111), black)];
+        let image = strip(w, h, &paint);
+        let found = |width_px: f64| {
+            let prompts = vec![prompt("fault", black, width_px, Pattern::Solid, None, Marks::None)];
+            let mut finder = StructureFinder::new(prompts, Vec::new(), &[(230, 120, 110)], (250, 250, 250), (w, h), (0, 0));
+            finder.mark(&image, 0);
+            finder.found(&|| false).unwrap().lines
+        };
+        let lines = found(2.0);
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(lines[0].parts.iter().all(|(_, points)| points.iter().all(|p| (p.1 - 100.5).abs() <= 1.0)), "{lines:?}");
+        assert!(found(4.0).is_empty(), "a line a quarter of its symbol's width is not one of its lines");
     }
 
     #[test]
