@@ -5,8 +5,8 @@ scored the TA1 way per line type (buffer F1 against the lines as drawn) and for 
 within a symbol's radius, then the dip directions within 10° and the dips read exactly), with its
 explanation and with the explanation cut off; then the whole extraction's time (units, lines,
 points, GeoPackage written) on the drawn map at 10000 pixels wide and, when ../shared/assets has it,
-on the USGS scan enlarged to 10000×6185; on that scan at its own size and enlarged, how much of three
-of its named faults the line features follow (NAMED_FAULTS).
+on the USGS scan enlarged to 10000×6185; on that scan at its own size and enlarged to 7000 and 10000
+px wide, how much of three of its named faults the line features follow (NAMED_FAULTS).
 
 Goals (issue 35): fault buffer F1 at least 0.85, fold axes at least 0.70, attitudes F1 at least 0.85
 with 90 % of dips read exactly, the whole extraction of a 10000×6185 scan in at most 15 s on this
@@ -31,6 +31,8 @@ from harness import run  # noqa: E402
 
 SCAN = SHARED_ASSETS / "sample_usgs.jpg"
 ENLARGED = (10_000, 6185)
+# The scan enlarged less, between its own size and ENLARGED.
+BETWEEN = (7000, 4330)
 # The whole extraction of the enlarged scan should take at most this long on this 2-core machine.
 GOAL_S = 15.0
 # Three faults the USGS sample names on its main map, traced by eye (tests/test_structure.py): the
@@ -94,6 +96,7 @@ async def measure(base: Path) -> None:
         if SCAN.exists():
             shutil.copy(SCAN, server.map_root / "usgs.jpg")
             Image.open(SCAN).resize(ENLARGED, Image.LANCZOS).save(server.map_root / "usgs_10000.png", compress_level=1)
+            Image.open(SCAN).resize(BETWEEN, Image.LANCZOS).save(server.map_root / "usgs_7000.png", compress_level=1)
         async with server.connect() as client:
             prepared = await client.call_tool("geomap_prepare_detectors", {"assets": ["peace-yolov10-runtime", "ppocr-v4"]})
             assert prepared.is_error is False, prepared
@@ -103,12 +106,15 @@ async def measure(base: Path) -> None:
             units, seconds = await extract(client, "structure_10000.jpg")
             print(f"drawn map at 10000×{round(unit_maps.SCAN[1] * large)}: buffer F1 {scores(units, large)}; extraction {seconds:.1f} s (lines {units['timings']['lines_ms'] / 1e3:.1f} s)")
             if SCAN.exists():
-                # The scan as published, then enlarged (its thin strokes blurred wider, not sharper).
-                for name, what, scale in (("usgs.jpg", "at its own size", 1.0), ("usgs_10000.png", "enlarged to 10000×6185", ENLARGED[0] / Image.open(SCAN).width)):
+                # The scan as published, then enlarged (its thin strokes blurred wider, not sharper),
+                # twice: the lines should not depend on the size a sheet was scanned at.
+                published = Image.open(SCAN).width
+                sizes = (("usgs.jpg", "at its own size", 1.0), ("usgs_7000.png", "enlarged to 7000×4330", BETWEEN[0] / published), ("usgs_10000.png", "enlarged to 10000×6185", ENLARGED[0] / published))
+                for name, what, scale in sizes:
                     units, seconds = await extract(client, name)
                     found = {line["type"]: line["count"] for line in units["lines"]}
                     marks = {point["type"]: point["count"] for point in units["points"]}
-                    goal = f" ({seconds / GOAL_S:.2f}× the {GOAL_S:.0f} s goal)" if scale > 1 else ""
+                    goal = f" ({seconds / GOAL_S:.2f}× the {GOAL_S:.0f} s goal)" if name == "usgs_10000.png" else ""
                     print(f"USGS scan {what}: extraction {seconds:.1f} s{goal}, timings {units['timings']}; line features per type {found}; point features per type {marks}")
                     features, types, _ = line_scores(units, 1.0)
                     names = {key: row["name"] for key, row in types.items()}

@@ -150,15 +150,15 @@ impl Marks {
 
     /// How well marks seen on a line fit a symbol drawn with `self`, 0–1: 1 when they are its own;
     /// a stray mark beside a plain line (a letter, a symbol) counts little against it, and so does
-    /// a plain line where its symbol has a ball and bar (drawn once along a fault, not all along);
-    /// a plain line where its symbol has teeth or arrows counts much (the width alone never makes
-    /// a thrust).
+    /// a plain line where its symbol has a ball and bar (drawn once along a fault, not all along),
+    /// or stray marks along one (its name printed beside it); a plain line where its symbol has
+    /// teeth or arrows counts much (the width alone never makes a thrust).
     fn fit(self, seen: Marks) -> f64 {
         match (self, seen) {
             (Marks::Arrows(None), Marks::Arrows(_)) | (Marks::Arrows(_), Marks::Arrows(None)) => 1.0,
             (expected, seen) if expected == seen => 1.0,
             (Marks::None, Marks::Ball) | (Marks::Ball, Marks::None) => 0.8,
-            (Marks::None, _) => 0.5,
+            (Marks::None | Marks::Ball, _) => 0.5,
             // Its teeth or arrows are what tells the symbol from a plain line of its colour.
             _ => 0.15,
         }
@@ -991,6 +991,21 @@ mod tests {
         assert_eq!(lines.len(), 1, "{lines:?}");
         assert!(lines[0].parts.iter().all(|(_, points)| points.iter().all(|p| (p.1 - 100.5).abs() <= 1.0)), "{lines:?}");
         assert!(found(4.0).is_empty(), "a line a quarter of its symbol's width is not one of its lines");
+    }
+
+    #[test]
+    fn a_ball_and_bar_faults_line_with_marks_beside_it_on_both_sides_is_still_one_of_its_lines() {
+        let black = (20, 20, 20);
+        let (w, h) = (400, 300);
+        // A black hairline with a short bar on either side of it at one place (its name printed
+        // beside it), under a fault symbol drawn with a ball and bar (once along a fault).
+        let paint = [((20, 100, 380, 101), black), ((200, 93, 201, 98), black), ((200, 103, 201, 108), black)];
+        let prompts = vec![prompt("fault", black, 1.0, Pattern::Solid, None, Marks::Ball)];
+        let mut finder = StructureFinder::new(prompts, Vec::new(), &[(230, 120, 110)], (250, 250, 250), (w, h), (0, 0));
+        finder.mark(&strip(w, h, &paint), 0);
+        let lines = finder.found(&|| false).unwrap().lines;
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(lines[0].confidence >= 0.5, "{lines:?}");
     }
 
     #[test]
