@@ -436,9 +436,10 @@ USGS_JOINTS = [((1638, 223), 150), ((1660, 347), 55), ((1772, 302), 59), ((1735,
 def share_followed(features: list, names: dict, trace: list, scan, scale: float = 1.0) -> tuple[float, dict]:
     """The share of `trace` (a line traced by eye on `scan`, a greyscale PIL image of the scan as
     published) that line features (their coordinates `scale` times the scan's) follow, and per line
-    type name (`names` by type ID) how many samples it followed. The trace is sampled every 2 px, each sample moved onto the
-    darkest pixel within 2 px across it (the printed line: a neighbouring line 5 px away stays out
-    of reach) and followed when a feature passes within 3 px."""
+    type name (`names` by type ID) how many samples it followed. The trace is sampled every 2 px,
+    each sample moved onto the darkest pixel within 2 px across it (the printed line) and followed
+    when a feature passes within 3 px: a neighbouring strand 5 px away is neither snapped to nor
+    counted."""
     lines = [(names[f["properties"]["type"]], [[(x / scale, y / scale) for x, y in part] for part in f["geometry"]["coordinates"]]) for f in features]
     samples = []
     for (x0, y0), (x1, y1) in zip(trace, trace[1:]):
@@ -512,7 +513,7 @@ async def test_the_usgs_scan_gives_its_faults_and_marks_from_its_own_explanation
     along = {name: share_followed(features, names, trace, scan_grey) for name, trace in (("Hurricane", USGS_HURRICANE), ("Toroweap", USGS_TOROWEAP))}
     print("named faults followed (share, types by samples):", along)
     assert along["Hurricane"][0] >= HURRICANE_FOLLOWED and along["Toroweap"][0] >= TOROWEAP_FOLLOWED, along
-    assert all(set(types) == {"fault"} for _, types in along.values()), along
+    assert all(set(kinds) == {"fault"} for _, kinds in along.values()), along
     # The collapse structures, breccia pipes and vertical joints looked at by eye are point features
     # of their kind, the joints dipping 90° square to their hairline (within 15°).
     point_types = {row["properties"]["id"]: row["properties"]["symbol"] for row in layer(units["geopackage_path"], "point_type")}
