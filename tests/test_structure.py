@@ -420,6 +420,10 @@ USGS_TOROWEAP = [
 # The least share of each that its fault features follow (measured at c1e7af5: 0.73 and 0.84).
 HURRICANE_FOLLOWED = 0.7
 TOROWEAP_FOLLOWED = 0.8
+# The USGS sample enlarged to this width, and the least share of the Hurricane and Toroweap faults
+# followed there (measured at 5c7b4f7: 0.89 and 0.89; 0.51 and 0.79 before 9e42828).
+ENLARGED_WIDTH = 7000
+ENLARGED_FOLLOWED = 0.8
 # Point symbols of the USGS sample, looked at by eye on the scan between x 1500–1800 and y 150–450
 # (east of Pep and IPMs, north of the Pk outcrop) and put on their ink's centres: black dots
 # (collapse structures), magenta dots (breccia pipes), and black dots with a hairline through them
@@ -465,6 +469,27 @@ def covered(found, want):
     (x0, y0), (x1, y1) = want
     along = [((x - x0) * (x1 - x0) + (y - y0) * (y1 - y0)) / math.dist(*want) ** 2 for x, y in found]
     return max(0.0, min(1.0, max(along)) - max(0.0, min(along)))
+
+
+async def test_the_usgs_scan_enlarged_gives_its_named_faults_along_their_length(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache):  # noqa: F811
+    """The USGS sample enlarged to 7000 px wide: its hairline faults measure thinner against their
+    explanation's sample than they do as published, and the Hurricane fault has its name printed
+    on both sides of it; both faults are still followed along their length."""
+    scan = shared_asset("sample_usgs.jpg") / "sample_usgs.jpg"
+    server = reading_server(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache)
+    published = Image.open(scan)
+    scale = ENLARGED_WIDTH / published.width
+    published.resize((ENLARGED_WIDTH, round(published.height * scale)), Image.LANCZOS).save(server.map_root / "usgs_7000.png", compress_level=1)
+    layout = await prepared_layout(server, "usgs_7000.png")
+    async with server.connect() as client:
+        result = await client.call_tool("geomap_extract_units", {"map_id": layout["map_id"]})
+    assert result.is_error is False, result
+    features, types, _ = line_scores(result.structured_content, scale)
+    names = {key: row["name"] for key, row in types.items()}
+    grey = published.convert("L")
+    along = {name: share_followed(features, names, trace, grey, scale) for name, trace in (("Hurricane", USGS_HURRICANE), ("Toroweap", USGS_TOROWEAP))}
+    print("named faults followed at 7000 px (share, types by samples):", along)
+    assert all(share >= ENLARGED_FOLLOWED and set(kinds) == {"fault"} for share, kinds in along.values()), along
 
 
 async def test_the_usgs_scan_gives_its_faults_and_marks_from_its_own_explanation(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache):  # noqa: F811
