@@ -417,6 +417,7 @@ USGS_TOROWEAP = [
     (2270, 481), (2254, 500), (2241, 518), (2229, 540), (2218, 562), (2213, 580), (2205, 595), (2196, 610), (2188, 625), (2182, 640), (2180, 660), (2170, 677), (2160, 694),
     (2151, 710), (2143, 729), (2137, 742), (2134, 755), (2131, 770), (2128, 790), (2122, 815), (2116, 830), (2110, 845), (2106, 860), (2101, 875), (2097, 890),
 ]
+USGS_NAMED_FAULTS = {"Hurricane": USGS_HURRICANE, "Toroweap": USGS_TOROWEAP}
 # The least share of each that its fault features follow (measured at c1e7af5: 0.73 and 0.84).
 HURRICANE_FOLLOWED = 0.7
 TOROWEAP_FOLLOWED = 0.8
@@ -437,14 +438,14 @@ USGS_MARKS = {
 USGS_JOINTS = [((1638, 223), 150), ((1660, 347), 55), ((1772, 302), 59), ((1735, 402), 145)]
 
 
-def share_followed(features: list, names: dict, trace: list, scan, scale: float = 1.0) -> tuple[float, dict]:
+def share_followed(features: list, types: dict, trace: list, scan, scale: float = 1.0) -> tuple[float, dict]:
     """The share of `trace` (a line traced by eye on `scan`, a greyscale PIL image of the scan as
     published) that line features (their coordinates `scale` times the scan's) follow, and per line
-    type name (`names` by type ID) how many samples it followed. The trace is sampled every 2 px,
+    type name (`types`: the line types' rows by ID) how many samples it followed. The trace is sampled every 2 px,
     each sample moved onto the darkest pixel within 2 px across it (the printed line) and followed
     when a feature passes within 3 px: a neighbouring strand 5 px away is neither snapped to nor
     counted."""
-    lines = [(names[f["properties"]["type"]], [[(x / scale, y / scale) for x, y in part] for part in f["geometry"]["coordinates"]]) for f in features]
+    lines = [(types[f["properties"]["type"]]["name"], [[(x / scale, y / scale) for x, y in part] for part in f["geometry"]["coordinates"]]) for f in features]
     samples = []
     for (x0, y0), (x1, y1) in zip(trace, trace[1:]):
         length = math.dist((x0, y0), (x1, y1))
@@ -485,9 +486,8 @@ async def test_the_usgs_scan_enlarged_gives_its_named_faults_along_their_length(
         result = await client.call_tool("geomap_extract_units", {"map_id": layout["map_id"]})
     assert result.is_error is False, result
     features, types, _ = line_scores(result.structured_content, scale)
-    names = {key: row["name"] for key, row in types.items()}
     grey = published.convert("L")
-    along = {name: share_followed(features, names, trace, grey, scale) for name, trace in (("Hurricane", USGS_HURRICANE), ("Toroweap", USGS_TOROWEAP))}
+    along = {name: share_followed(features, types, trace, grey, scale) for name, trace in USGS_NAMED_FAULTS.items()}
     print("named faults followed at 7000 px (share, types by samples):", along)
     assert all(share >= ENLARGED_FOLLOWED and set(kinds) == {"fault"} for share, kinds in along.values()), along
 
@@ -534,8 +534,7 @@ async def test_the_usgs_scan_gives_its_faults_and_marks_from_its_own_explanation
     assert followed >= 0.9, followed
     # The Hurricane and Toroweap faults, traced by eye, followed by fault features along their length.
     scan_grey = Image.open(scan).convert("L")
-    names = {key: row["name"] for key, row in types.items()}
-    along = {name: share_followed(features, names, trace, scan_grey) for name, trace in (("Hurricane", USGS_HURRICANE), ("Toroweap", USGS_TOROWEAP))}
+    along = {name: share_followed(features, types, trace, scan_grey) for name, trace in USGS_NAMED_FAULTS.items()}
     print("named faults followed (share, types by samples):", along)
     assert along["Hurricane"][0] >= HURRICANE_FOLLOWED and along["Toroweap"][0] >= TOROWEAP_FOLLOWED, along
     assert all(set(kinds) == {"fault"} for _, kinds in along.values()), along

@@ -25,19 +25,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import unit_maps  # noqa: E402
 from conftest import SHARED_ASSETS, Mirror, Server  # noqa: E402
 from test_detect import CACHE, OCR_WHEEL, WHEEL  # noqa: E402
-from test_structure import USGS_A_SECTION, USGS_B_SECTION, USGS_C_SECTION, USGS_GRAND_WASH, USGS_HURRICANE, USGS_TOROWEAP, covered, layer, line_scores, share_followed  # noqa: E402
+from test_structure import USGS_A_SECTION, USGS_B_SECTION, USGS_C_SECTION, USGS_GRAND_WASH, USGS_NAMED_FAULTS, ENLARGED_WIDTH, covered, layer, line_scores, share_followed  # noqa: E402
 
 from harness import run  # noqa: E402
 
 SCAN = SHARED_ASSETS / "sample_usgs.jpg"
 ENLARGED = (10_000, 6185)
-# The scan enlarged less, between its own size and ENLARGED.
-BETWEEN = (7000, 4330)
 # The whole extraction of the enlarged scan should take at most this long on this 2-core machine.
 GOAL_S = 15.0
 # Three faults the USGS sample names on its main map, traced by eye (tests/test_structure.py): the
 # Hurricane fault's eastern strand, the Toroweap fault and the Grand Wash fault's dotted stretch.
-NAMED_FAULTS = {"Hurricane": USGS_HURRICANE, "Toroweap": USGS_TOROWEAP, "Grand Wash": USGS_GRAND_WASH}
+NAMED_FAULTS = {**USGS_NAMED_FAULTS, "Grand Wash": USGS_GRAND_WASH}
 
 
 async def extract(client, name: str) -> tuple[dict, float]:
@@ -76,11 +74,11 @@ def scores(units: dict, scale: float) -> dict:
     return found
 
 
-def along_named_faults(features: list, names: dict, scale: float) -> dict:
+def along_named_faults(features: list, types: dict, scale: float) -> dict:
     """Per named fault: the share of its traced length that a line feature follows, and the types
     of those features by samples (test_structure.share_followed)."""
     scan = Image.open(SCAN).convert("L")
-    return {name: share_followed(features, names, trace, scan, scale) for name, trace in NAMED_FAULTS.items()}
+    return {name: share_followed(features, types, trace, scan, scale) for name, trace in NAMED_FAULTS.items()}
 
 
 async def measure(base: Path) -> None:
@@ -96,7 +94,8 @@ async def measure(base: Path) -> None:
         if SCAN.exists():
             shutil.copy(SCAN, server.map_root / "usgs.jpg")
             Image.open(SCAN).resize(ENLARGED, Image.LANCZOS).save(server.map_root / "usgs_10000.png", compress_level=1)
-            Image.open(SCAN).resize(BETWEEN, Image.LANCZOS).save(server.map_root / "usgs_7000.png", compress_level=1)
+            between = (ENLARGED_WIDTH, round(Image.open(SCAN).height * ENLARGED_WIDTH / Image.open(SCAN).width))
+            Image.open(SCAN).resize(between, Image.LANCZOS).save(server.map_root / "usgs_7000.png", compress_level=1)
         async with server.connect() as client:
             prepared = await client.call_tool("geomap_prepare_detectors", {"assets": ["peace-yolov10-runtime", "ppocr-v4"]})
             assert prepared.is_error is False, prepared
@@ -109,7 +108,7 @@ async def measure(base: Path) -> None:
                 # The scan as published, then enlarged (its thin strokes blurred wider, not sharper),
                 # twice: the lines should not depend on the size a sheet was scanned at.
                 published = Image.open(SCAN).width
-                sizes = (("usgs.jpg", "at its own size", 1.0), ("usgs_7000.png", "enlarged to 7000×4330", BETWEEN[0] / published), ("usgs_10000.png", "enlarged to 10000×6185", ENLARGED[0] / published))
+                sizes = (("usgs.jpg", "at its own size", 1.0), ("usgs_7000.png", "enlarged to 7000 px wide", ENLARGED_WIDTH / published), ("usgs_10000.png", "enlarged to 10000×6185", ENLARGED[0] / published))
                 for name, what, scale in sizes:
                     units, seconds = await extract(client, name)
                     found = {line["type"]: line["count"] for line in units["lines"]}
@@ -117,8 +116,7 @@ async def measure(base: Path) -> None:
                     goal = f" ({seconds / GOAL_S:.2f}× the {GOAL_S:.0f} s goal)" if name == "usgs_10000.png" else ""
                     print(f"USGS scan {what}: extraction {seconds:.1f} s{goal}, timings {units['timings']}; line features per type {found}; point features per type {marks}")
                     features, types, _ = line_scores(units, 1.0)
-                    names = {key: row["name"] for key, row in types.items()}
-                    print(f"USGS named faults {what}, share of each traced length a line feature follows (types by samples): {along_named_faults(features, names, scale)}")
+                    print(f"USGS named faults {what}, share of each traced length a line feature follows (types by samples): {along_named_faults(features, types, scale)}")
                     truths = {"A–A′": USGS_A_SECTION, "B–B′": USGS_B_SECTION, "C–C′": USGS_C_SECTION}
                     sections = {}
                     for s in units["sections"]:
