@@ -51,11 +51,16 @@ def polylines(features: list) -> list:
 SCORED = ("fault", "thrust fault", "anticline", "syncline")
 
 
+def line_layers(units: dict) -> tuple[list, dict]:
+    """The line features an extraction wrote and its line types by ID."""
+    types = {row["properties"]["id"]: row["properties"] for row in layer(units["geopackage_path"], "line_type")}
+    return layer(units["geopackage_path"], "line_feature"), types
+
+
 def line_scores(units: dict, scale: float = 1.0) -> tuple[list, dict, dict]:
     """The line features an extraction wrote, its line types by ID, and the buffer F1 of each scored
     type against the lines as drawn (the TA1 score)."""
-    features = layer(units["geopackage_path"], "line_feature")
-    types = {row["properties"]["id"]: row["properties"] for row in layer(units["geopackage_path"], "line_type")}
+    features, types = line_layers(units)
     truth = unit_maps.structure_truth(scale)
     scores = {}
     for kind in SCORED:
@@ -449,6 +454,8 @@ def share_followed(features: list, types: dict, trace: list, scan, scale: float 
     samples = []
     for (x0, y0), (x1, y1) in zip(trace, trace[1:]):
         length = math.dist((x0, y0), (x1, y1))
+        if length == 0:
+            continue  # a vertex given twice
         dx, dy = (x1 - x0) / length, (y1 - y0) / length
         for k in range(int(length // 2)):
             x, y = x0 + 2 * k * dx, y0 + 2 * k * dy
@@ -485,7 +492,7 @@ async def test_the_usgs_scan_enlarged_gives_its_named_faults_along_their_length(
     async with server.connect() as client:
         result = await client.call_tool("geomap_extract_units", {"map_id": layout["map_id"]})
     assert result.is_error is False, result
-    features, types, _ = line_scores(result.structured_content, scale)
+    features, types = line_layers(result.structured_content)
     grey = published.convert("L")
     along = {name: share_followed(features, types, trace, grey, scale) for name, trace in USGS_NAMED_FAULTS.items()}
     print("named faults followed at 7000 px (share, types by samples):", along)
@@ -521,10 +528,9 @@ async def test_the_usgs_scan_gives_its_faults_and_marks_from_its_own_explanation
     by_type = {line["type"]: line for line in units["lines"]}
     assert "contact" not in by_type, "contacts are the polygons' edges"
     assert by_type["fault"]["count"] >= 50 and by_type["fault"]["length_px"] >= 5000, by_type["fault"]
-    features = layer(units["geopackage_path"], "line_feature")
+    features, types = line_layers(units)
     assert len(features) == sum(line["count"] for line in units["lines"])
     # The Grand Wash fault's dotted stretch is a concealed fault along its whole length.
-    types = {row["properties"]["id"]: row["properties"] for row in layer(units["geopackage_path"], "line_type")}
     concealed = [part for f in features if (types[f["properties"]["type"]]["name"], types[f["properties"]["type"]]["dash_pattern"]) == ("fault", "dotted") for part in f["geometry"]["coordinates"]]
     (x0, y0), (x1, y1) = USGS_GRAND_WASH
     steps = int(math.dist(*USGS_GRAND_WASH) // 4)

@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import unit_maps  # noqa: E402
 from conftest import SHARED_ASSETS, Mirror, Server  # noqa: E402
 from test_detect import CACHE, OCR_WHEEL, WHEEL  # noqa: E402
-from test_structure import USGS_A_SECTION, USGS_B_SECTION, USGS_C_SECTION, USGS_GRAND_WASH, USGS_NAMED_FAULTS, ENLARGED_WIDTH, covered, layer, line_scores, share_followed  # noqa: E402
+from test_structure import USGS_A_SECTION, USGS_B_SECTION, USGS_C_SECTION, USGS_GRAND_WASH, USGS_NAMED_FAULTS, ENLARGED_WIDTH, covered, layer, line_layers, line_scores, share_followed  # noqa: E402
 
 from harness import run  # noqa: E402
 
@@ -115,7 +115,7 @@ async def measure(base: Path) -> None:
                     marks = {point["type"]: point["count"] for point in units["points"]}
                     goal = f" ({seconds / GOAL_S:.2f}× the {GOAL_S:.0f} s goal)" if name == "usgs_10000.png" else ""
                     print(f"USGS scan {what}: extraction {seconds:.1f} s{goal}, timings {units['timings']}; line features per type {found}; point features per type {marks}")
-                    features, types, _ = line_scores(units, 1.0)
+                    features, types = line_layers(units)
                     print(f"USGS named faults {what}, share of each traced length a line feature follows (types by samples): {along_named_faults(features, types, scale)}")
                     truths = {"A–A′": USGS_A_SECTION, "B–B′": USGS_B_SECTION, "C–C′": USGS_C_SECTION}
                     sections = {}
