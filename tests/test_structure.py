@@ -430,6 +430,9 @@ TOROWEAP_FOLLOWED = 0.8
 # followed there (measured at 5c7b4f7: 0.89 and 0.89; 0.51 and 0.79 before 9e42828).
 ENLARGED_WIDTH = 7000
 ENLARGED_FOLLOWED = 0.8
+# The USGS sample resized to this width: its main map is shrunk by 2 for its straight lines, while
+# its type is only 1.3 times as tall as published.
+RESIZED_WIDTH = 5000
 # Point symbols of the USGS sample, looked at by eye on the scan between x 1500–1800 and y 150–450
 # (east of Pep and IPMs, north of the Pk outcrop) and put on their ink's centres: black dots
 # (collapse structures), magenta dots (breccia pipes), and black dots with a hairline through them
@@ -497,6 +500,28 @@ async def test_the_usgs_scan_enlarged_gives_its_named_faults_along_their_length(
     along = {name: share_followed(features, types, trace, grey, scale) for name, trace in USGS_NAMED_FAULTS.items()}
     print("named faults followed at 7000 px (share, types by samples):", along)
     assert all(share >= ENLARGED_FOLLOWED and set(kinds) == {"fault"} for share, kinds in along.values()), along
+
+
+async def test_the_usgs_scan_resized_so_its_map_is_shrunk_by_two_still_gives_its_line_of_section_a(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache):  # noqa: F811
+    """The USGS sample resized to 5000 px wide: its main map is shrunk by 2 for its thin straight
+    lines, which would have its letters looked for twice as large as published, where they are 1.3
+    times; A is read at the sheet's type size instead, and A–A′ found with its ends where they are
+    on the published scan (before, no line of section was found at this size)."""
+    scan = shared_asset("sample_usgs.jpg") / "sample_usgs.jpg"
+    server = reading_server(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache)
+    published = Image.open(scan)
+    scale = RESIZED_WIDTH / published.width
+    published.resize((RESIZED_WIDTH, round(published.height * scale)), Image.LANCZOS).save(server.map_root / "usgs_5000.png", compress_level=1)
+    layout = await prepared_layout(server, "usgs_5000.png")
+    async with server.connect() as client:
+        result = await client.call_tool("geomap_extract_units", {"map_id": layout["map_id"]})
+    assert result.is_error is False, result
+    sections = result.structured_content["sections"]
+    print("sections at 5000 px:", sections)
+    (section,) = [section for section in sections if section["name"] == "A–A′"]
+    ends = [(x / scale, y / scale) for x, y in (section["from"], section["to"])]
+    assert section["ends_from"] == "one letter read, left to right", section
+    assert all(math.dist(end, want) <= 12 for end, want in zip(ends, USGS_A_SECTION)), (ends, USGS_A_SECTION)
 
 
 async def test_the_usgs_scan_gives_its_faults_and_marks_from_its_own_explanation(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache):  # noqa: F811

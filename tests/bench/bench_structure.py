@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import unit_maps  # noqa: E402
 from conftest import SHARED_ASSETS, Mirror, Server  # noqa: E402
 from test_detect import CACHE, OCR_WHEEL, WHEEL  # noqa: E402
-from test_structure import USGS_A_SECTION, USGS_B_SECTION, USGS_C_SECTION, USGS_GRAND_WASH, USGS_NAMED_FAULTS, ENLARGED_WIDTH, covered, layer, line_layers, line_scores, share_followed  # noqa: E402
+from test_structure import USGS_A_SECTION, USGS_B_SECTION, USGS_C_SECTION, USGS_GRAND_WASH, USGS_NAMED_FAULTS, ENLARGED_WIDTH, RESIZED_WIDTH, covered, layer, line_layers, line_scores, share_followed  # noqa: E402
 
 from harness import run  # noqa: E402
 
@@ -94,8 +94,9 @@ async def measure(base: Path) -> None:
         if SCAN.exists():
             shutil.copy(SCAN, server.map_root / "usgs.jpg")
             Image.open(SCAN).resize(ENLARGED, Image.LANCZOS).save(server.map_root / "usgs_10000.png", compress_level=1)
-            between = (ENLARGED_WIDTH, round(Image.open(SCAN).height * ENLARGED_WIDTH / Image.open(SCAN).width))
-            Image.open(SCAN).resize(between, Image.LANCZOS).save(server.map_root / "usgs_7000.png", compress_level=1)
+            for width in (RESIZED_WIDTH, ENLARGED_WIDTH):
+                between = (width, round(Image.open(SCAN).height * width / Image.open(SCAN).width))
+                Image.open(SCAN).resize(between, Image.LANCZOS).save(server.map_root / f"usgs_{width}.png", compress_level=1)
         async with server.connect() as client:
             prepared = await client.call_tool("geomap_prepare_detectors", {"assets": ["peace-yolov10-runtime", "ppocr-v4"]})
             assert prepared.is_error is False, prepared
@@ -105,10 +106,15 @@ async def measure(base: Path) -> None:
             units, seconds = await extract(client, "structure_10000.jpg")
             print(f"drawn map at 10000×{round(unit_maps.SCAN[1] * large)}: buffer F1 {scores(units, large)}; extraction {seconds:.1f} s (lines {units['timings']['lines_ms'] / 1e3:.1f} s)")
             if SCAN.exists():
-                # The scan as published, then enlarged (its thin strokes blurred wider, not sharper),
-                # twice: the lines should not depend on the size a sheet was scanned at.
+                # The scan as published, then enlarged (its thin strokes blurred wider, not sharper)
+                # three times: the lines should not depend on the size a sheet was scanned at.
                 published = Image.open(SCAN).width
-                sizes = (("usgs.jpg", "at its own size", 1.0), ("usgs_7000.png", "enlarged to 7000 px wide", ENLARGED_WIDTH / published), ("usgs_10000.png", "enlarged to 10000×6185", ENLARGED[0] / published))
+                sizes = (
+                    ("usgs.jpg", "at its own size", 1.0),
+                    (f"usgs_{RESIZED_WIDTH}.png", f"resized to {RESIZED_WIDTH} px wide", RESIZED_WIDTH / published),
+                    (f"usgs_{ENLARGED_WIDTH}.png", f"enlarged to {ENLARGED_WIDTH} px wide", ENLARGED_WIDTH / published),
+                    ("usgs_10000.png", "enlarged to 10000×6185", ENLARGED[0] / published),
+                )
                 for name, what, scale in sizes:
                     units, seconds = await extract(client, name)
                     found = {line["type"]: line["count"] for line in units["lines"]}

@@ -39,7 +39,7 @@ use crate::record;
 use crate::stored::{LegendUnit, StoredEntry, StoredLayout, Swatch};
 use crate::structure::{
     LineSummary, PointSummary, SectionSummary, add_point_rows, dips, letters_at_ends, line_rows, line_summaries, line_warnings, point_summaries,
-    point_warnings, reread_dips, section_rows, section_warnings,
+    point_warnings, reread_dips, section_rows, section_warnings, type_height,
 };
 use crate::terms::{AgeSpan, AgeTermInfo, LithologyInfo};
 use crate::uris::{layout_dir, layout_uri, map_uri};
@@ -547,7 +547,7 @@ impl App {
             dips = reread_dips(&drawn.points, points, dips, &reader, scan, &window)?;
             let unfound: Vec<usize> = (0..sections.len()).filter(|&k| sections[k].is_none()).collect();
             let wanted: Vec<&str> = unfound.iter().map(|&k| cross_sections[k].1[0].as_str()).collect();
-            let lettered = letters_at_ends(&straights, &wanted, &reader, scan, &window, &|| progress.is_cancelled())?;
+            let lettered = letters_at_ends(&straights, &wanted, type_height(&words), &reader, scan, &window, &|| progress.is_cancelled())?;
             let unfound_sections: Vec<(PixelBox, [String; 2])> = unfound.iter().map(|&k| cross_sections[k].clone()).collect();
             for (k, found) in unfound.into_iter().zip(section_rows(&unfound_sections, (&[], &lettered), &main_map, &window, scan)?) {
                 sections[k] = found;
