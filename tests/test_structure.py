@@ -431,7 +431,7 @@ TOROWEAP_FOLLOWED = 0.8
 ENLARGED_WIDTH = 7000
 ENLARGED_FOLLOWED = 0.8
 # The USGS sample resized to this width: its main map is shrunk by 2 for its straight lines, while
-# its type is only 1.3 times as tall as published.
+# it is only 1.3 times as large as published.
 RESIZED_WIDTH = 5000
 # Point symbols of the USGS sample, looked at by eye on the scan between x 1500–1800 and y 150–450
 # (east of Pep and IPMs, north of the Pk outcrop) and put on their ink's centres: black dots
@@ -518,7 +518,9 @@ async def test_the_usgs_scan_resized_so_its_map_is_shrunk_by_two_still_gives_its
     assert result.is_error is False, result
     sections = result.structured_content["sections"]
     print("sections at 5000 px:", sections)
-    (section,) = [section for section in sections if section["name"] == "A–A′"]
+    found = [section for section in sections if section["name"] == "A–A′"]
+    assert len(found) == 1, sections
+    (section,) = found
     ends = [(x / scale, y / scale) for x, y in (section["from"], section["to"])]
     assert section["ends_from"] == "one letter read, left to right", section
     assert all(math.dist(end, want) <= 12 for end, want in zip(ends, USGS_A_SECTION)), (ends, USGS_A_SECTION)

@@ -5,8 +5,9 @@ scored the TA1 way per line type (buffer F1 against the lines as drawn) and for 
 within a symbol's radius, then the dip directions within 10° and the dips read exactly), with its
 explanation and with the explanation cut off; then the whole extraction's time (units, lines,
 points, GeoPackage written) on the drawn map at 10000 pixels wide and, when ../shared/assets has it,
-on the USGS scan enlarged to 10000×6185; on that scan at its own size and enlarged to 7000 and 10000
-px wide, how much of three of its named faults the line features follow (NAMED_FAULTS).
+on the USGS scan enlarged to 10000×6185; on that scan at its own size, resized to 5000 px and
+enlarged to 7000 and 10000 px wide, how much of three of its named faults the line features follow
+(NAMED_FAULTS) and where its lines of section are found.
 
 Goals (issue 35): fault buffer F1 at least 0.85, fold axes at least 0.70, attitudes F1 at least 0.85
 with 90 % of dips read exactly, the whole extraction of a 10000×6185 scan in at most 15 s on this

@@ -190,7 +190,8 @@ pub struct Straight {
     pub from: (f64, f64),
     /// The other end.
     pub to: (f64, f64),
-    /// How many of the scan's pixels one pixel of the shrunk map spans across (a letter's size scales with it).
+    /// How many of the scan's pixels one pixel of the shrunk map spans across (a letter's size
+    /// commonly scales with it; a sheet just over [`SHRUNK_PX`] is shrunk by a whole 2).
     pub scale: f64,
 }
 
