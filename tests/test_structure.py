@@ -13,6 +13,7 @@ import json
 import math
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 from PIL import Image
@@ -482,20 +483,33 @@ def covered(found, want):
     return max(0.0, min(1.0, max(along)) - max(0.0, min(along)))
 
 
+def save_resized(published, width: int, path: Path) -> float:
+    """Saves the scan `published` (a PIL image) resized to `width` px wide (LANCZOS, its proportions
+    kept) as a PNG at `path`; returns how many times its size it is."""
+    scale = width / published.width
+    published.resize((width, round(published.height * scale)), Image.LANCZOS).save(path, compress_level=1)
+    return scale
+
+
+async def usgs_resized_extraction(server, width: int) -> tuple:
+    """The USGS sample (skipped by name when absent) resized to `width` px wide, laid out and
+    extracted on `server`: the sample as published, the scale and the extraction."""
+    published = Image.open(shared_asset("sample_usgs.jpg") / "sample_usgs.jpg")
+    name = f"usgs_{width}.png"
+    scale = save_resized(published, width, server.map_root / name)
+    layout = await prepared_layout(server, name)
+    async with server.connect() as client:
+        result = await client.call_tool("geomap_extract_units", {"map_id": layout["map_id"]})
+    assert result.is_error is False, result
+    return published, scale, result.structured_content
+
+
 async def test_the_usgs_scan_enlarged_gives_its_named_faults_along_their_length(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache):  # noqa: F811
     """The USGS sample enlarged to 7000 px wide: its hairline faults measure thinner against their
     explanation's sample than they do as published, and the Hurricane fault has its name printed
     on both sides of it; both faults are still followed along their length."""
-    scan = shared_asset("sample_usgs.jpg") / "sample_usgs.jpg"
-    server = reading_server(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache)
-    published = Image.open(scan)
-    scale = ENLARGED_WIDTH / published.width
-    published.resize((ENLARGED_WIDTH, round(published.height * scale)), Image.LANCZOS).save(server.map_root / "usgs_7000.png", compress_level=1)
-    layout = await prepared_layout(server, "usgs_7000.png")
-    async with server.connect() as client:
-        result = await client.call_tool("geomap_extract_units", {"map_id": layout["map_id"]})
-    assert result.is_error is False, result
-    features, types = line_layers(result.structured_content)
+    published, scale, units = await usgs_resized_extraction(reading_server(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache), ENLARGED_WIDTH)
+    features, types = line_layers(units)
     grey = published.convert("L")
     along = {name: share_followed(features, types, trace, grey, scale) for name, trace in USGS_NAMED_FAULTS.items()}
     print("named faults followed at 7000 px (share, types by samples):", along)
@@ -507,16 +521,8 @@ async def test_the_usgs_scan_resized_so_its_map_is_shrunk_by_two_still_gives_its
     lines, which would have its letters looked for twice as large as published, where they are 1.3
     times; A is read at the sheet's type size instead, and A–A′ found with its ends where they are
     on the published scan (before, no line of section was found at this size)."""
-    scan = shared_asset("sample_usgs.jpg") / "sample_usgs.jpg"
-    server = reading_server(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache)
-    published = Image.open(scan)
-    scale = RESIZED_WIDTH / published.width
-    published.resize((RESIZED_WIDTH, round(published.height * scale)), Image.LANCZOS).save(server.map_root / "usgs_5000.png", compress_level=1)
-    layout = await prepared_layout(server, "usgs_5000.png")
-    async with server.connect() as client:
-        result = await client.call_tool("geomap_extract_units", {"map_id": layout["map_id"]})
-    assert result.is_error is False, result
-    sections = result.structured_content["sections"]
+    _, scale, units = await usgs_resized_extraction(reading_server(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache), RESIZED_WIDTH)
+    sections = units["sections"]
     print("sections at 5000 px:", sections)
     found = [section for section in sections if section["name"] == "A–A′"]
     assert len(found) == 1, sections

@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import unit_maps  # noqa: E402
 from conftest import SHARED_ASSETS, Mirror, Server  # noqa: E402
 from test_detect import CACHE, OCR_WHEEL, WHEEL  # noqa: E402
-from test_structure import USGS_A_SECTION, USGS_B_SECTION, USGS_C_SECTION, USGS_GRAND_WASH, USGS_NAMED_FAULTS, ENLARGED_WIDTH, RESIZED_WIDTH, covered, layer, line_layers, line_scores, share_followed  # noqa: E402
+from test_structure import USGS_A_SECTION, USGS_B_SECTION, USGS_C_SECTION, USGS_GRAND_WASH, USGS_NAMED_FAULTS, ENLARGED_WIDTH, RESIZED_WIDTH, covered, layer, line_layers, line_scores, save_resized, share_followed  # noqa: E402
 
 from harness import run  # noqa: E402
 
@@ -96,8 +96,7 @@ async def measure(base: Path) -> None:
             shutil.copy(SCAN, server.map_root / "usgs.jpg")
             Image.open(SCAN).resize(ENLARGED, Image.LANCZOS).save(server.map_root / "usgs_10000.png", compress_level=1)
             for width in (RESIZED_WIDTH, ENLARGED_WIDTH):
-                between = (width, round(Image.open(SCAN).height * width / Image.open(SCAN).width))
-                Image.open(SCAN).resize(between, Image.LANCZOS).save(server.map_root / f"usgs_{width}.png", compress_level=1)
+                save_resized(Image.open(SCAN), width, server.map_root / f"usgs_{width}.png")
         async with server.connect() as client:
             prepared = await client.call_tool("geomap_prepare_detectors", {"assets": ["peace-yolov10-runtime", "ppocr-v4"]})
             assert prepared.is_error is False, prepared
