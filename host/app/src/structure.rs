@@ -397,7 +397,9 @@ pub(crate) fn point_summaries(prompts: &[PointPrompt], structure: &Structure, ge
 pub(crate) fn point_warnings(unmeasured: &[String], prompts: &[PointPrompt], summaries: &[PointSummary], words_read: bool) -> Vec<String> {
     let mut warnings: Vec<String> = unmeasured
         .iter()
-        .map(|words| format!("The explanation's point symbol “{words}” shows no symbol of the shape its words name on its sample, so it was not looked for."))
+        .map(|words| {
+            format!("The explanation's point symbol “{words}” shows no whole symbol of the shape its words name on its sample, so it was not looked for.")
+        })
         .collect();
     let looked: Vec<&PointSummary> = summaries.iter().filter(|s| s.prompted_by == "look").collect();
     let found: Vec<String> = looked.iter().filter(|s| s.count > 0).map(|s| format!("{} {}", s.count, s.point_type)).collect();

@@ -28,7 +28,7 @@ use geomap_model::layout::PixelBox;
 use geomap_model::trace;
 use geomap_store::registry::{Document, StoredDocument};
 use geomap_vision::colour::{delta_e, ground_colour, hex, lab};
-use geomap_vision::structure::points::{FoundPoint, PointPrompt, Shape, sample_box};
+use geomap_vision::structure::points::{FoundPoint, PointPrompt, Shape, sample_box, sample_ink};
 use geomap_vision::structure::sections::ShrunkMap;
 use geomap_vision::structure::{LinePrompt, StructureFinder, sample_window};
 use geomap_vision::units::{self as classes, NO_MATCH_DELTA_E, filter, regions};
@@ -425,22 +425,26 @@ impl App {
             prompts = LinePrompt::by_look();
         }
         // Each point symbol measured on its own sample; one whose sample shows none of its shape
-        // is not looked for. Without any attitude symbol, attitudes are looked for by their shape.
-        let (mut points, mut unmeasured) = (Vec::new(), Vec::new());
+        // is not looked for, but its ink is told from the lines' as a measured one's would be. Without any attitude symbol, attitudes are looked for by their shape.
+        let (mut points, mut unmeasured, mut unmeasured_inks) = (Vec::new(), Vec::new(), Vec::new());
         let point_entries = PointPrompt::of_entries(&layout.symbol_entries);
         let no_attitude_entries = point_entries.iter().all(|prompt| prompt.shape.is_mark());
         for (entry, prompt) in point_entries.into_iter().filter_map(|p| Some((p.entry?, p))) {
             let around = sample_box(&layout.symbol_entries[entry]);
             let words = prompt.words.clone();
-            match prompt.calibrated(&map.window(self, around.pixels(layout.width, layout.height))?) {
+            let sample = map.window(self, around.pixels(layout.width, layout.height))?;
+            match prompt.calibrated(&sample) {
                 Some(measured) => points.push(measured),
-                None => unmeasured.push(words),
+                None => {
+                    unmeasured.push(words);
+                    unmeasured_inks.extend(sample_ink(&sample));
+                }
             }
         }
         if no_attitude_entries {
             points.extend(PointPrompt::by_look());
         }
-        let mut finder = StructureFinder::new(prompts, points, &plan.swatches, PAPER, (width, height), (left, top));
+        let mut finder = StructureFinder::new(prompts, points, &unmeasured_inks, &plan.swatches, PAPER, (width, height), (left, top));
         // Each cross section's line between its letters on the main map, as the words read them.
         // Should one not be found so, and the OCR models be installed, the map is shrunk as it is
         // classified, for its thin straight lines (the letters at whose ends are read once they

@@ -310,10 +310,12 @@ pub struct StructureFinder {
 impl StructureFinder {
     /// A finder for line `prompts` and attitude `points` over the `width × height` main map whose
     /// top-left pixel is `origin` in the scan; `swatches` (the units' colours) and `paper` compete
-    /// with the prompts' colours.
+    /// with the prompts' colours, and so do the `unmeasured` colours of point symbols not looked
+    /// for, each as a prompt of its colour would (one the prompts' colour is theirs).
     pub fn new(
         prompts: Vec<LinePrompt>,
         points: Vec<PointPrompt>,
+        unmeasured: &[(u8, u8, u8)],
         swatches: &[(u8, u8, u8)],
         paper: (u8, u8, u8),
         (width, height): (u32, u32),
@@ -321,15 +323,27 @@ impl StructureFinder {
     ) -> StructureFinder {
         let mut colours: Vec<(Vec<[f64; 3]>, ColourGroup)> = Vec::new();
         let black = |l: [f64; 3]| l[0] < BLACK_LIGHTNESS && l[1].hypot(l[2]) < BLACK_CHROMA;
-        let drawn = prompts.iter().map(|p| (p.colour, true)).chain(points.iter().map(|p| (p.colour, false)));
-        for (index, (colour, is_line)) in drawn.enumerate() {
+        #[derive(PartialEq)]
+        enum Drawn {
+            Line,
+            Point,
+            Unmeasured,
+        }
+        let drawn = prompts.iter().map(|p| (p.colour, Drawn::Line)).chain(points.iter().map(|p| (p.colour, Drawn::Point)));
+        for (index, (colour, kind)) in drawn.chain(unmeasured.iter().map(|&colour| (colour, Drawn::Unmeasured))).enumerate() {
             let here = lab(colour);
             let same = |other: &[f64; 3]| delta_e(*other, here) < SAME_COLOUR_DELTA_E || (black(*other) && black(here));
             let nearest = || (0..colours.len()).min_by(|&a, &b| delta_e(colours[a].0[0], here).total_cmp(&delta_e(colours[b].0[0], here)));
-            let slot = match colours.iter().position(|(labs, _)| same(&labs[0])) {
+            let existing = colours.iter().position(|(labs, _)| same(&labs[0]));
+            let full = colours.len() + 1 >= usize::from(DARK);
+            // An unmeasured symbol's colour counts only as a colour of its own.
+            if kind == Drawn::Unmeasured && (existing.is_some() || full) {
+                continue;
+            }
+            let slot = match existing {
                 Some(slot) => slot,
                 // A mark holds at most [`DARK`] - 1 colours: a sheet with more shares the nearest.
-                None if colours.len() + 1 >= usize::from(DARK) => nearest().expect("colours are there"),
+                None if full => nearest().expect("colours are there"),
                 None => {
                     colours.push((Vec::new(), ColourGroup::default()));
                     colours.len() - 1
@@ -337,7 +351,11 @@ impl StructureFinder {
             };
             let (labs, group) = &mut colours[slot];
             labs.push(here);
-            if is_line { group.lines.push(index) } else { group.points.push(index - prompts.len()) }
+            match kind {
+                Drawn::Line => group.lines.push(index),
+                Drawn::Point => group.points.push(index - prompts.len()),
+                Drawn::Unmeasured => {}
+            }
         }
         // A colour is looked for as its darkest sample shows it (a thin stroke's sample reads lighter).
         let line_labs: Vec<[f64; 3]> =
@@ -400,6 +418,9 @@ impl StructureFinder {
         for (colour, group) in colours.iter().enumerate() {
             if cancelled() {
                 return None;
+            }
+            if group.lines.is_empty() && group.points.is_empty() {
+                continue; // an unmeasured symbol's colour: its ink is kept off the others' masks
             }
             self.stroke_mask(colour as u8 + 1, &mut mask);
             let dark = |at: (f64, f64)| index_at(at, width, height).is_some_and(|i| self.marks[i] & DARK != 0);
@@ -900,7 +921,7 @@ mod tests {
             paint.push(((20 + 3 * k, 200, 21 + 3 * k, 201), black));
         }
         let image = strip(w, h, &paint);
-        let mut finder = StructureFinder::new(prompts, Vec::new(), &[(230, 120, 110), purple], (250, 250, 250), (w, h), (0, 0));
+        let mut finder = StructureFinder::new(prompts, Vec::new(), &[], &[(230, 120, 110), purple], (250, 250, 250), (w, h), (0, 0));
         finder.mark(&image, 0);
         let lines = finder.found(&|| false).unwrap().lines;
         assert_eq!(lines.len(), 1, "{lines:?}");
@@ -928,11 +949,27 @@ mod tests {
         };
         let colours = [levels(&[0, 85, 170, 255]), levels(&[42, 127, 212])].concat();
         let prompts: Vec<LinePrompt> = colours.iter().map(|&c| prompt("fault", c, 1.0, Pattern::Solid, None, Marks::None)).collect();
-        let finder = StructureFinder::new(prompts, Vec::new(), &[], (250, 250, 250), (40, 30), (0, 0));
+        let finder = StructureFinder::new(prompts, Vec::new(), &[], &[], (250, 250, 250), (40, 30), (0, 0));
         assert_eq!(finder.colours.len(), usize::from(DARK) - 1);
         let mut grouped: Vec<usize> = finder.colours.iter().flat_map(|group| group.lines.iter().copied()).collect();
         grouped.sort_unstable();
         assert_eq!(grouped, (0..colours.len()).collect::<Vec<_>>(), "every prompt in one group");
+    }
+
+    #[test]
+    fn an_unmeasured_point_symbols_ink_is_kept_off_a_line_of_another_colour_but_not_off_its_own() {
+        let (w, h) = (400, 100);
+        // A dark grey line 3 px wide: nearer the black fault's colour than the paper's.
+        let image = strip(w, h, &[((20, 50, 380, 53), (75, 75, 75))]);
+        let lines = |unmeasured: &[(u8, u8, u8)]| {
+            let prompts = vec![prompt("fault", (20, 20, 20), 3.0, Pattern::Solid, None, Marks::None)];
+            let mut finder = StructureFinder::new(prompts, Vec::new(), unmeasured, &[(230, 120, 110)], (250, 250, 250), (w, h), (0, 0));
+            finder.mark(&image, 0);
+            finder.found(&|| false).unwrap().lines.len()
+        };
+        assert_eq!(lines(&[]), 1, "the fault's");
+        assert_eq!(lines(&[(110, 110, 110)]), 0, "nearer a grey symbol's ink than the fault's");
+        assert_eq!(lines(&[(40, 40, 40)]), 1, "a black symbol's ink is the fault's colour too");
     }
 
     #[test]
@@ -958,7 +995,7 @@ mod tests {
             paint.push(((40 + 40 * k, 225, 45 + 40 * k, 235), black));
         }
         let image = strip(w, h, &paint);
-        let mut finder = StructureFinder::new(prompts, Vec::new(), &[(230, 120, 110)], (250, 250, 250), (w, h), (1000, 2000));
+        let mut finder = StructureFinder::new(prompts, Vec::new(), &[], &[(230, 120, 110)], (250, 250, 250), (w, h), (1000, 2000));
         finder.mark(&image, 0);
         let mut lines = finder.found(&|| false).unwrap().lines;
         lines.sort_by_key(|line| line.prompt);
@@ -985,7 +1022,7 @@ mod tests {
         let image = strip(w, h, &paint);
         let found = |width_px: f64| {
             let prompts = vec![prompt("fault", black, width_px, Pattern::Solid, None, Marks::None)];
-            let mut finder = StructureFinder::new(prompts, Vec::new(), &[(230, 120, 110)], (250, 250, 250), (w, h), (0, 0));
+            let mut finder = StructureFinder::new(prompts, Vec::new(), &[], &[(230, 120, 110)], (250, 250, 250), (w, h), (0, 0));
             finder.mark(&image, 0);
             finder.found(&|| false).unwrap().lines
         };
@@ -1003,7 +1040,7 @@ mod tests {
         // beside it), under a fault symbol drawn with a ball and bar (once along a fault).
         let paint = [((20, 100, 380, 101), black), ((200, 93, 201, 98), black), ((200, 103, 201, 108), black)];
         let prompts = vec![prompt("fault", black, 1.0, Pattern::Solid, None, Marks::Ball)];
-        let mut finder = StructureFinder::new(prompts, Vec::new(), &[(230, 120, 110)], (250, 250, 250), (w, h), (0, 0));
+        let mut finder = StructureFinder::new(prompts, Vec::new(), &[], &[(230, 120, 110)], (250, 250, 250), (w, h), (0, 0));
         finder.mark(&strip(w, h, &paint), 0);
         let lines = finder.found(&|| false).unwrap().lines;
         assert_eq!(lines.len(), 1, "{lines:?}");
@@ -1013,7 +1050,7 @@ mod tests {
         paint.extend((0..8).map(|k| ((40 + 40 * k, 223, 45 + 40 * k, 233), black)));
         let prompts =
             vec![prompt("fault", black, 3.0, Pattern::Solid, None, Marks::Ball), prompt("thrust fault", black, 5.0, Pattern::Solid, None, Marks::Teeth)];
-        let mut finder = StructureFinder::new(prompts, Vec::new(), &[(230, 120, 110)], (250, 250, 250), (w, h), (0, 0));
+        let mut finder = StructureFinder::new(prompts, Vec::new(), &[], &[(230, 120, 110)], (250, 250, 250), (w, h), (0, 0));
         finder.mark(&strip(w, h, &paint), 0);
         let lines = finder.found(&|| false).unwrap().lines;
         assert_eq!(lines.iter().map(|line| line.prompt).collect::<Vec<_>>(), [1], "{lines:?}");
@@ -1030,7 +1067,7 @@ mod tests {
             paint.push(((80 + 40 * k, 224, 85 + 40 * k, 234), black));
         }
         let image = strip(w, h, &paint);
-        let mut finder = StructureFinder::new(LinePrompt::by_look(), Vec::new(), &[(230, 120, 110)], (250, 250, 250), (w, h), (0, 0));
+        let mut finder = StructureFinder::new(LinePrompt::by_look(), Vec::new(), &[], &[(230, 120, 110)], (250, 250, 250), (w, h), (0, 0));
         finder.mark(&image, 0);
         let found = finder.found(&|| false).unwrap();
         let symbols: Vec<&str> = found.lines.iter().map(|line| found.line_prompts[line.prompt].symbol.as_str()).collect();
@@ -1059,7 +1096,7 @@ mod tests {
             paint.push(((40 + 40 * k, 148, 45 + 40 * k, 158), black));
         }
         let image = strip(w, h, &paint);
-        let mut finder = StructureFinder::new(prompts, Vec::new(), &[(230, 120, 110)], (250, 250, 250), (w, h), (0, 0));
+        let mut finder = StructureFinder::new(prompts, Vec::new(), &[], &[(230, 120, 110)], (250, 250, 250), (w, h), (0, 0));
         finder.mark(&image, 0);
         let found = finder.found(&|| false).unwrap();
         let mut typed: Vec<(f64, &str)> = found.lines.iter().map(|line| (line.parts[0].1[0].1, found.line_prompts[line.prompt].symbol.as_str())).collect();
@@ -1093,7 +1130,7 @@ mod tests {
                 }
             }
             let image = strip(w, h, &paint);
-            let mut finder = StructureFinder::new(prompts, Vec::new(), &[(230, 120, 110)], (250, 250, 250), (w, h), (0, 0));
+            let mut finder = StructureFinder::new(prompts, Vec::new(), &[], &[(230, 120, 110)], (250, 250, 250), (w, h), (0, 0));
             finder.mark(&image, 0);
             let found = finder.found(&|| false).unwrap();
             let mut typed: Vec<(f64, &str)> = found.lines.iter().map(|line| (line.parts[0].1[0].1, found.line_prompts[line.prompt].symbol.as_str())).collect();

@@ -82,6 +82,13 @@ const STRUNG_RIM_PX: f64 = 2.0;
 /// A filled mark whose top rows hold less than this share of its bottom rows' ink is a triangle
 /// on its base (about a half; a dot about 1).
 const TRIANGLE_TAPER: f64 = 0.75;
+/// A tick or cross measured on its sample spans, with the stroke's width its skeleton stops short
+/// of, at least this share of the ink its strike line runs along ([`ink_span`]). A shorter one is a
+/// piece of a strike line the sample's mask broke (a one-pixel stroke the scan left in pieces),
+/// and the map's symbols would break alike.
+const SAMPLE_SPAN: f64 = 0.75;
+/// The widest gap in a strike line's ink [`ink_span`] runs across, in pixels.
+const SPAN_GAP_PX: f64 = 2.0;
 
 /// How an attitude symbol is drawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -233,21 +240,12 @@ impl PointPrompt {
     /// The prompt measured on its sample's pixels: the ink's colour (the median of its most
     /// strongly inked pixels), then on that colour's mask the largest symbol of its shape (a
     /// filled mark: the largest piece of ink, when it is one; a strung dot: the largest piece of
-    /// its strongest ink, when it is one with a line of ink through it); `None` when the sample
+    /// its strongest ink, when it is one with a line of ink through it; a tick or cross: the
+    /// largest, when it spans its strike line's ink, [`SAMPLE_SPAN`]); `None` when the sample
     /// shows none.
     pub fn calibrated(mut self, sample: &Rgb) -> Option<PointPrompt> {
-        let pixels: Vec<(u8, u8, u8)> = sample.pixels.chunks_exact(3).map(|p| (p[0], p[1], p[2])).collect();
-        let labs: Vec<[f64; 3]> = pixels.iter().map(|&p| lab(p)).collect();
-        let lightest = labs.iter().map(|l| l[0]).fold(0.0, f64::max);
-        let paper = lab(crate::colour::median_colour(pixels.iter().zip(&labs).filter(|(_, l)| l[0] >= lightest - 8.0).map(|(p, _)| *p))?);
-        let strength: Vec<f64> = labs.iter().map(|l| delta_e(*l, paper)).collect();
-        let strongest = strength.iter().copied().fold(0.0, f64::max);
-        if strongest < super::LINE_DELTA_E {
-            return None;
-        }
-        let core = crate::colour::median_colour(pixels.iter().zip(&strength).filter(|(_, s)| **s >= 0.9 * strongest).map(|(p, _)| *p))?;
-        let core_lab = lab(core);
-        let mask = super::stroke_pixels(&labs, core_lab, paper, sample.width as usize);
+        let SampleInk { labs, paper, strength, strongest, core } = SampleInk::of(sample)?;
+        let mask = super::stroke_pixels(&labs, lab(core), paper, sample.width as usize);
         if self.shape.is_mark() {
             let (width, height) = (sample.width as usize, sample.height as usize);
             // A strung dot's hairline prints lighter than its dot, and may touch it.
@@ -273,6 +271,11 @@ impl PointPrompt {
         let branches = skeleton::branches(&mask, sample.width as usize, sample.height as usize);
         let largest =
             of_shape(&branches, self.shape, f64::from(sample.width.max(sample.height))).into_iter().max_by(|a, b| a.strike_px.total_cmp(&b.strike_px))?;
+        if self.shape != Shape::CircledCross
+            && largest.strike_px + largest.width_px < SAMPLE_SPAN * ink_span(&mask, (sample.width as usize, sample.height as usize), &largest)
+        {
+            return None;
+        }
         (self.colour, self.width_px, self.strike_px, self.tick_px) = (core, largest.width_px.max(1.0), largest.strike_px, largest.tick_px);
         Some(self)
     }
@@ -339,6 +342,69 @@ struct Symbol {
     tick: (f64, f64),
     /// Its arms, as indices into the branches (a circled cross: all its branches).
     arms: Vec<usize>,
+}
+
+/// A sample's ink as it reads on its paper.
+struct SampleInk {
+    /// Its pixels in CIELAB.
+    labs: Vec<[f64; 3]>,
+    /// Its paper: the median of its lightest pixels, in CIELAB.
+    paper: [f64; 3],
+    /// Each pixel's colour difference from the paper.
+    strength: Vec<f64>,
+    /// The largest of them.
+    strongest: f64,
+    /// The ink's colour: the median of the pixels within a tenth of the strongest.
+    core: (u8, u8, u8),
+}
+
+impl SampleInk {
+    /// `sample`'s ink, or `None` when nothing on it stands out from its paper by a line's colour
+    /// difference.
+    fn of(sample: &Rgb) -> Option<SampleInk> {
+        let pixels: Vec<(u8, u8, u8)> = sample.pixels.chunks_exact(3).map(|p| (p[0], p[1], p[2])).collect();
+        let labs: Vec<[f64; 3]> = pixels.iter().map(|&p| lab(p)).collect();
+        let lightest = labs.iter().map(|l| l[0]).fold(0.0, f64::max);
+        let paper = lab(crate::colour::median_colour(pixels.iter().zip(&labs).filter(|(_, l)| l[0] >= lightest - 8.0).map(|(p, _)| *p))?);
+        let strength: Vec<f64> = labs.iter().map(|l| delta_e(*l, paper)).collect();
+        let strongest = strength.iter().copied().fold(0.0, f64::max);
+        if strongest < super::LINE_DELTA_E {
+            return None;
+        }
+        let core = crate::colour::median_colour(pixels.iter().zip(&strength).filter(|(_, s)| **s >= 0.9 * strongest).map(|(p, _)| *p))?;
+        Some(SampleInk { labs, paper, strength, strongest, core })
+    }
+}
+
+/// The colour a point symbol's sample is printed in (as [`PointPrompt::calibrated`] reads it),
+/// whether or not its shape shows: the map's ink of that colour is the symbol's, not a line's.
+pub fn sample_ink(sample: &Rgb) -> Option<(u8, u8, u8)> {
+    SampleInk::of(sample).map(|ink| ink.core)
+}
+
+/// How far the sample's ink (`mask`, `width × height`) runs along `symbol`'s strike line from its
+/// junction each way, across gaps of at most [`SPAN_GAP_PX`], in pixels: the whole strike line,
+/// however the mask broke it.
+fn ink_span(mask: &[u8], (width, height): (usize, usize), symbol: &Symbol) -> f64 {
+    let (across_x, across_y) = symbol.tick;
+    let inked = |along: f64| {
+        (-1..=1).any(|k| {
+            let at = (symbol.at.0 - along * across_y + f64::from(k) * across_x + 0.5, symbol.at.1 + along * across_x + f64::from(k) * across_y + 0.5);
+            super::index_at(at, width, height).is_some_and(|index| mask[index] != 0)
+        })
+    };
+    let farthest = (width + height) as f64;
+    let reach = |sign: f64| {
+        let (mut step, mut last) = (0.0, 0.0);
+        while step - last <= SPAN_GAP_PX && step < farthest {
+            step += 0.5;
+            if inked(sign * step) {
+                last = step;
+            }
+        }
+        last
+    };
+    reach(1.0) + reach(-1.0) + 1.0
 }
 
 /// The symbols of `shape` among `branches`, none larger than `largest_px` (a tick symbol's
@@ -1162,6 +1228,26 @@ mod tests {
         assert!(collapse().calibrated(&sample(drawn(40, 20, &[(5.0, 10.0, 35.0, 10.0)], 3.0), 40)).is_none(), "a stroke");
         assert_eq!(ta1_point_type("breccia pipe"), Some(("breccia pipe", Shape::Filled)));
         assert_eq!(ta1_point_type("sample locality"), Some(("sample location", Shape::Filled)));
+    }
+
+    #[test]
+    fn a_tick_measured_on_a_piece_of_its_samples_broken_strike_line_is_none() {
+        let sample = |segments: &[(f64, f64, f64, f64)]| Rgb {
+            width: 60,
+            height: 30,
+            pixels: drawn(60, 30, segments, 2.0).iter().flat_map(|&m| if m != 0 { [20, 20, 20] } else { [250, 250, 250] }).collect(),
+        };
+        let tick = (20.0, 15.0, 20.0, 9.0);
+        let whole = prompt(Shape::Tick).calibrated(&sample(&[(10.0, 15.0, 36.0, 15.0), tick])).expect("a whole strike line");
+        assert!((whole.strike_px - 26.0).abs() <= 3.0, "{whole:?}");
+        // Its strike line broken by a pixel's gap: the piece with the tick is a symbol of its own,
+        // but no measure of it.
+        let piece = [(14.0, 15.0, 26.0, 15.0), tick];
+        assert!(prompt(Shape::Tick).calibrated(&sample(&piece)).is_some(), "a piece on its own");
+        assert!(prompt(Shape::Tick).calibrated(&sample(&[piece[0], piece[1], (29.5, 15.0, 50.0, 15.0)])).is_none());
+        // Ink in line with it past a wider gap (its dip, a word) is not its strike line.
+        let beside = prompt(Shape::Tick).calibrated(&sample(&[(10.0, 15.0, 36.0, 15.0), (41.0, 15.0, 55.0, 15.0), tick])).expect("a whole strike line");
+        assert!((beside.strike_px - whole.strike_px).abs() < 0.5, "{beside:?}");
     }
 
     /// Whether (x, y) is within a pixel of a line `reach` long each way through `centre` at
