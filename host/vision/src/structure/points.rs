@@ -241,7 +241,7 @@ impl PointPrompt {
     /// strongly inked pixels), then on that colour's mask the largest symbol of its shape (a
     /// filled mark: the largest piece of ink, when it is one; a strung dot: the largest piece of
     /// its strongest ink, when it is one with a line of ink through it; a tick or cross: the
-    /// largest, when it spans its strike line's ink, [`SAMPLE_SPAN`]); `None` when the sample
+    /// largest, when it spans nearly all its strike line's ink); `None` when the sample
     /// shows none.
     pub fn calibrated(mut self, sample: &Rgb) -> Option<PointPrompt> {
         let SampleInk { labs, paper, strength, strongest, core } = SampleInk::of(sample)?;
