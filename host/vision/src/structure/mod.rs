@@ -311,7 +311,8 @@ impl StructureFinder {
     /// A finder for line `prompts` and attitude `points` over the `width × height` main map whose
     /// top-left pixel is `origin` in the scan; `swatches` (the units' colours) and `paper` compete
     /// with the prompts' colours, and so do the `unmeasured` colours of point symbols not looked
-    /// for, each as a prompt of its colour would (one the prompts' colour is theirs).
+    /// for, each that is a colour of its own (none for one the same as a prompt's): its pixels
+    /// are marked as its own, off every prompt's mask.
     pub fn new(
         prompts: Vec<LinePrompt>,
         points: Vec<PointPrompt>,
@@ -359,7 +360,7 @@ impl StructureFinder {
         }
         // A colour is looked for as its darkest sample shows it (a thin stroke's sample reads lighter).
         let line_labs: Vec<[f64; 3]> =
-            colours.iter().map(|(labs, _)| *labs.iter().min_by(|a, b| a[0].total_cmp(&b[0])).expect("a group has a prompt")).collect();
+            colours.iter().map(|(labs, _)| *labs.iter().min_by(|a, b| a[0].total_cmp(&b[0])).expect("a group has a colour")).collect();
         let colours = colours.into_iter().map(|(_, group)| group).collect();
         let others: Vec<[f64; 3]> = swatches.iter().chain([&paper]).map(|&c| lab(c)).collect();
         let shift = 8 - TABLE_BITS;

@@ -241,7 +241,7 @@ impl PointPrompt {
     /// strongly inked pixels), then on that colour's mask the largest symbol of its shape (a
     /// filled mark: the largest piece of ink, when it is one; a strung dot: the largest piece of
     /// its strongest ink, when it is one with a line of ink through it; a tick or cross: the
-    /// largest, when it spans nearly all its strike line's ink); `None` when the sample
+    /// largest, when it spans three quarters of its strike line's ink); `None` when the sample
     /// shows none.
     pub fn calibrated(mut self, sample: &Rgb) -> Option<PointPrompt> {
         let SampleInk { labs, paper, strength, strongest, core } = SampleInk::of(sample)?;
@@ -377,19 +377,20 @@ impl SampleInk {
 }
 
 /// The colour a point symbol's sample is printed in (as [`PointPrompt::calibrated`] reads it),
-/// whether or not its shape shows: the map's ink of that colour is the symbol's, not a line's.
+/// whether or not its shape shows.
 pub fn sample_ink(sample: &Rgb) -> Option<(u8, u8, u8)> {
     SampleInk::of(sample).map(|ink| ink.core)
 }
 
 /// How far the sample's ink (`mask`, `width × height`) runs along `symbol`'s strike line from its
-/// junction each way, across gaps of at most [`SPAN_GAP_PX`], in pixels: the whole strike line,
-/// however the mask broke it.
+/// junction each way, across gaps of at most [`SPAN_GAP_PX`] (the few pixels a mask breaks a
+/// one-pixel stroke by), end to end in pixels: its last inked pixels counted whole. Its points,
+/// as the skeleton's, are pixel centres.
 fn ink_span(mask: &[u8], (width, height): (usize, usize), symbol: &Symbol) -> f64 {
     let (across_x, across_y) = symbol.tick;
     let inked = |along: f64| {
         (-1..=1).any(|k| {
-            let at = (symbol.at.0 - along * across_y + f64::from(k) * across_x + 0.5, symbol.at.1 + along * across_x + f64::from(k) * across_y + 0.5);
+            let at = (symbol.at.0 - along * across_y + f64::from(k) * across_x, symbol.at.1 + along * across_x + f64::from(k) * across_y);
             super::index_at(at, width, height).is_some_and(|index| mask[index] != 0)
         })
     };
