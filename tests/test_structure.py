@@ -476,6 +476,12 @@ def share_followed(features: list, types: dict, trace: list, scan, scale: float 
     return len(kinds) / len(samples), {kind: kinds.count(kind) for kind in set(kinds)}
 
 
+def named_faults_followed(features: list, types: dict, scan, scale: float = 1.0, named: dict = USGS_NAMED_FAULTS) -> dict:
+    """Per fault of `named` (traces by eye on the published scan, `scan` greyscale): the share of
+    its length line features follow and their types by samples (share_followed)."""
+    return {name: share_followed(features, types, trace, scan, scale) for name, trace in named.items()}
+
+
 def off_line(point, line):
     """How far `point` lies from the straight line through `line`'s two points, in pixels."""
     (x0, y0), (x1, y1) = line
@@ -516,8 +522,7 @@ async def test_the_usgs_scan_enlarged_gives_its_named_faults_along_their_length(
     on both sides of it; both faults are still followed along their length."""
     published, scale, units = await usgs_resized_extraction(reading_server(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache), ENLARGED_WIDTH)
     features, types = line_layers(units)
-    grey = published.convert("L")
-    along = {name: share_followed(features, types, trace, grey, scale) for name, trace in USGS_NAMED_FAULTS.items()}
+    along = named_faults_followed(features, types, published.convert("L"), scale)
     print("named faults followed at 7000 px (share, types by samples):", along)
     assert all(share >= ENLARGED_FOLLOWED and set(kinds) == {"fault"} for share, kinds in along.values()), along
 
@@ -548,8 +553,7 @@ async def test_the_usgs_scan_resized_so_its_bedding_sample_breaks_looks_for_no_b
     assert "inclined bedding" not in {point["type"] for point in units["points"]}, units["points"]
     assert any("Inclined" in warning and "not looked for" in warning for warning in units["warnings"]), units["warnings"]
     features, types = line_layers(units)
-    grey = published.convert("L")
-    along = {name: share_followed(features, types, trace, grey, scale) for name, trace in USGS_NAMED_FAULTS.items()}
+    along = named_faults_followed(features, types, published.convert("L"), scale)
     print("named faults followed at 4500 px (share, types by samples):", along)
     assert all(share >= BROKEN_SAMPLE_FOLLOWED for share, _ in along.values()), along
 
@@ -594,8 +598,7 @@ async def test_the_usgs_scan_gives_its_faults_and_marks_from_its_own_explanation
     print(f"Grand Wash fault: {followed:.3f} of its dotted stretch followed by dotted fault parts")
     assert followed >= 0.9, followed
     # The Hurricane and Toroweap faults, traced by eye, followed by fault features along their length.
-    scan_grey = Image.open(scan).convert("L")
-    along = {name: share_followed(features, types, trace, scan_grey) for name, trace in USGS_NAMED_FAULTS.items()}
+    along = named_faults_followed(features, types, Image.open(scan).convert("L"))
     print("named faults followed (share, types by samples):", along)
     assert along["Hurricane"][0] >= HURRICANE_FOLLOWED and along["Toroweap"][0] >= TOROWEAP_FOLLOWED, along
     assert all(set(kinds) == {"fault"} for _, kinds in along.values()), along

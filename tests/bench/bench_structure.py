@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import unit_maps  # noqa: E402
 from conftest import SHARED_ASSETS, Mirror, Server  # noqa: E402
 from test_detect import CACHE, OCR_WHEEL, WHEEL  # noqa: E402
-from test_structure import USGS_A_SECTION, USGS_B_SECTION, USGS_C_SECTION, USGS_GRAND_WASH, USGS_NAMED_FAULTS, ENLARGED_WIDTH, RESIZED_WIDTH, covered, layer, line_layers, line_scores, save_resized, share_followed  # noqa: E402
+from test_structure import USGS_A_SECTION, USGS_B_SECTION, USGS_C_SECTION, USGS_GRAND_WASH, USGS_NAMED_FAULTS, ENLARGED_WIDTH, RESIZED_WIDTH, covered, layer, line_layers, line_scores, named_faults_followed, save_resized  # noqa: E402
 
 from harness import run  # noqa: E402
 
@@ -75,13 +75,6 @@ def scores(units: dict, scale: float) -> dict:
     return found
 
 
-def along_named_faults(features: list, types: dict, scale: float) -> dict:
-    """Per named fault: the share of its traced length that a line feature follows, and the types
-    of those features by samples (test_structure.share_followed)."""
-    scan = Image.open(SCAN).convert("L")
-    return {name: share_followed(features, types, trace, scan, scale) for name, trace in NAMED_FAULTS.items()}
-
-
 async def measure(base: Path) -> None:
     mirror = Mirror()
     try:
@@ -122,7 +115,8 @@ async def measure(base: Path) -> None:
                     goal = f" ({seconds / GOAL_S:.2f}× the {GOAL_S:.0f} s goal)" if name == "usgs_10000.png" else ""
                     print(f"USGS scan {what}: extraction {seconds:.1f} s{goal}, timings {units['timings']}; line features per type {found}; point features per type {marks}")
                     features, types = line_layers(units)
-                    print(f"USGS named faults {what}, share of each traced length a line feature follows (types by samples): {along_named_faults(features, types, scale)}")
+                    along = named_faults_followed(features, types, Image.open(SCAN).convert("L"), scale, NAMED_FAULTS)
+                    print(f"USGS named faults {what}, share of each traced length a line feature follows (types by samples): {along}")
                     truths = {"A–A′": USGS_A_SECTION, "B–B′": USGS_B_SECTION, "C–C′": USGS_C_SECTION}
                     sections = {}
                     for s in units["sections"]:
