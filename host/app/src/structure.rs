@@ -1037,6 +1037,7 @@ mod tests {
             tick_px: 8.0,
             fill: 0.0,
             taper: 0.0,
+            hairline: false,
         };
         let at = |x: f64, y: f64| FoundPoint { prompt: 0, at: (x, y), dip_direction: Some(90.0), confidence: 0.9 };
         let word = |text: &str, x: f64, y: f64| Line { text: text.to_owned(), bbox: PixelBox { x0: x, y0: y, x1: x + 20.0, y1: y + 14.0 }, score: 0.9 };

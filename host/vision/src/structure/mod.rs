@@ -305,6 +305,12 @@ pub struct StructureFinder {
     height: u32,
     origin: (u32, u32),
     marks: Vec<u8>,
+    /// Quantised colour → its lightness as [`points::Lightness`] holds it; empty unless a point
+    /// symbol is printed as a hairline.
+    light_table: Vec<u8>,
+    /// The main map's lightness ([`points::Lightness`]), marked with the colours; empty unless a
+    /// point symbol is printed as a hairline.
+    lightness: Vec<u8>,
 }
 
 impl StructureFinder {
@@ -387,7 +393,21 @@ impl StructureFinder {
                 .collect()
         };
         let marks = if line_labs.is_empty() { Vec::new() } else { vec![0; width as usize * height as usize] };
-        StructureFinder { prompts, points, colours, table, width, height, origin, marks }
+        let hairlines = points.iter().any(|p| p.hairline) && !line_labs.is_empty();
+        let light_table: Vec<u8> = if hairlines {
+            (0..1_usize << (3 * TABLE_BITS))
+                .map(|key| {
+                    let rgb = (centre(key >> (2 * TABLE_BITS)), centre((key >> TABLE_BITS) & ((1 << TABLE_BITS) - 1)), centre(key & ((1 << TABLE_BITS) - 1)));
+                    let here = lab(rgb);
+                    let colourful = if here[1].hypot(here[2]) >= points::HAIRLINE_CHROMA { points::COLOURFUL } else { 0 };
+                    here[0].round().clamp(0.0, 100.0) as u8 | colourful
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let lightness = if hairlines { vec![0; width as usize * height as usize] } else { Vec::new() };
+        StructureFinder { prompts, points, colours, table, width, height, origin, marks, light_table, lightness }
     }
 
     /// Marks the pixels of `strip` (the main map's rows from `first_row`, its full width) that
@@ -402,6 +422,9 @@ impl StructureFinder {
             let key = ((pixel[0] as usize >> shift) << (2 * TABLE_BITS)) | ((pixel[1] as usize >> shift) << TABLE_BITS) | (pixel[2] as usize >> shift);
             if let Some(mark) = self.marks.get_mut(start + k) {
                 *mark = self.table[key];
+            }
+            if let Some(light) = self.lightness.get_mut(start + k) {
+                *light = self.light_table[key];
             }
         }
     }
@@ -426,6 +449,8 @@ impl StructureFinder {
             self.stroke_mask(colour as u8 + 1, &mut mask);
             let dark = |at: (f64, f64)| index_at(at, width, height).is_some_and(|i| self.marks[i] & DARK != 0);
             found.points.extend(points::filled_marks(&mut mask, (width, height), &dark, &self.points, &group.points, origin));
+            let lightness = points::Lightness { pixels: &self.lightness, width, height };
+            found.points.extend(points::hairline_attitudes(&mut mask, &lightness, &self.points, &group.points, origin));
             let mut branches = skeleton::branches(&mask, width, height);
             if cancelled() {
                 return None;

@@ -7,11 +7,13 @@
 //! small closed web of branches, its spokes meeting at the circle's centre. A filled mark is a
 //! piece of ink on its own, as wide, as tall and as full of its box as the sample's; a strung dot
 //! is one with a line running through it. Each symbol is measured on its own sample and looked for
-//! with those lengths and its stroke's width.
+//! with those lengths and its stroke's width. A tick symbol whose sample prints a pixel wide (its
+//! tick a pixel or two no skeleton shows) is a hairline: a lone straight stroke on the map's
+//! lightness, as dark as its sample, with its tick and number beside its middle.
 //!
 //! Invariants: pure arithmetic on branches the caller traced (a filled mark: on the mask, before
-//! it is thinned); a branch belongs to one symbol at most; directions leave in degrees clockwise
-//! from the sheet's up (rows grow downwards).
+//! it is thinned; a hairline: on the lightness); a branch belongs to one symbol at most; directions
+//! leave in degrees clockwise from the sheet's up (rows grow downwards).
 
 use std::collections::HashMap;
 
@@ -89,6 +91,46 @@ const TRIANGLE_TAPER: f64 = 0.75;
 const SAMPLE_SPAN: f64 = 0.75;
 /// The widest gap in a strike line's ink [`ink_span`] runs across, in pixels.
 const SPAN_GAP_PX: f64 = 2.0;
+/// A hairline sample's ink: its pixels at least this share of its strongest ink's difference
+/// from its paper ([`hairline_sample`]).
+const HAIRLINE_INK: f64 = 0.5;
+/// A hairline sample's strike line's ink at its ends, as a share of its strongest.
+const HAIRLINE_END_INK: f64 = 0.3;
+/// The most pixels of strong ink a hairline sample's strike line has per pixel of its length (a
+/// wider stroke is no hairline).
+const HAIRLINE_WIDEST: f64 = 2.3;
+/// The shortest strike line a hairline sample is measured with, in pixels.
+const HAIRLINE_LEAST_PX: f64 = 8.0;
+/// How far a hairline's tick reaches from its strike line at most, in pixels (its number stands
+/// farther).
+const HAIRLINE_TICK_PX: f64 = 3.5;
+/// The share of a hairline piece's pixels within a pixel of its axis ([`hairline_attitudes`]).
+const HAIRLINE_STRAIGHT: f64 = 0.8;
+/// The most pixels a hairline piece has per pixel of the longest strike line looked for.
+const HAIRLINE_THICK: f64 = 4.0;
+/// A hairline piece's length over its prompt's strike line's.
+const HAIRLINE_LENGTHS: std::ops::RangeInclusive<f64> = 0.85..=1.15;
+/// How dark a hairline's ink is at most (CIELAB L*).
+const HAIRLINE_LIGHTNESS: f64 = 55.0;
+/// How far around a pixel its ground is looked for, in pixels ([`Lightness::darkness`]).
+const HAIRLINE_GROUND_PX: i32 = 3;
+/// How much darker than its ground a hairline's axis is on average (L*).
+const HAIRLINE_DARKER: f64 = 35.0;
+/// How much lighter (L*) a hairline's axis may print on average than its sample's ink at most (a
+/// unit's contact, a contour printed fainter, is lighter)...
+const HAIRLINE_LIGHTER: f64 = 6.0;
+/// ...and how much darker at most (a black line's piece is darker).
+const HAIRLINE_DARKER_INK: f64 = 12.0;
+/// How light a hairline's axis prints on average at most (L*), whatever its sample reads: a
+/// one-pixel sample may read lighter than the map's strokes when the scan was resampled.
+const HAIRLINE_LIGHTEST: f64 = 46.0;
+/// How much darker than its ground the map may be just beyond a hairline's ends at most (L*):
+/// more, and the piece is part of a longer line.
+const HAIRLINE_ENDS: f64 = 33.0;
+/// How much darker than its ground a hairline's tick is, beside its middle (L*).
+const HAIRLINE_TICK_DARKER: f64 = 25.0;
+/// The fewest pixels of ink beside a hairline piece's middle on one side (its tick, its number).
+const HAIRLINE_BESIDE: usize = 3;
 
 /// How an attitude symbol is drawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -168,6 +210,10 @@ pub struct PointPrompt {
     /// of its height each): a dot about 1, a triangle on its base about a half; 0 for the other
     /// shapes.
     pub taper: f64,
+    /// A tick symbol printed as a hairline: a one-pixel strike line whose tick (a pixel or two)
+    /// no skeleton shows. It is looked for as a straight piece of ink with its number beside it
+    /// ([`hairline_attitudes`]), not on the skeleton.
+    pub hairline: bool,
 }
 
 impl PointPrompt {
@@ -191,6 +237,7 @@ impl PointPrompt {
                     tick_px: 0.0,
                     fill: 0.0,
                     taper: 0.0,
+                    hairline: false,
                 })
             })
             .collect()
@@ -213,6 +260,7 @@ impl PointPrompt {
             tick_px: 0.0,
             fill: 0.0,
             taper: 0.0,
+            hairline: false,
         };
         vec![
             looked("strike and dip of beds", "Dark strike line with a dip tick", "inclined bedding", Shape::Tick),
@@ -268,15 +316,21 @@ impl PointPrompt {
             (self.fill, self.taper) = (fill, largest.taper(index as u32 + 1, &label, width));
             return Some(self);
         }
-        let branches = skeleton::branches(&mask, sample.width as usize, sample.height as usize);
+        let dims = (sample.width as usize, sample.height as usize);
+        let branches = skeleton::branches(&mask, dims.0, dims.1);
         let largest =
-            of_shape(&branches, self.shape, f64::from(sample.width.max(sample.height))).into_iter().max_by(|a, b| a.strike_px.total_cmp(&b.strike_px))?;
-        if self.shape != Shape::CircledCross
-            && largest.strike_px + largest.width_px < SAMPLE_SPAN * ink_span(&mask, (sample.width as usize, sample.height as usize), &largest)
-        {
-            return None;
+            of_shape(&branches, self.shape, f64::from(sample.width.max(sample.height))).into_iter().max_by(|a, b| a.strike_px.total_cmp(&b.strike_px));
+        match largest {
+            Some(largest) if self.shape == Shape::CircledCross || largest.strike_px + largest.width_px >= SAMPLE_SPAN * ink_span(&mask, dims, &largest) => {
+                (self.colour, self.width_px, self.strike_px, self.tick_px) = (core, largest.width_px.max(1.0), largest.strike_px, largest.tick_px);
+            }
+            // No whole symbol on the skeleton: a tick symbol may be printed as a hairline.
+            _ if self.shape == Shape::Tick => {
+                (self.strike_px, self.tick_px) = hairline_sample(&strength, strongest, dims)?;
+                (self.colour, self.width_px, self.hairline) = (core, 1.0, true);
+            }
+            _ => return None,
         }
-        (self.colour, self.width_px, self.strike_px, self.tick_px) = (core, largest.width_px.max(1.0), largest.strike_px, largest.tick_px);
         Some(self)
     }
 
@@ -287,8 +341,8 @@ impl PointPrompt {
 
     /// How well a symbol seen on the map fits this one, 0–1 (0: not this symbol).
     fn fit(&self, seen: &Symbol) -> f64 {
-        if self.strike_px <= 0.0 || seen.shape != self.shape {
-            return 0.0; // not measured, or not this shape
+        if self.strike_px <= 0.0 || self.hairline || seen.shape != self.shape {
+            return 0.0; // not measured, not looked for on the skeleton, or not this shape
         }
         let ratio = |seen: f64, expected: f64| seen / expected.max(1.0);
         let (strike, tick, width) = (ratio(seen.strike_px, self.strike_px), ratio(seen.tick_px, self.tick_px), ratio(seen.width_px, self.width_px));
@@ -406,6 +460,266 @@ fn ink_span(mask: &[u8], (width, height): (usize, usize), symbol: &Symbol) -> f6
         last
     };
     reach(1.0) + reach(-1.0) + 1.0
+}
+
+/// A tick symbol's sample printed as a hairline (a one-pixel strike line its skeleton shows no tick
+/// on): its ink (`strength`, each pixel's difference from its paper, at least [`HAIRLINE_INK`] of
+/// the `strongest`; `width × height`) along the straight line the most of it lies along, in the run
+/// with the most ink across gaps of at most [`SPAN_GAP_PX`], and beside that run's middle, within
+/// [`HAIRLINE_TICK_PX`] of it, on one side only (the tick). Its strike's length and its tick's
+/// reach, or `None` when the sample shows no such symbol.
+fn hairline_sample(strength: &[f64], strongest: f64, (width, height): (usize, usize)) -> Option<(f64, f64)> {
+    let inked: Vec<(f64, f64, f64)> =
+        strength.iter().enumerate().filter(|&(_, &s)| s >= HAIRLINE_INK * strongest).map(|(i, &s)| ((i % width) as f64, (i / width) as f64, s)).collect();
+    // The line the most ink lies along: per degree of direction, the ink summed in bands a pixel
+    // wide across it.
+    let reach = (width + height) as f64;
+    let mut best = (0.0, 0.0, 0.0);
+    for degree in 0..180 {
+        let angle = f64::from(degree).to_radians();
+        let mut bands = vec![0.0; 2 * (width + height) + 1];
+        for &(x, y, s) in &inked {
+            bands[(y * angle.cos() - x * angle.sin() + reach).round() as usize] += s;
+        }
+        let (band, ink) = bands.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1))?;
+        if *ink > best.0 {
+            best = (*ink, angle, band as f64 - reach);
+        }
+    }
+    let (_, angle, offset) = best;
+    let along = |x: f64, y: f64| x * angle.cos() + y * angle.sin();
+    let across = |x: f64, y: f64| y * angle.cos() - x * angle.sin() - offset;
+    // Its run: the ink on the line, split where it breaks for more than a gap.
+    // Its run takes the line's fainter ends too (a hairline's last pixels print light).
+    let mut on_line: Vec<(f64, f64)> = strength
+        .iter()
+        .enumerate()
+        .filter(|&(_, &s)| s >= HAIRLINE_END_INK * strongest)
+        .map(|(i, &s)| ((i % width) as f64, (i / width) as f64, s))
+        .filter(|&(x, y, _)| across(x, y).abs() <= 1.0)
+        .map(|(x, y, s)| (along(x, y), s))
+        .collect();
+    on_line.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut runs: Vec<(f64, f64, f64)> = Vec::new();
+    for &(t, s) in &on_line {
+        match runs.last_mut() {
+            Some(run) if t - run.1 <= SPAN_GAP_PX => (run.1, run.2) = (t, run.2 + s),
+            _ => runs.push((t, t, s)),
+        }
+    }
+    let &(first, last, _) = runs.iter().max_by(|a, b| a.2.total_cmp(&b.2))?;
+    let strike = last - first + 1.0;
+    // One pixel wide: its ink along the run, a pixel or two per pixel of its length.
+    let on_run = (0..strength.len())
+        .filter(|&i| strength[i] >= HAIRLINE_END_INK * strongest)
+        .map(|i| ((i % width) as f64, (i / width) as f64))
+        .filter(|&(x, y)| across(x, y).abs() <= 2.5 && (first..=last).contains(&along(x, y)))
+        .count();
+    if strike < HAIRLINE_LEAST_PX || on_run as f64 > HAIRLINE_WIDEST * strike {
+        return None;
+    }
+    // The tick: ink beside the run's middle, on one side only.
+    let middle = (first + last) / 2.0;
+    let beside = |side: f64| {
+        inked
+            .iter()
+            .filter(|&&(x, y, _)| (along(x, y) - middle).abs() <= (strike / 4.0).max(1.5))
+            .map(|&(x, y, _)| side * across(x, y))
+            .filter(|&off| off > 1.0 && off <= HAIRLINE_TICK_PX)
+            .fold(0.0, f64::max)
+    };
+    match (beside(1.0), beside(-1.0)) {
+        (tick, 0.0) | (0.0, tick) if tick > 0.0 => Some((strike, tick)),
+        _ => None,
+    }
+}
+
+/// A map's lightness, for the hairline attitudes: per pixel its CIELAB L* (0–100), with
+/// [`COLOURFUL`] set for a pixel whose chroma is [`HAIRLINE_CHROMA`] or more.
+pub struct Lightness<'a> {
+    /// The pixels, `width × height`.
+    pub pixels: &'a [u8],
+    /// The map's width in pixels.
+    pub width: usize,
+    /// The map's height in pixels.
+    pub height: usize,
+}
+
+/// The bit a [`Lightness`] pixel carries when it is colourful, not grey or black ink.
+pub const COLOURFUL: u8 = 0x80;
+/// The chroma from which a pixel is no grey or black ink (CIELAB).
+pub const HAIRLINE_CHROMA: f64 = 25.0;
+
+impl Lightness<'_> {
+    /// Whether a pixel is grey or black ink darker than [`HAIRLINE_LIGHTNESS`].
+    fn inked(&self, i: usize) -> bool {
+        self.pixels[i] & COLOURFUL == 0 && f64::from(self.pixels[i]) < HAIRLINE_LIGHTNESS
+    }
+}
+
+/// The ground (the paper or unit) around a piece of ink, over a window of the map: its
+/// lightness closed (the lightest within [`HAIRLINE_GROUND_PX`] of each pixel, then the darkest of
+/// those within as much), so that a stroke narrower than that reads as the ground beside it.
+struct Ground {
+    /// The window's top-left pixel in the map.
+    origin: (isize, isize),
+    /// The window's width in pixels.
+    wide: usize,
+    /// The window's lightness, a row at a time.
+    own: Vec<f64>,
+    /// The closed lightness, as `own`.
+    closed: Vec<f64>,
+}
+
+impl Ground {
+    /// The ground over the window `(x0, y0)`–`(x1, y1)` (map pixels, last ones included) of `lightness`.
+    fn around(lightness: &Lightness, (x0, y0): (isize, isize), (x1, y1): (isize, isize)) -> Ground {
+        let r = HAIRLINE_GROUND_PX as isize;
+        // The lightness over the window and twice the reach around it, the map's edge pixels repeated beyond it.
+        let (ox, oy) = (x0 - 2 * r, y0 - 2 * r);
+        let (wide, tall) = ((x1 - x0 + 1 + 4 * r) as usize, (y1 - y0 + 1 + 4 * r) as usize);
+        let at = |x: isize, y: isize| {
+            let (x, y) = (x.clamp(0, lightness.width as isize - 1) as usize, y.clamp(0, lightness.height as isize - 1) as usize);
+            f64::from(lightness.pixels[y * lightness.width + x] & !COLOURFUL)
+        };
+        let own: Vec<f64> = (0..tall).flat_map(|y| (0..wide).map(move |x| (x, y))).map(|(x, y)| at(ox + x as isize, oy + y as isize)).collect();
+        // One pass along rows, one along columns, each taking the lightest (then the darkest) within the reach.
+        let pass = |values: &[f64], lightest: bool| {
+            let pick = |a: f64, b: f64| if lightest { a.max(b) } else { a.min(b) };
+            let rows: Vec<f64> = (0..tall)
+                .flat_map(|y| (0..wide).map(move |x| (x, y)))
+                .map(|(x, y)| (x.saturating_sub(r as usize)..=(x + r as usize).min(wide - 1)).map(|k| values[y * wide + k]).reduce(pick).expect("a pixel"))
+                .collect();
+            (0..tall)
+                .flat_map(|y| (0..wide).map(move |x| (x, y)))
+                .map(|(x, y)| (y.saturating_sub(r as usize)..=(y + r as usize).min(tall - 1)).map(|k| rows[k * wide + x]).reduce(pick).expect("a pixel"))
+                .collect::<Vec<f64>>()
+        };
+        let closed = pass(&pass(&own, true), false);
+        Ground { origin: (ox, oy), wide, own, closed }
+    }
+
+    /// The map's lightness at `(x, y)` (map pixels, the nearest pixel's; 100 off the window).
+    fn light(&self, (x, y): (f64, f64)) -> f64 {
+        let (x, y) = (x.round() as isize - self.origin.0, y.round() as isize - self.origin.1);
+        if x < 0 || y < 0 || x as usize >= self.wide || y as usize * self.wide >= self.own.len() {
+            return 100.0;
+        }
+        self.own[y as usize * self.wide + x as usize]
+    }
+
+    /// How much darker than the ground the map is at `(x, y)` (map pixels, the nearest pixel's).
+    fn darkness(&self, (x, y): (f64, f64)) -> f64 {
+        let (x, y) = (x.round() as isize - self.origin.0, y.round() as isize - self.origin.1);
+        if x < 0 || y < 0 || x as usize >= self.wide || y as usize * self.wide >= self.own.len() {
+            return 0.0;
+        }
+        let i = y as usize * self.wide + x as usize;
+        (self.closed[i] - self.own[i]).max(0.0)
+    }
+}
+
+/// The hairline attitudes of `prompts` (indices `group` into `all`; those printed as hairlines)
+/// on a map's `lightness`, its pixels offset by `origin` in the scan: pieces of grey or black ink
+/// darker than L* 55 that are straight (four fifths of their pixels within a pixel of their axis)
+/// and 0.85–1.15 times a prompt's strike line long, whose axis prints about as dark as the
+/// prompt's ink (at most L* 46) and 35 darker than the ground around it, the ground beyond either
+/// end not (a piece of a longer line is), with ink beside the middle on one side (the tick, the
+/// dip's number) and a tick just beside it. The dip direction points to the tick's side. Their
+/// pixels are cleared from `mask` (their colour's), so no line takes them up.
+pub fn hairline_attitudes(mask: &mut [u8], lightness: &Lightness, all: &[PointPrompt], group: &[usize], origin: (f64, f64)) -> Vec<FoundPoint> {
+    let (width, height) = (lightness.width, lightness.height);
+    let hairlines: Vec<usize> = group.iter().copied().filter(|&p| all[p].hairline && all[p].strike_px > 0.0).collect();
+    let Some(longest) = hairlines.iter().map(|&p| HAIRLINE_LENGTHS.end() * all[p].strike_px).reduce(f64::max) else {
+        return Vec::new();
+    };
+    let shortest = hairlines.iter().map(|&p| HAIRLINE_LENGTHS.start() * all[p].strike_px).fold(f64::INFINITY, f64::min);
+    let ink: Vec<u8> = (0..width * height).map(|i| u8::from(lightness.inked(i))).collect();
+    let (label, pieces) = ink_pieces(&ink, width, height);
+    let mut taken = vec![false; pieces.len()];
+    let mut found = Vec::new();
+    for (k, piece) in pieces.iter().enumerate() {
+        let (wide, tall) = piece.sides();
+        if wide.max(tall) > longest + 1.0 || wide.hypot(tall) < shortest || piece.pixels as f64 > HAIRLINE_THICK * longest {
+            continue;
+        }
+        let (x0, y0, x1, y1) = (piece.bbox.0 as usize, piece.bbox.1 as usize, piece.bbox.2 as usize, piece.bbox.3 as usize);
+        let own: Vec<(f64, f64)> = (y0..y1)
+            .flat_map(|y| (x0..x1).map(move |x| (x, y)))
+            .filter(|&(x, y)| label[y * width + x] == k as u32 + 1)
+            .map(|(x, y)| (x as f64, y as f64))
+            .collect();
+        // Its axis: the direction its pixels spread along most.
+        let n = own.len() as f64;
+        let (mx, my) = own.iter().fold((0.0, 0.0), |m, p| (m.0 + p.0 / n, m.1 + p.1 / n));
+        let (sxx, syy, sxy) = own.iter().fold((0.0, 0.0, 0.0), |s, p| (s.0 + (p.0 - mx).powi(2), s.1 + (p.1 - my).powi(2), s.2 + (p.0 - mx) * (p.1 - my)));
+        let angle = 0.5 * (2.0 * sxy).atan2(sxx - syy);
+        let (u, v) = ((angle.cos(), angle.sin()), (-angle.sin(), angle.cos()));
+        let along = |p: (f64, f64)| (p.0 - mx) * u.0 + (p.1 - my) * u.1;
+        let across = |p: (f64, f64)| (p.0 - mx) * v.0 + (p.1 - my) * v.1;
+        let core: Vec<f64> = own.iter().filter(|&&p| across(p).abs() <= 1.0).map(|&p| along(p)).collect();
+        let (first, last) = core.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |r, &t| (r.0.min(t), r.1.max(t)));
+        let length = last - first + 1.0;
+        if (core.len() as f64) < HAIRLINE_STRAIGHT * n {
+            continue;
+        }
+        let fits = hairlines.iter().map(|&p| (p, length / all[p].strike_px)).filter(|(_, ratio)| HAIRLINE_LENGTHS.contains(ratio));
+        let Some((prompt, ratio)) = fits.min_by(|a, b| a.1.ln().abs().total_cmp(&b.1.ln().abs())) else { continue };
+        let middle = (first + last) / 2.0;
+        let centre = (mx + middle * u.0, my + middle * u.1);
+        let at = |t: f64, off: f64| (centre.0 + t * u.0 + off * v.0, centre.1 + t * u.1 + off * v.1);
+        let steps = |from: f64, to: f64| (0..).map(move |k| from + 0.5 * f64::from(k)).take_while(move |&d| d <= to);
+        let half = length / 2.0;
+        let margin = (half + 5.0).ceil() as isize;
+        let (cx, cy) = (centre.0.round() as isize, centre.1.round() as isize);
+        let ground = Ground::around(lightness, (cx - margin, cy - margin), (cx + margin, cy + margin));
+        let mean = |of: &dyn Fn((f64, f64)) -> f64| {
+            let values: Vec<f64> = steps(-half + 1.0, half - 1.0).map(|t| of(at(t, 0.0))).collect();
+            values.iter().sum::<f64>() / values.len().max(1) as f64
+        };
+        let (darker, light) = (mean(&|p| ground.darkness(p)), mean(&|p| ground.light(p)));
+        let ends = [1.0, -1.0].map(|end| steps(half + 2.0, half + 4.0).map(|d| ground.darkness(at(end * d, 0.0))).fold(0.0, f64::max));
+        // Ink beside its middle, per side: pixels of other pieces of ink, or its own off its axis.
+        let reach = (half + f64::from(HAIRLINE_GROUND_PX)).ceil() as isize;
+        let beside = |side: f64| {
+            (cy - reach..=cy + reach)
+                .flat_map(|y| (cx - reach..=cx + reach).map(move |x| (x, y)))
+                .filter(|&(x, y)| x >= 0 && y >= 0 && (x as usize) < width && (y as usize) < height && ink[y as usize * width + x as usize] != 0)
+                .map(|(x, y)| ((x as f64 - centre.0) * u.0 + (y as f64 - centre.1) * u.1, side * ((x as f64 - centre.0) * v.0 + (y as f64 - centre.1) * v.1)))
+                .filter(|&(t, off)| t.abs() <= 0.35 * length && off >= 1.5 && off <= half + 1.0)
+                .count()
+        };
+        let (right, left) = (beside(1.0), beside(-1.0));
+        // The tick: the darker side just beside the middle.
+        let tick = |side: f64| {
+            steps(-2.5, 2.5).flat_map(|t| steps(1.5, 2.5).map(move |off| (t, off))).map(|(t, off)| ground.darkness(at(t, side * off))).fold(0.0, f64::max)
+        };
+        let (tick_right, tick_left) = (tick(1.0), tick(-1.0));
+        let ink_light = lab(all[prompt].colour)[0];
+        if darker < HAIRLINE_DARKER
+            || !(ink_light - HAIRLINE_DARKER_INK..=(ink_light + HAIRLINE_LIGHTER).min(HAIRLINE_LIGHTEST)).contains(&light)
+            || ends.iter().any(|&end| end > HAIRLINE_ENDS)
+            || right.max(left) < HAIRLINE_BESIDE
+            || tick_right.max(tick_left) < HAIRLINE_TICK_DARKER
+        {
+            continue;
+        }
+        let side = if tick_right >= tick_left { 1.0 } else { -1.0 };
+        taken[k] = true;
+        let fit = (-ratio.ln().abs()).exp();
+        found.push(FoundPoint {
+            prompt,
+            at: (centre.0 + origin.0, centre.1 + origin.1),
+            dip_direction: Some(bearing((side * v.0, side * v.1))),
+            confidence: (fit * 1000.0).round() / 1000.0,
+        });
+    }
+    for (m, &l) in mask.iter_mut().zip(&label) {
+        if l != 0 && taken[l as usize - 1] {
+            *m = 0;
+        }
+    }
+    found
 }
 
 /// The symbols of `shape` among `branches`, none larger than `largest_px` (a tick symbol's
@@ -639,7 +953,7 @@ fn square_to_strike(a: (f64, f64), b: (f64, f64), tick: (f64, f64)) -> (f64, f64
 /// they are drawn with.
 pub fn attitudes(branches: &[Branch], all: &[PointPrompt], group: &[usize], origin: (f64, f64)) -> (Vec<FoundPoint>, Vec<usize>) {
     let largest = |circled: bool| {
-        let of = group.iter().filter(|&&p| !all[p].shape.is_mark() && (all[p].shape == Shape::CircledCross) == circled);
+        let of = group.iter().filter(|&&p| !all[p].shape.is_mark() && !all[p].hairline && (all[p].shape == Shape::CircledCross) == circled);
         // A tick symbol's arms are shorter than its strike line; a circle is as wide as its bar.
         of.map(|&p| if circled { 1.4 * all[p].strike_px } else { 0.8 * all[p].strike_px }).fold(0.0, f64::max)
     };
@@ -1019,6 +1333,7 @@ mod tests {
             tick_px: 8.0,
             fill: 0.0,
             taper: 0.0,
+            hairline: false,
         }
     }
 
@@ -1308,6 +1623,69 @@ mod tests {
         // A hairline too light to be the map's dark ink would leave its joints as filled marks.
         assert!(strung().calibrated(&sample(true, Some(170), false)).is_none(), "a light hairline");
         assert_eq!(ta1_point_type("strike of vertical"), Some(("vertical joint", Shape::Strung)));
+    }
+
+    #[test]
+    fn a_tick_symbol_printed_as_a_hairline_is_measured_as_one_and_a_line_without_its_tick_or_a_wide_one_is_none() {
+        let sample = |segments: &[(f64, f64, f64, f64)], stroke: f64| Rgb {
+            width: 40,
+            height: 30,
+            pixels: drawn(40, 30, segments, stroke).iter().flat_map(|&m| if m != 0 { [86, 86, 86] } else { [250, 250, 250] }).collect(),
+        };
+        // Its tick a pixel or two beside the strike line's middle, apart from it (as a scan prints it).
+        let [strike, _] = attitude(20.0, 15.0, 45.0, 15.0, 2.0);
+        let (dx, dy) = (45_f64.to_radians().sin(), -45_f64.to_radians().cos());
+        let tick = (20.0 + 2.0 * dx, 15.0 + 2.0 * dy, 20.0 + 2.8 * dx, 15.0 + 2.8 * dy);
+        let hairline = prompt(Shape::Tick).calibrated(&sample(&[strike, tick], 1.0)).expect("a hairline symbol");
+        assert!(hairline.hairline && (hairline.strike_px - 15.0).abs() <= 2.0 && hairline.width_px == 1.0, "{hairline:?}");
+        assert!(prompt(Shape::Tick).calibrated(&sample(&[strike], 1.0)).is_none(), "a line without its tick");
+        let wide = prompt(Shape::Tick).calibrated(&sample(&[strike, tick], 3.0));
+        assert!(wide.as_ref().is_none_or(|p| !p.hairline), "{wide:?}");
+    }
+
+    /// A stroke drawn on a lightness map: its segments, their width, their L*.
+    type Stroke = (Vec<(f64, f64, f64, f64)>, f64, u8);
+
+    /// A `width × height` lightness map of paper (L* 90) with each stroke drawn on it.
+    fn lit(width: usize, height: usize, strokes: &[Stroke]) -> Vec<u8> {
+        let mut pixels = vec![90; width * height];
+        for (segments, stroke, light) in strokes {
+            for (pixel, inked) in pixels.iter_mut().zip(drawn(width, height, segments, *stroke)) {
+                if inked != 0 {
+                    *pixel = *light;
+                }
+            }
+        }
+        pixels
+    }
+
+    #[test]
+    fn a_hairline_attitude_is_found_by_its_tick_and_number_and_a_contact_a_contour_a_fault_or_a_bare_line_is_not() {
+        // A strike line at `(x, y)` with its tick towards `towards` and its number printed beyond the tick.
+        let symbol = |x: f64, y: f64, towards: f64, tick: f64| {
+            let [strike, tick] = attitude(x, y, towards, 15.0, tick);
+            let (dx, dy) = (towards.to_radians().sin(), -towards.to_radians().cos());
+            vec![strike, tick, (x + 6.0 * dx, y + 6.0 * dy - 2.0, x + 6.0 * dx, y + 6.0 * dy + 2.0)]
+        };
+        let towards = [0.0, 70.0, 160.0, 250.0];
+        let mut strokes: Vec<Stroke> = towards.iter().enumerate().map(|(k, &t)| (symbol(30.0 + 40.0 * k as f64, 30.0, t, 2.0), 1.0, 40)).collect();
+        strokes.push((vec![(10.0, 70.0, 170.0, 75.0)], 1.0, 40)); // a contact
+        strokes.push((symbol(30.0, 110.0, 90.0, 2.0), 1.0, 50)); // a contour printed lighter
+        strokes.push((symbol(70.0, 110.0, 90.0, 2.0), 3.0, 15)); // a black fault's piece
+        strokes.push((vec![attitude(110.0, 110.0, 90.0, 15.0, 0.0)[0]], 1.0, 40)); // a bare line
+        let (width, height) = (180, 140);
+        let pixels = lit(width, height, &strokes);
+        let prompt = PointPrompt { colour: (86, 86, 86), width_px: 1.0, strike_px: 15.0, tick_px: 2.0, hairline: true, ..prompt(Shape::Tick) };
+        let lightness = Lightness { pixels: &pixels, width, height };
+        let mut mask = vec![0; width * height];
+        let mut found = hairline_attitudes(&mut mask, &lightness, &[prompt], &[0], (100.0, 200.0));
+        found.sort_by(|a, b| a.at.0.total_cmp(&b.at.0));
+        assert_eq!(found.len(), towards.len(), "{found:?}");
+        for (k, (point, want)) in found.iter().zip(towards).enumerate() {
+            let off = (point.at.0 - 130.0 - 40.0 * k as f64).hypot(point.at.1 - 230.0);
+            let turn = (point.dip_direction.expect("a dip direction") - want + 540.0).rem_euclid(360.0) - 180.0;
+            assert!(off <= 1.5 && turn.abs() <= 10.0, "{point:?} for {want}");
+        }
     }
 
     fn joint_prompt() -> PointPrompt {
