@@ -371,13 +371,14 @@ impl StructureFinder {
         let others: Vec<[f64; 3]> = swatches.iter().chain([&paper]).map(|&c| lab(c)).collect();
         let shift = 8 - TABLE_BITS;
         let centre = |v: usize| ((v << shift) | (1 << (shift - 1))) as u8;
+        let key_rgb =
+            |key: usize| (centre(key >> (2 * TABLE_BITS)), centre((key >> TABLE_BITS) & ((1 << TABLE_BITS) - 1)), centre(key & ((1 << TABLE_BITS) - 1)));
         let table = if line_labs.is_empty() {
             Vec::new()
         } else {
             (0..1_usize << (3 * TABLE_BITS))
                 .map(|key| {
-                    let rgb = (centre(key >> (2 * TABLE_BITS)), centre((key >> TABLE_BITS) & ((1 << TABLE_BITS) - 1)), centre(key & ((1 << TABLE_BITS) - 1)));
-                    let here = lab(rgb);
+                    let here = lab(key_rgb(key));
                     let dark = if here[0] < DARK_LIGHTNESS { DARK } else { 0 };
                     let (best, distance) =
                         line_labs.iter().enumerate().map(|(i, l)| (i, delta_e(here, *l))).min_by(|a, b| a.1.total_cmp(&b.1)).expect("a colour");
@@ -397,8 +398,7 @@ impl StructureFinder {
         let light_table: Vec<u8> = if hairlines {
             (0..1_usize << (3 * TABLE_BITS))
                 .map(|key| {
-                    let rgb = (centre(key >> (2 * TABLE_BITS)), centre((key >> TABLE_BITS) & ((1 << TABLE_BITS) - 1)), centre(key & ((1 << TABLE_BITS) - 1)));
-                    let here = lab(rgb);
+                    let here = lab(key_rgb(key));
                     let colourful = if here[1].hypot(here[2]) >= points::HAIRLINE_CHROMA { points::COLOURFUL } else { 0 };
                     here[0].round().clamp(0.0, 100.0) as u8 | colourful
                 })
@@ -430,8 +430,9 @@ impl StructureFinder {
     }
 
     /// The lines and point symbols of every prompt, colour by colour; `cancelled` is asked
-    /// between steps and every 64 lines. A colour's filled marks are taken from its mask and its
-    /// attitude symbols from its skeleton first, so their ink is never a piece of a line. Prompts
+    /// between steps and every 64 lines. A colour's filled marks are taken from its mask, its
+    /// hairline attitudes from the map's lightness and its other attitude symbols from its
+    /// skeleton first, so their ink is never a piece of a line. Prompts
     /// looked for by their look alone are measured on their colour's skeleton first.
     pub fn found(mut self, cancelled: &dyn Fn() -> bool) -> Option<Structure> {
         let (width, height) = (self.width as usize, self.height as usize);

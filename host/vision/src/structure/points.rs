@@ -96,8 +96,8 @@ const SPAN_GAP_PX: f64 = 2.0;
 const HAIRLINE_INK: f64 = 0.5;
 /// A hairline sample's strike line's ink at its ends, as a share of its strongest.
 const HAIRLINE_END_INK: f64 = 0.3;
-/// The most pixels of strong ink a hairline sample's strike line has per pixel of its length (a
-/// wider stroke is no hairline).
+/// The most pixels of ink (as strong as its ends' at least) a hairline sample's strike line has
+/// per pixel of its length (a wider stroke is no hairline).
 const HAIRLINE_WIDEST: f64 = 2.3;
 /// The shortest strike line a hairline sample is measured with, in pixels.
 const HAIRLINE_LEAST_PX: f64 = 8.0;
@@ -289,7 +289,8 @@ impl PointPrompt {
     /// strongly inked pixels), then on that colour's mask the largest symbol of its shape (a
     /// filled mark: the largest piece of ink, when it is one; a strung dot: the largest piece of
     /// its strongest ink, when it is one with a line of ink through it; a tick or cross: the
-    /// largest, when it spans three quarters of its strike line's ink); `None` when the sample
+    /// largest, when it spans three quarters of its strike line's ink; else a tick symbol printed
+    /// as a hairline, a pixel wide, measured on its ink's straight run); `None` when the sample
     /// shows none.
     pub fn calibrated(mut self, sample: &Rgb) -> Option<PointPrompt> {
         let SampleInk { labs, paper, strength, strongest, core } = SampleInk::of(sample)?;
@@ -559,12 +560,14 @@ impl Lightness<'_> {
 
 /// The ground (the paper or unit) around a piece of ink, over a window of the map: its
 /// lightness closed (the lightest within [`HAIRLINE_GROUND_PX`] of each pixel, then the darkest of
-/// those within as much), so that a stroke narrower than that reads as the ground beside it.
+/// those within as much), so that a stroke up to twice that wide reads as the ground beside it.
 struct Ground {
     /// The window's top-left pixel in the map.
     origin: (isize, isize),
     /// The window's width in pixels.
     wide: usize,
+    /// The window's height in pixels.
+    tall: usize,
     /// The window's lightness, a row at a time.
     own: Vec<f64>,
     /// The closed lightness, as `own`.
@@ -596,26 +599,24 @@ impl Ground {
                 .collect::<Vec<f64>>()
         };
         let closed = pass(&pass(&own, true), false);
-        Ground { origin: (ox, oy), wide, own, closed }
+        Ground { origin: (ox, oy), wide, tall, own, closed }
     }
 
-    /// The map's lightness at `(x, y)` (map pixels, the nearest pixel's; 100 off the window).
-    fn light(&self, (x, y): (f64, f64)) -> f64 {
-        let (x, y) = (x.round() as isize - self.origin.0, y.round() as isize - self.origin.1);
-        if x < 0 || y < 0 || x as usize >= self.wide || y as usize * self.wide >= self.own.len() {
-            return 100.0;
-        }
-        self.own[y as usize * self.wide + x as usize]
+    /// The window's index of the pixel holding `(x, y)` (map coordinates, a pixel's centre at
+    /// its index + 0.5), if the window holds it.
+    fn index(&self, (x, y): (f64, f64)) -> Option<usize> {
+        let (x, y) = (x.floor() as isize - self.origin.0, y.floor() as isize - self.origin.1);
+        (x >= 0 && y >= 0 && (x as usize) < self.wide && (y as usize) < self.tall).then(|| y as usize * self.wide + x as usize)
     }
 
-    /// How much darker than the ground the map is at `(x, y)` (map pixels, the nearest pixel's).
-    fn darkness(&self, (x, y): (f64, f64)) -> f64 {
-        let (x, y) = (x.round() as isize - self.origin.0, y.round() as isize - self.origin.1);
-        if x < 0 || y < 0 || x as usize >= self.wide || y as usize * self.wide >= self.own.len() {
-            return 0.0;
-        }
-        let i = y as usize * self.wide + x as usize;
-        (self.closed[i] - self.own[i]).max(0.0)
+    /// The map's lightness at `(x, y)` (100 off the window).
+    fn light(&self, at: (f64, f64)) -> f64 {
+        self.index(at).map_or(100.0, |i| self.own[i])
+    }
+
+    /// How much darker than the ground the map is at `(x, y)` (0 off the window).
+    fn darkness(&self, at: (f64, f64)) -> f64 {
+        self.index(at).map_or(0.0, |i| (self.closed[i] - self.own[i]).max(0.0))
     }
 }
 
@@ -624,9 +625,10 @@ impl Ground {
 /// darker than L* 55 that are straight (four fifths of their pixels within a pixel of their axis)
 /// and 0.85–1.15 times a prompt's strike line long, whose axis prints about as dark as the
 /// prompt's ink (at most L* 46) and 35 darker than the ground around it, the ground beyond either
-/// end not (a piece of a longer line is), with ink beside the middle on one side (the tick, the
-/// dip's number) and a tick just beside it. The dip direction points to the tick's side. Their
-/// pixels are cleared from `mask` (their colour's), so no line takes them up.
+/// end not (a piece of a longer line is), with ink beside the middle (three pixels on a side at
+/// least: the tick, the dip's number) and a tick just beside it. The dip direction points to the
+/// darker side there. Their pixels are cleared from `mask` (their colour's), so no line takes them
+/// up.
 pub fn hairline_attitudes(mask: &mut [u8], lightness: &Lightness, all: &[PointPrompt], group: &[usize], origin: (f64, f64)) -> Vec<FoundPoint> {
     let (width, height) = (lightness.width, lightness.height);
     let hairlines: Vec<usize> = group.iter().copied().filter(|&p| all[p].hairline && all[p].strike_px > 0.0).collect();
@@ -647,7 +649,7 @@ pub fn hairline_attitudes(mask: &mut [u8], lightness: &Lightness, all: &[PointPr
         let own: Vec<(f64, f64)> = (y0..y1)
             .flat_map(|y| (x0..x1).map(move |x| (x, y)))
             .filter(|&(x, y)| label[y * width + x] == k as u32 + 1)
-            .map(|(x, y)| (x as f64, y as f64))
+            .map(|(x, y)| (x as f64 + 0.5, y as f64 + 0.5))
             .collect();
         // Its axis: the direction its pixels spread along most.
         let n = own.len() as f64;
@@ -671,7 +673,7 @@ pub fn hairline_attitudes(mask: &mut [u8], lightness: &Lightness, all: &[PointPr
         let steps = |from: f64, to: f64| (0..).map(move |k| from + 0.5 * f64::from(k)).take_while(move |&d| d <= to);
         let half = length / 2.0;
         let margin = (half + 5.0).ceil() as isize;
-        let (cx, cy) = (centre.0.round() as isize, centre.1.round() as isize);
+        let (cx, cy) = (centre.0.floor() as isize, centre.1.floor() as isize);
         let ground = Ground::around(lightness, (cx - margin, cy - margin), (cx + margin, cy + margin));
         let mean = |of: &dyn Fn((f64, f64)) -> f64| {
             let values: Vec<f64> = steps(-half + 1.0, half - 1.0).map(|t| of(at(t, 0.0))).collect();
@@ -683,9 +685,9 @@ pub fn hairline_attitudes(mask: &mut [u8], lightness: &Lightness, all: &[PointPr
         let reach = (half + f64::from(HAIRLINE_GROUND_PX)).ceil() as isize;
         let beside = |side: f64| {
             (cy - reach..=cy + reach)
-                .flat_map(|y| (cx - reach..=cx + reach).map(move |x| (x, y)))
-                .filter(|&(x, y)| x >= 0 && y >= 0 && (x as usize) < width && (y as usize) < height && ink[y as usize * width + x as usize] != 0)
-                .map(|(x, y)| ((x as f64 - centre.0) * u.0 + (y as f64 - centre.1) * u.1, side * ((x as f64 - centre.0) * v.0 + (y as f64 - centre.1) * v.1)))
+                .flat_map(|y| (cx - reach..=cx + reach).map(move |x| (x as f64 + 0.5, y as f64 + 0.5)))
+                .filter(|&p| super::index_at(p, width, height).is_some_and(|i| ink[i] != 0))
+                .map(|(x, y)| ((x - centre.0) * u.0 + (y - centre.1) * u.1, side * ((x - centre.0) * v.0 + (y - centre.1) * v.1)))
                 .filter(|&(t, off)| t.abs() <= 0.35 * length && off >= 1.5 && off <= half + 1.0)
                 .count()
         };
@@ -714,11 +716,7 @@ pub fn hairline_attitudes(mask: &mut [u8], lightness: &Lightness, all: &[PointPr
             confidence: (fit * 1000.0).round() / 1000.0,
         });
     }
-    for (m, &l) in mask.iter_mut().zip(&label) {
-        if l != 0 && taken[l as usize - 1] {
-            *m = 0;
-        }
-    }
+    clear_taken(mask, &label, &taken);
     found
 }
 
@@ -1025,6 +1023,16 @@ impl InkPiece {
     }
 }
 
+/// Clears from `mask` the pixels of the pieces (`label`, per pixel its piece's index + 1, as
+/// [`ink_pieces`] gives) that are `taken`.
+fn clear_taken(mask: &mut [u8], label: &[u32], taken: &[bool]) {
+    for (m, &l) in mask.iter_mut().zip(label) {
+        if l != 0 && taken[l as usize - 1] {
+            *m = 0;
+        }
+    }
+}
+
 /// The pieces of ink of a `width × height` mask (nonzero pixels, 8-connected): per pixel its
 /// piece's index + 1 (0 off the ink), and the pieces.
 fn ink_pieces(mask: &[u8], width: usize, height: usize) -> (Vec<u32>, Vec<InkPiece>) {
@@ -1222,11 +1230,7 @@ pub fn filled_marks(
         let dip_direction = line.map(|angle| bearing((-angle.sin(), angle.cos())) % 180.0);
         found.push(FoundPoint { prompt, at: (centre.0 + origin.0, centre.1 + origin.1), dip_direction, confidence: (fit * 1000.0).round() / 1000.0 });
     }
-    for (m, &l) in mask.iter_mut().zip(&label) {
-        if l != 0 && taken[l as usize - 1] {
-            *m = 0;
-        }
-    }
+    clear_taken(mask, &label, &taken);
     found
 }
 
@@ -1684,7 +1688,7 @@ mod tests {
         for (k, (point, want)) in found.iter().zip(towards).enumerate() {
             let off = (point.at.0 - 130.0 - 40.0 * k as f64).hypot(point.at.1 - 230.0);
             let turn = (point.dip_direction.expect("a dip direction") - want + 540.0).rem_euclid(360.0) - 180.0;
-            assert!(off <= 1.5 && turn.abs() <= 10.0, "{point:?} for {want}");
+            assert!(off <= 0.75 && turn.abs() <= 10.0, "{point:?} for {want}");
         }
     }
 
