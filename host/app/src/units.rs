@@ -425,8 +425,9 @@ impl App {
             prompts = LinePrompt::by_look();
         }
         // Each point symbol measured on its own sample (a tick symbol printed a pixel wide as a
-        // hairline); one whose sample shows no whole symbol of its shape is not looked for, but its ink, when no line's colour, is still kept off the
-        // lines' masks. Without any attitude symbol, attitudes are looked for by their shape.
+        // hairline); one whose sample shows no whole symbol of its shape is not looked for, but
+        // its ink, when no line's colour, is still kept off the lines' masks. Without any
+        // attitude symbol, attitudes are looked for by their shape.
         let (mut points, mut unmeasured, mut unmeasured_inks) = (Vec::new(), Vec::new(), Vec::new());
         let point_entries = PointPrompt::of_entries(&layout.symbol_entries);
         let no_attitude_entries = point_entries.iter().all(|prompt| prompt.shape.is_mark());

@@ -112,7 +112,7 @@ const HAIRLINE_THICK: f64 = 4.0;
 const HAIRLINE_LENGTHS: std::ops::RangeInclusive<f64> = 0.85..=1.15;
 /// How dark a hairline's ink is at most (CIELAB L*).
 const HAIRLINE_LIGHTNESS: f64 = 55.0;
-/// How far around a pixel its ground is looked for, in pixels ([`Lightness::darkness`]).
+/// How far around a pixel its ground is looked for, in pixels ([`Ground`]).
 const HAIRLINE_GROUND_PX: i32 = 3;
 /// How much darker than its ground a hairline's axis is on average (L*).
 const HAIRLINE_DARKER: f64 = 35.0;
