@@ -459,6 +459,15 @@ USGS_BEDDING_FOUND = 0.55
 USGS_BEDDING_KEPT = 0.75
 # At 4500 px, the least share of them found (measured: 0.36).
 BROKEN_SAMPLE_BEDDING_FOUND = 0.3
+# Dips printed beside strike-and-dip symbols of the USGS sample, in digits 4–6 px high, read by eye
+# on 16× crops where they can be told apart, at their strike lines' middles.
+USGS_DIPS = {
+    (184, 174): 8, (190, 465): 4, (403, 290): 8, (473, 620): 5, (518, 1195): 2, (560, 162): 4, (640, 692): 15, (874, 1588): 2, (964, 1621): 2,
+    (1040, 386): 10, (1172, 821): 6, (1740, 1503): 3, (1971, 261): 10, (2056, 1677): 4, (2067, 1647): 2, (2194, 575): 3, (2354, 1042): 3, (2428, 1042): 4,
+}
+# The fewest of them read, at the published size (measured: 5; 3 before a hairline's number was
+# looked for in grey ink beside it) and at 4500 px (measured: 5).
+USGS_DIPS_READ = 4
 # Vertical joints' dots (a dot strung on a hairline) looked at by eye, with the dip direction square
 # to their hairline (0–180°), read off the pixels at 8×.
 USGS_JOINTS = [((1638, 223), 150), ((1660, 347), 55), ((1772, 302), 59), ((1735, 402), 145)]
@@ -499,6 +508,13 @@ def bedding_found(points: list, scale: float = 1.0) -> tuple[float, float]:
     points = [(x / scale, y / scale) for x, y in points]
     near = lambda at, places: any(math.dist(at, place) <= 4 for place in places)  # noqa: E731
     return sum(near(at, points) for at in USGS_BEDDING) / len(USGS_BEDDING), sum(near(at, USGS_BEDDING) for at in points) / max(len(points), 1)
+
+
+def dips_checked(points: list, scale: float = 1.0) -> list:
+    """The dips read (`points`: inclined-bedding point features, in a scan `scale` times the
+    published one) within 4 px of a symbol of USGS_DIPS, each as (where, read by eye, read)."""
+    read = [((x / scale, y / scale), f["properties"]["dip"]) for f in points for x, y in [f["geometry"]["coordinates"]] if f["properties"]["dip"] is not None]
+    return [(at, want, dip) for at, want in USGS_DIPS.items() for point, dip in read if math.dist(at, point) <= 4]
 
 
 def off_line(point, line):
@@ -572,10 +588,14 @@ async def test_the_usgs_scan_resized_so_its_bedding_sample_breaks_measures_it_wh
     (inclined,) = [point for point in units["points"] if point["type"] == "inclined bedding"]
     assert 15 <= inclined["strike_px"] <= 20 and inclined["width_px"] == 1, inclined
     point_types = {row["properties"]["id"]: row["properties"]["symbol"] for row in layer(units["geopackage_path"], "point_type")}
-    bedding = [f["geometry"]["coordinates"] for f in layer(units["geopackage_path"], "point_feature") if point_types[f["properties"]["type"]] == "inclined bedding"]
-    found, kept = bedding_found(bedding, scale)
+    bedding = [f for f in layer(units["geopackage_path"], "point_feature") if point_types[f["properties"]["type"]] == "inclined bedding"]
+    found, kept = bedding_found([f["geometry"]["coordinates"] for f in bedding], scale)
     print(f"at 4500 px, strike-and-dip symbols by eye found: {found:.2f}; inclined-bedding points on one: {kept:.2f}")
     assert found >= BROKEN_SAMPLE_BEDDING_FOUND, (found, kept)
+    # The dips read where they were read by eye are those.
+    checked = dips_checked(bedding, scale)
+    print("at 4500 px, dips read where read by eye (where, by eye, read):", checked)
+    assert all(dip == want for _, want, dip in checked) and len(checked) >= USGS_DIPS_READ, checked
     features, types = line_layers(units)
     along = named_faults_followed(features, types, published.convert("L"), scale)
     print("named faults followed at 4500 px (share, types by samples):", along)
@@ -643,6 +663,10 @@ async def test_the_usgs_scan_gives_its_faults_and_marks_from_its_own_explanation
     found, kept = bedding_found([point for kind, point in marks if kind == "inclined bedding"])
     print(f"strike-and-dip symbols by eye found: {found:.2f}; inclined-bedding points on one: {kept:.2f}")
     assert found >= USGS_BEDDING_FOUND and kept >= USGS_BEDDING_KEPT, (found, kept)
+    # Their dips, where read, are those read by eye, the digits 4–6 px high.
+    checked = dips_checked([f for f in points if point_types[f["properties"]["type"]] == "inclined bedding"])
+    print("dips read where read by eye (where, by eye, read):", checked)
+    assert all(dip == want for _, want, dip in checked) and len(checked) >= USGS_DIPS_READ, checked
     region = units["region"]
     for feature in features:
         for x, y in feature["geometry"]["coordinates"][0]:

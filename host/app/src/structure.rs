@@ -23,7 +23,7 @@ use geomap_vision::layout::numbers::printed_number;
 use geomap_vision::layout::parts::is_prime;
 use geomap_vision::layout::symbols::Pattern;
 use geomap_vision::ocr::reader::{Line, Reader};
-use geomap_vision::structure::points::{FoundPoint, PointPrompt, Shape, number_box};
+use geomap_vision::structure::points::{FoundPoint, PointPrompt, Shape, hairline_number_boxes, number_box};
 use geomap_vision::structure::sections::{Crossing, Straight};
 
 use crate::error::AppError;
@@ -272,10 +272,15 @@ fn clamped((x0, y0, x1, y1): (f64, f64, f64, f64), (width, height): (u32, u32)) 
 
 /// Smallest recogniser score a number read beside an attitude is kept at.
 const DIP_MIN_SCORE: f64 = 0.6;
+/// Smallest recogniser score a number read beside a hairline attitude, in grey ink not its own
+/// ([`hairline_number_boxes`]), is kept at: those boxes also hold pieces of other grey lines, and
+/// on the USGS sample one such piece beside an 8 read as 1 at 0.63.
+const HAIRLINE_DIP_MIN_SCORE: f64 = 0.8;
 
 /// Each attitude's dip read where its number's ink stands ([`number_box`] in the scan around it,
-/// `window` giving the scan's pixels in a region, then `reader`'s recogniser), else as `from_words`
-/// gave it (the words the layout and the readings read, matched by [`dips`]).
+/// `window` giving the scan's pixels in a region, then `reader`'s recogniser; for a hairline
+/// attitude, where that reads no number, each of its [`hairline_number_boxes`] in turn), else as
+/// `from_words` gave it (the words the layout and the readings read, matched by [`dips`]).
 pub(crate) fn reread_dips(
     points: &[FoundPoint],
     prompts: &[PointPrompt],
@@ -294,10 +299,16 @@ pub(crate) fn reread_dips(
         let Some(region) = clamped((point.at.0 - reach, point.at.1 - reach, point.at.0 + reach, point.at.1 + reach), (width, height)) else { continue };
         let pixels = window(region)?;
         let (left, top) = (f64::from(region.0), f64::from(region.1));
-        let Some(number) = number_box(&pixels, (point.at.0 - left, point.at.1 - top), prompt) else { continue };
-        let read = reader.recognise(&pixels, vec![number], DIP_MIN_SCORE).map_err(|error| VisionError::Inference(error.to_string()))?;
-        if let Some(degrees) = read.first().and_then(|line| dip_of(&line.text)) {
-            *dip = Some((degrees, PixelBox { x0: number.x0 + left, y0: number.y0 + top, x1: number.x1 + left, y1: number.y1 + top }));
+        let at = (point.at.0 - left, point.at.1 - top);
+        // Where the symbol's own ink is printed, then (a hairline's) where grey ink of a number's size is.
+        let beside = number_box(&pixels, at, prompt).map(|number| (number, DIP_MIN_SCORE));
+        let hairline = point.dip_direction.filter(|_| prompt.hairline).map(|towards| hairline_number_boxes(&pixels, at, prompt, towards));
+        for (number, min_score) in beside.into_iter().chain(hairline.into_iter().flatten().map(|number| (number, HAIRLINE_DIP_MIN_SCORE))) {
+            let read = reader.recognise(&pixels, vec![number], min_score).map_err(|error| VisionError::Inference(error.to_string()))?;
+            if let Some(degrees) = read.first().and_then(|line| dip_of(&line.text)) {
+                *dip = Some((degrees, PixelBox { x0: number.x0 + left, y0: number.y0 + top, x1: number.x1 + left, y1: number.y1 + top }));
+                break;
+            }
         }
     }
     // A number is one attitude's: the nearest of those it was read for keeps it.

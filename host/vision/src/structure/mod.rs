@@ -395,17 +395,8 @@ impl StructureFinder {
         };
         let marks = if line_labs.is_empty() { Vec::new() } else { vec![0; width as usize * height as usize] };
         let hairlines = points.iter().any(|p| p.hairline) && !line_labs.is_empty();
-        let light_table: Vec<u8> = if hairlines {
-            (0..1_usize << (3 * TABLE_BITS))
-                .map(|key| {
-                    let here = lab(key_rgb(key));
-                    let colourful = if here[1].hypot(here[2]) >= points::HAIRLINE_CHROMA { points::COLOURFUL } else { 0 };
-                    here[0].round().clamp(0.0, 100.0) as u8 | colourful
-                })
-                .collect()
-        } else {
-            Vec::new()
-        };
+        let light_table: Vec<u8> =
+            if hairlines { (0..1_usize << (3 * TABLE_BITS)).map(|key| points::lightness_byte(key_rgb(key))).collect() } else { Vec::new() };
         let lightness = if hairlines { vec![0; width as usize * height as usize] } else { Vec::new() };
         StructureFinder { prompts, points, colours, table, width, height, origin, marks, light_table, lightness }
     }

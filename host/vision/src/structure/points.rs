@@ -131,6 +131,15 @@ const HAIRLINE_ENDS: f64 = 33.0;
 const HAIRLINE_TICK_DARKER: f64 = 25.0;
 /// The fewest pixels of ink beside a hairline piece's middle on one side (its tick, its number).
 const HAIRLINE_BESIDE: usize = 3;
+/// How much darker than its ground a hairline attitude's number is (L*), its faint digits' edges
+/// included ([`hairline_number_boxes`]).
+const HAIRLINE_NUMBER_DARKER: f64 = 20.0;
+/// The shortest digit of a hairline attitude's number, in pixels.
+const HAIRLINE_DIGIT_PX: f64 = 3.0;
+/// A hairline attitude's number's pieces are at most this share of its strike line high and wide.
+const HAIRLINE_NUMBER_SIZE: f64 = 0.6;
+/// How many boxes beside a hairline attitude its number is looked for in at most.
+const HAIRLINE_NUMBER_TRIES: usize = 3;
 
 /// How an attitude symbol is drawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -550,6 +559,14 @@ pub struct Lightness<'a> {
 pub const COLOURFUL: u8 = 0x80;
 /// The chroma from which a pixel is no grey or black ink (CIELAB).
 pub const HAIRLINE_CHROMA: f64 = 25.0;
+
+/// A colour as a [`Lightness`] pixel holds it: its L* (0–100), with [`COLOURFUL`] set when its
+/// chroma is [`HAIRLINE_CHROMA`] or more.
+pub fn lightness_byte(colour: (u8, u8, u8)) -> u8 {
+    let [light, a, b] = lab(colour);
+    let colourful = if a.hypot(b) >= HAIRLINE_CHROMA { COLOURFUL } else { 0 };
+    light.round().clamp(0.0, 100.0) as u8 | colourful
+}
 
 impl Lightness<'_> {
     /// Whether a pixel is grey or black ink darker than [`HAIRLINE_LIGHTNESS`].
@@ -1269,8 +1286,65 @@ pub fn number_box(window: &Rgb, at: (f64, f64), prompt: &PointPrompt) -> Option<
         .map(|(_, b)| b)
         .collect();
     let nearest = **digits.iter().min_by(|a, b| gap_to(a, at).total_cmp(&gap_to(b, at)))?;
-    // The number's other digits: on its line of type, each within half a digit's height of the last.
-    let mut number = nearest;
+    Some(padded(whole_number(nearest, &digits), (width, height)))
+}
+
+/// The boxes a hairline attitude's number may stand in, nearest first, in `window` (the scan
+/// around it; `at`, its junction, in the window's pixels; `dip_direction`, degrees clockwise from
+/// the sheet's up): where [`number_box`] finds none it can read, a hairline's number printed in
+/// grey is often lighter than its ink or broken by it. Here the number's ink is any grey or black
+/// 20 L* darker than its ground (the window's lightness closed over 7 × 7 pixels), in digit-sized
+/// pieces apart from the symbol's own, on its tick's side and within its strike line's length,
+/// grouped on their lines of type; the nearest three.
+pub fn hairline_number_boxes(window: &Rgb, at: (f64, f64), prompt: &PointPrompt, dip_direction: f64) -> Vec<PixelBox> {
+    let (width, height) = (window.width as usize, window.height as usize);
+    if width == 0 || height == 0 {
+        return Vec::new();
+    }
+    let pixels: Vec<u8> = window.pixels.chunks_exact(3).map(|p| lightness_byte((p[0], p[1], p[2]))).collect();
+    let lightness = Lightness { pixels: &pixels, width, height };
+    let ground = Ground::around(&lightness, (0, 0), (width as isize - 1, height as isize - 1));
+    let mask: Vec<u8> = (0..width * height)
+        .map(|i| {
+            let centre = ((i % width) as f64 + 0.5, (i / width) as f64 + 0.5);
+            u8::from(pixels[i] & COLOURFUL == 0 && ground.darkness(centre) >= HAIRLINE_NUMBER_DARKER)
+        })
+        .collect();
+    let (label, pieces) = ink_pieces(&mask, width, height);
+    // The symbol's own pieces: those at its junction or a pixel beside it.
+    let own: Vec<u32> = (-1..=1)
+        .flat_map(|dy| (-1..=1).map(move |dx| (at.0 as isize + dx, at.1 as isize + dy)))
+        .filter(|&(x, y)| x >= 0 && y >= 0 && (x as usize) < width && (y as usize) < height)
+        .map(|(x, y)| label[y as usize * width + x as usize])
+        .collect();
+    let largest = HAIRLINE_NUMBER_SIZE * prompt.strike_px;
+    let digits: Vec<&(f64, f64, f64, f64)> = pieces
+        .iter()
+        .enumerate()
+        .filter(|(k, piece)| {
+            let (wide, tall) = piece.sides();
+            !own.contains(&(*k as u32 + 1)) && tall >= HAIRLINE_DIGIT_PX && tall <= largest && wide <= largest
+        })
+        .map(|(_, piece)| &piece.bbox)
+        .collect();
+    let towards = (dip_direction.to_radians().sin(), -dip_direction.to_radians().cos());
+    let gap_to = |b: &(f64, f64, f64, f64)| (b.0 - at.0).max(at.0 - b.2).max(0.0).hypot((b.1 - at.1).max(at.1 - b.3).max(0.0));
+    let mut numbers: Vec<(f64, f64, f64, f64)> = Vec::new();
+    for &digit in &digits {
+        let number = whole_number(*digit, &digits);
+        let centre = ((number.0 + number.2) / 2.0 - at.0, (number.1 + number.3) / 2.0 - at.1);
+        if !numbers.contains(&number) && centre.0 * towards.0 + centre.1 * towards.1 > 0.0 && gap_to(&number) <= prompt.strike_px {
+            numbers.push(number);
+        }
+    }
+    numbers.sort_by(|a, b| gap_to(a).total_cmp(&gap_to(b)));
+    numbers.into_iter().take(HAIRLINE_NUMBER_TRIES).map(|number| padded(number, (width, height))).collect()
+}
+
+/// The number `first` (a digit's box) is part of: with the other `digits` on its line of type,
+/// each within 0.6 of a digit's height of the last.
+fn whole_number(first: (f64, f64, f64, f64), digits: &[&(f64, f64, f64, f64)]) -> (f64, f64, f64, f64) {
+    let mut number = first;
     loop {
         let tall = number.3 - number.1;
         let beside = digits.iter().find(|b| {
@@ -1280,16 +1354,15 @@ pub fn number_box(window: &Rgb, at: (f64, f64), prompt: &PointPrompt) -> Option<
         });
         match beside {
             Some(b) => number = (number.0.min(b.0), number.1.min(b.1), number.2.max(b.2), number.3.max(b.3)),
-            None => break,
+            None => return number,
         }
     }
+}
+
+/// A number's box with a quarter of its height around it, within a `width × height` window.
+fn padded(number: (f64, f64, f64, f64), (width, height): (usize, usize)) -> PixelBox {
     let pad = 0.25 * (number.3 - number.1);
-    Some(PixelBox {
-        x0: (number.0 - pad).max(0.0),
-        y0: (number.1 - pad).max(0.0),
-        x1: (number.2 + pad).min(width as f64),
-        y1: (number.3 + pad).min(height as f64),
-    })
+    PixelBox { x0: (number.0 - pad).max(0.0), y0: (number.1 - pad).max(0.0), x1: (number.2 + pad).min(width as f64), y1: (number.3 + pad).min(height as f64) }
 }
 
 /// A direction (rows downwards) in degrees clockwise from the sheet's up, 0–360.
@@ -1690,6 +1763,38 @@ mod tests {
             let turn = (point.dip_direction.expect("a dip direction") - want + 540.0).rem_euclid(360.0) - 180.0;
             assert!(off <= 0.75 && turn.abs() <= 10.0, "{point:?} for {want}");
         }
+    }
+
+    #[test]
+    fn a_hairline_attitudes_number_is_looked_for_in_grey_ink_on_its_ticks_side_and_a_colourful_or_far_piece_is_none() {
+        let (width, height) = (64, 64);
+        let mut pixels: Vec<u8> = [170, 200, 230].repeat(width * height); // a unit's blue ground
+        let mut paint = |segments: &[(f64, f64, f64, f64)], colour: [u8; 3]| {
+            for (pixel, inked) in pixels.chunks_exact_mut(3).zip(drawn(width, height, segments, 1.0)) {
+                if inked != 0 {
+                    pixel.copy_from_slice(&colour);
+                }
+            }
+        };
+        // The symbol in dark ink, its tick to the right; its number 15 in lighter grey beyond the tick.
+        paint(&attitude(32.0, 32.0, 90.0, 15.0, 2.5), [60, 60, 60]);
+        let five = [(40.5, 29.0, 43.0, 29.0), (40.5, 29.0, 40.5, 31.5), (40.5, 31.5, 43.0, 31.5), (43.0, 31.5, 43.0, 34.0), (43.0, 34.0, 40.5, 34.0)];
+        paint(&[(38.5, 29.0, 38.5, 34.0)], [120, 120, 120]);
+        paint(&five, [120, 120, 120]);
+        // A grey digit on the other side, one farther than the strike line's length, a magenta mark nearer.
+        paint(&[(24.5, 29.0, 24.5, 34.0)], [120, 120, 120]);
+        paint(&[(52.5, 29.0, 52.5, 34.0)], [120, 120, 120]);
+        paint(&[(36.5, 38.0, 36.5, 43.0)], [220, 40, 160]);
+        let window = Rgb { width: width as u32, height: height as u32, pixels };
+        let prompt = PointPrompt { colour: (60, 60, 60), width_px: 1.0, strike_px: 15.0, tick_px: 2.5, hairline: true, ..prompt(Shape::Tick) };
+        let boxes = hairline_number_boxes(&window, (32.5, 32.5), &prompt, 90.0);
+        assert!(
+            matches!(boxes.as_slice(), [number] if number.x0 <= 38.0 && number.x1 >= 44.0 && number.y0 <= 29.0 && number.y1 >= 34.0 && number.x0 > 35.0),
+            "{boxes:?}"
+        );
+        // Dipping the other way, its number is looked for on the left.
+        let boxes = hairline_number_boxes(&window, (32.5, 32.5), &prompt, 270.0);
+        assert!(matches!(boxes.as_slice(), [number] if number.x0 <= 24.0 && number.x1 >= 25.0 && number.x1 < 30.0), "{boxes:?}");
     }
 
     fn joint_prompt() -> PointPrompt {
