@@ -465,9 +465,9 @@ USGS_DIPS = {
     (184, 174): 8, (190, 465): 4, (403, 290): 8, (473, 620): 5, (518, 1195): 2, (560, 162): 4, (640, 692): 15, (874, 1588): 2, (964, 1621): 2,
     (1040, 386): 10, (1172, 821): 6, (1740, 1503): 3, (1971, 261): 10, (2056, 1677): 4, (2067, 1647): 2, (2194, 575): 3, (2354, 1042): 3, (2428, 1042): 4,
 }
-# The fewest of them read, at the published size (measured: 5; 3 before a hairline's number was
-# looked for in grey ink beside it) and at 4500 px (measured: 5).
-USGS_DIPS_READ = 4
+# The fewest of them read, at the published size (measured: 7; 3 before a hairline's number was
+# looked for in grey ink beside it) and at 4500 px (measured: 6).
+USGS_DIPS_READ = 5
 # Vertical joints' dots (a dot strung on a hairline) looked at by eye, with the dip direction square
 # to their hairline (0–180°), read off the pixels at 8×.
 USGS_JOINTS = [((1638, 223), 150), ((1660, 347), 55), ((1772, 302), 59), ((1735, 402), 145)]

@@ -21,7 +21,7 @@ use super::skeleton::{self, Branch, Spur};
 use crate::colour::{delta_e, lab};
 use crate::image::Rgb;
 use crate::layout::symbols::{SymbolEntry, SymbolKind};
-use geomap_model::layout::PixelBox;
+use geomap_model::layout::{PixelBox, segment_distance};
 
 /// Arms whose bases are this close (pixels, plus [`JUNCTION_WIDTHS`] stroke widths) leave from one junction.
 const JUNCTION_PX: f64 = 3.0;
@@ -138,6 +138,9 @@ const HAIRLINE_NUMBER_DARKER: f64 = 20.0;
 const HAIRLINE_DIGIT_PX: f64 = 3.0;
 /// A hairline attitude's number's pieces are at most this share of its strike line high and wide.
 const HAIRLINE_NUMBER_SIZE: f64 = 0.6;
+/// How near a hairline attitude's strike line and tick (as measured on its sample) the ink is
+/// taken for theirs, not its number's, in pixels.
+const HAIRLINE_NUMBER_CLEAR_PX: f64 = 1.5;
 /// How many boxes beside a hairline attitude its number is looked for in at most.
 const HAIRLINE_NUMBER_TRIES: usize = 3;
 
@@ -1294,8 +1297,9 @@ pub fn number_box(window: &Rgb, at: (f64, f64), prompt: &PointPrompt) -> Option<
 /// the sheet's up): where [`number_box`] finds none it can read, a hairline's number printed in
 /// grey is often lighter than its ink or broken by it. Here the number's ink is any grey or black
 /// 20 L* darker than its ground (the window's lightness closed over 7 × 7 pixels), in digit-sized
-/// pieces apart from the symbol's own, on its tick's side and within its strike line's length,
-/// grouped on their lines of type; the nearest three.
+/// pieces apart from the symbol's own (its pieces at its junction, or its strokes where its sample
+/// says they run), on its tick's side and within its strike line's length, grouped on their lines
+/// of type; the nearest three.
 pub fn hairline_number_boxes(window: &Rgb, at: (f64, f64), prompt: &PointPrompt, dip_direction: f64) -> Vec<PixelBox> {
     let (width, height) = (window.width as usize, window.height as usize);
     if width == 0 || height == 0 {
@@ -1304,37 +1308,47 @@ pub fn hairline_number_boxes(window: &Rgb, at: (f64, f64), prompt: &PointPrompt,
     let pixels: Vec<u8> = window.pixels.chunks_exact(3).map(|p| lightness_byte((p[0], p[1], p[2]))).collect();
     let lightness = Lightness { pixels: &pixels, width, height };
     let ground = Ground::around(&lightness, (0, 0), (width as isize - 1, height as isize - 1));
-    let mask: Vec<u8> = (0..width * height)
-        .map(|i| {
-            let centre = ((i % width) as f64 + 0.5, (i / width) as f64 + 0.5);
-            u8::from(pixels[i] & COLOURFUL == 0 && ground.darkness(centre) >= HAIRLINE_NUMBER_DARKER)
-        })
+    let inked: Vec<bool> = (0..width * height)
+        .map(|i| pixels[i] & COLOURFUL == 0 && ground.darkness(((i % width) as f64 + 0.5, (i / width) as f64 + 0.5)) >= HAIRLINE_NUMBER_DARKER)
         .collect();
-    let (label, pieces) = ink_pieces(&mask, width, height);
-    // The symbol's own pieces: those at its junction or a pixel beside it.
-    let own: Vec<u32> = (-1..=1)
+    // The symbol's own ink is left out twice over: its pieces at its junction (a digit apart from
+    // them stays whole), or its strokes as measured on its sample (a digit printed against its
+    // tick or strike line comes apart from them).
+    let towards = (dip_direction.to_radians().sin(), -dip_direction.to_radians().cos());
+    let half = prompt.strike_px / 2.0 + 1.0;
+    let strike = ((at.0 + towards.1 * half, at.1 - towards.0 * half), (at.0 - towards.1 * half, at.1 + towards.0 * half));
+    let tick = (at, (at.0 + towards.0 * prompt.tick_px, at.1 + towards.1 * prompt.tick_px));
+    let stroke = |i: usize| {
+        let centre = ((i % width) as f64 + 0.5, (i / width) as f64 + 0.5);
+        [strike, tick].iter().any(|&(a, b)| segment_distance(centre, a, b) <= HAIRLINE_NUMBER_CLEAR_PX)
+    };
+    let junction: Vec<usize> = (-1..=1)
         .flat_map(|dy| (-1..=1).map(move |dx| (at.0 as isize + dx, at.1 as isize + dy)))
         .filter(|&(x, y)| x >= 0 && y >= 0 && (x as usize) < width && (y as usize) < height)
-        .map(|(x, y)| label[y as usize * width + x as usize])
+        .map(|(x, y)| y as usize * width + x as usize)
         .collect();
-    let largest = HAIRLINE_NUMBER_SIZE * prompt.strike_px;
-    let digits: Vec<&(f64, f64, f64, f64)> = pieces
-        .iter()
-        .enumerate()
-        .filter(|(k, piece)| {
-            let (wide, tall) = piece.sides();
-            !own.contains(&(*k as u32 + 1)) && tall >= HAIRLINE_DIGIT_PX && tall <= largest && wide <= largest
-        })
-        .map(|(_, piece)| &piece.bbox)
-        .collect();
-    let towards = (dip_direction.to_radians().sin(), -dip_direction.to_radians().cos());
     let gap_to = |b: &(f64, f64, f64, f64)| (b.0 - at.0).max(at.0 - b.2).max(0.0).hypot((b.1 - at.1).max(at.1 - b.3).max(0.0));
+    let largest = HAIRLINE_NUMBER_SIZE * prompt.strike_px;
     let mut numbers: Vec<(f64, f64, f64, f64)> = Vec::new();
-    for &digit in &digits {
-        let number = whole_number(*digit, &digits);
-        let centre = ((number.0 + number.2) / 2.0 - at.0, (number.1 + number.3) / 2.0 - at.1);
-        if !numbers.contains(&number) && centre.0 * towards.0 + centre.1 * towards.1 > 0.0 && gap_to(&number) <= prompt.strike_px {
-            numbers.push(number);
+    for cleared in [false, true] {
+        let mask: Vec<u8> = (0..width * height).map(|i| u8::from(inked[i] && !(cleared && stroke(i)))).collect();
+        let (label, pieces) = ink_pieces(&mask, width, height);
+        let own: Vec<u32> = junction.iter().map(|&i| label[i]).collect();
+        let digits: Vec<&(f64, f64, f64, f64)> = pieces
+            .iter()
+            .enumerate()
+            .filter(|(k, piece)| {
+                let (wide, tall) = piece.sides();
+                !own.contains(&(*k as u32 + 1)) && tall >= HAIRLINE_DIGIT_PX && tall <= largest && wide <= largest
+            })
+            .map(|(_, piece)| &piece.bbox)
+            .collect();
+        for &digit in &digits {
+            let number = whole_number(*digit, &digits);
+            let centre = ((number.0 + number.2) / 2.0 - at.0, (number.1 + number.3) / 2.0 - at.1);
+            if !numbers.contains(&number) && centre.0 * towards.0 + centre.1 * towards.1 > 0.0 && gap_to(&number) <= prompt.strike_px {
+                numbers.push(number);
+            }
         }
     }
     numbers.sort_by(|a, b| gap_to(a).total_cmp(&gap_to(b)));
@@ -1374,7 +1388,6 @@ fn bearing((dx, dy): (f64, f64)) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use geomap_model::layout::segment_distance;
 
     /// A `width × height` mask with each segment `(x0, y0, x1, y1)` drawn `stroke` pixels wide.
     fn drawn(width: usize, height: usize, segments: &[(f64, f64, f64, f64)], stroke: f64) -> Vec<u8> {
@@ -1795,6 +1808,23 @@ mod tests {
         // Dipping the other way, its number is looked for on the left.
         let boxes = hairline_number_boxes(&window, (32.5, 32.5), &prompt, 270.0);
         assert!(matches!(boxes.as_slice(), [number] if number.x0 <= 24.0 && number.x1 >= 25.0 && number.x1 < 30.0), "{boxes:?}");
+        // A digit printed against the tick's end is told from the tick where the sample says it runs.
+        let mut pixels: Vec<u8> = [170, 200, 230].repeat(width * height);
+        for (segments, colour) in
+            [(attitude(32.0, 32.0, 90.0, 15.0, 2.5).to_vec(), [60, 60, 60]), (vec![(37.5, 29.0, 37.5, 35.0), (35.5, 33.5, 37.5, 33.5)], [120, 120, 120])]
+        {
+            for (pixel, inked) in pixels.chunks_exact_mut(3).zip(drawn(width, height, &segments, 1.0)) {
+                if inked != 0 {
+                    pixel.copy_from_slice(&colour);
+                }
+            }
+        }
+        let touching = Rgb { width: width as u32, height: height as u32, pixels };
+        let boxes = hairline_number_boxes(&touching, (32.5, 32.5), &prompt, 90.0);
+        assert!(
+            matches!(boxes.as_slice(), [number] if (36.0..=38.0).contains(&((number.x0 + number.x1) / 2.0)) && number.y0 <= 29.0 && number.y1 >= 35.0),
+            "{boxes:?}"
+        );
     }
 
     fn joint_prompt() -> PointPrompt {
