@@ -300,10 +300,17 @@ pub(crate) fn reread_dips(
         let pixels = window(region)?;
         let (left, top) = (f64::from(region.0), f64::from(region.1));
         let at = (point.at.0 - left, point.at.1 - top);
-        // Where the symbol's own ink is printed, then (a hairline's) where grey ink of a number's size is.
-        let beside = number_box(&pixels, at, prompt).map(|number| (number, DIP_MIN_SCORE));
-        let hairline = point.dip_direction.filter(|_| prompt.hairline).map(|towards| hairline_number_boxes(&pixels, at, prompt, towards));
-        for (number, min_score) in beside.into_iter().chain(hairline.into_iter().flatten().map(|number| (number, HAIRLINE_DIP_MIN_SCORE))) {
+        // Where the symbol's own ink is printed, then (a hairline's, only when that reads no number)
+        // where grey ink of a number's size is.
+        let beside = number_box(&pixels, at, prompt);
+        let hairline_boxes = std::iter::once_with(|| match point.dip_direction {
+            Some(towards) if prompt.hairline => hairline_number_boxes(&pixels, at, prompt, towards),
+            _ => Vec::new(),
+        })
+        .flatten()
+        .filter(|number| Some(*number) != beside);
+        for (number, min_score) in beside.map(|number| (number, DIP_MIN_SCORE)).into_iter().chain(hairline_boxes.map(|number| (number, HAIRLINE_DIP_MIN_SCORE)))
+        {
             let read = reader.recognise(&pixels, vec![number], min_score).map_err(|error| VisionError::Inference(error.to_string()))?;
             if let Some(degrees) = read.first().and_then(|line| dip_of(&line.text)) {
                 *dip = Some((degrees, PixelBox { x0: number.x0 + left, y0: number.y0 + top, x1: number.x1 + left, y1: number.y1 + top }));

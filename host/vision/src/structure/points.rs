@@ -1281,7 +1281,6 @@ pub fn number_box(window: &Rgb, at: (f64, f64), prompt: &PointPrompt) -> Option<
     let boxes: Vec<(f64, f64, f64, f64)> = pieces.iter().map(|piece| piece.bbox).collect();
     let own = (at.1 as usize).checked_mul(width).map(|row| row + at.0 as usize).and_then(|i| label.get(i).copied()).unwrap_or(0);
     let reach = 2.0 * prompt.strike_px;
-    let gap_to = |b: &(f64, f64, f64, f64), p: (f64, f64)| (b.0 - p.0).max(p.0 - b.2).max(0.0).hypot((b.1 - p.1).max(p.1 - b.3).max(0.0));
     let digits: Vec<&(f64, f64, f64, f64)> = boxes
         .iter()
         .enumerate()
@@ -1297,9 +1296,10 @@ pub fn number_box(window: &Rgb, at: (f64, f64), prompt: &PointPrompt) -> Option<
 /// the sheet's up): where [`number_box`] finds none it can read, a hairline's number printed in
 /// grey is often lighter than its ink or broken by it. Here the number's ink is any grey or black
 /// 20 L* darker than its ground (the window's lightness closed over 7 × 7 pixels), in digit-sized
-/// pieces apart from the symbol's own (its pieces at its junction, or its strokes where its sample
-/// says they run), on its tick's side and within its strike line's length, grouped on their lines
-/// of type; the nearest three.
+/// pieces apart from the symbol's own (its pieces at its junction, or its strike line and tick
+/// drawn square to and along `dip_direction` as long as its sample's), centred on its tick's side
+/// (beyond a strike line's ink) and within its strike line's length, grouped on their lines of
+/// type; at most three, the nearest.
 pub fn hairline_number_boxes(window: &Rgb, at: (f64, f64), prompt: &PointPrompt, dip_direction: f64) -> Vec<PixelBox> {
     let (width, height) = (window.width as usize, window.height as usize);
     if width == 0 || height == 0 {
@@ -1312,26 +1312,24 @@ pub fn hairline_number_boxes(window: &Rgb, at: (f64, f64), prompt: &PointPrompt,
         .map(|i| pixels[i] & COLOURFUL == 0 && ground.darkness(((i % width) as f64 + 0.5, (i / width) as f64 + 0.5)) >= HAIRLINE_NUMBER_DARKER)
         .collect();
     // The symbol's own ink is left out twice over: its pieces at its junction (a digit apart from
-    // them stays whole), or its strokes as measured on its sample (a digit printed against its
-    // tick or strike line comes apart from them).
+    // them stays whole), or its strokes where they run, as long as its sample's (a digit printed
+    // against its tick or strike line comes apart from them).
     let towards = (dip_direction.to_radians().sin(), -dip_direction.to_radians().cos());
     let half = prompt.strike_px / 2.0 + 1.0;
     let strike = ((at.0 + towards.1 * half, at.1 - towards.0 * half), (at.0 - towards.1 * half, at.1 + towards.0 * half));
     let tick = (at, (at.0 + towards.0 * prompt.tick_px, at.1 + towards.1 * prompt.tick_px));
-    let stroke = |i: usize| {
+    let on_symbol_strokes = |i: usize| {
         let centre = ((i % width) as f64 + 0.5, (i / width) as f64 + 0.5);
         [strike, tick].iter().any(|&(a, b)| segment_distance(centre, a, b) <= HAIRLINE_NUMBER_CLEAR_PX)
     };
     let junction: Vec<usize> = (-1..=1)
-        .flat_map(|dy| (-1..=1).map(move |dx| (at.0 as isize + dx, at.1 as isize + dy)))
-        .filter(|&(x, y)| x >= 0 && y >= 0 && (x as usize) < width && (y as usize) < height)
-        .map(|(x, y)| y as usize * width + x as usize)
+        .flat_map(|dy| (-1..=1).map(move |dx| (at.0 + f64::from(dx), at.1 + f64::from(dy))))
+        .filter_map(|near| super::index_at(near, width, height))
         .collect();
-    let gap_to = |b: &(f64, f64, f64, f64)| (b.0 - at.0).max(at.0 - b.2).max(0.0).hypot((b.1 - at.1).max(at.1 - b.3).max(0.0));
     let largest = HAIRLINE_NUMBER_SIZE * prompt.strike_px;
     let mut numbers: Vec<(f64, f64, f64, f64)> = Vec::new();
     for cleared in [false, true] {
-        let mask: Vec<u8> = (0..width * height).map(|i| u8::from(inked[i] && !(cleared && stroke(i)))).collect();
+        let mask: Vec<u8> = (0..width * height).map(|i| u8::from(inked[i] && !(cleared && on_symbol_strokes(i)))).collect();
         let (label, pieces) = ink_pieces(&mask, width, height);
         let own: Vec<u32> = junction.iter().map(|&i| label[i]).collect();
         let digits: Vec<&(f64, f64, f64, f64)> = pieces
@@ -1346,17 +1344,18 @@ pub fn hairline_number_boxes(window: &Rgb, at: (f64, f64), prompt: &PointPrompt,
         for &digit in &digits {
             let number = whole_number(*digit, &digits);
             let centre = ((number.0 + number.2) / 2.0 - at.0, (number.1 + number.3) / 2.0 - at.1);
-            if !numbers.contains(&number) && centre.0 * towards.0 + centre.1 * towards.1 > 0.0 && gap_to(&number) <= prompt.strike_px {
+            let beyond_tick = centre.0 * towards.0 + centre.1 * towards.1 >= HAIRLINE_NUMBER_CLEAR_PX;
+            if !numbers.contains(&number) && beyond_tick && gap_to(&number, at) <= prompt.strike_px {
                 numbers.push(number);
             }
         }
     }
-    numbers.sort_by(|a, b| gap_to(a).total_cmp(&gap_to(b)));
+    numbers.sort_by(|a, b| gap_to(a, at).total_cmp(&gap_to(b, at)));
     numbers.into_iter().take(HAIRLINE_NUMBER_TRIES).map(|number| padded(number, (width, height))).collect()
 }
 
-/// The number `first` (a digit's box) is part of: with the other `digits` on its line of type,
-/// each within 0.6 of a digit's height of the last.
+/// The number `first` (a digit's box) is part of: grown by each of the other `digits` on its line
+/// of type (overlapping half the shorter's height) within 0.6 of the grown box's height of it.
 fn whole_number(first: (f64, f64, f64, f64), digits: &[&(f64, f64, f64, f64)]) -> (f64, f64, f64, f64) {
     let mut number = first;
     loop {
@@ -1371,6 +1370,11 @@ fn whole_number(first: (f64, f64, f64, f64), digits: &[&(f64, f64, f64, f64)]) -
             None => return number,
         }
     }
+}
+
+/// How far box `(x0, y0, x1, y1)` lies from `point`, 0 when it holds it.
+fn gap_to(b: &(f64, f64, f64, f64), point: (f64, f64)) -> f64 {
+    (b.0 - point.0).max(point.0 - b.2).max(0.0).hypot((b.1 - point.1).max(point.1 - b.3).max(0.0))
 }
 
 /// A number's box with a quarter of its height around it, within a `width × height` window.
@@ -1736,6 +1740,9 @@ mod tests {
     /// A stroke drawn on a lightness map: its segments, their width, their L*.
     type Stroke = (Vec<(f64, f64, f64, f64)>, f64, u8);
 
+    /// A stroke a pixel wide drawn on a window of the scan: its segments, their colour.
+    type ColouredStroke = (Vec<(f64, f64, f64, f64)>, [u8; 3]);
+
     /// A `width × height` lightness map of paper (L* 90) with each stroke drawn on it.
     fn lit(width: usize, height: usize, strokes: &[Stroke]) -> Vec<u8> {
         let mut pixels = vec![90; width * height];
@@ -1780,25 +1787,37 @@ mod tests {
 
     #[test]
     fn a_hairline_attitudes_number_is_looked_for_in_grey_ink_on_its_ticks_side_and_a_colourful_or_far_piece_is_none() {
-        let (width, height) = (64, 64);
-        let mut pixels: Vec<u8> = [170, 200, 230].repeat(width * height); // a unit's blue ground
-        let mut paint = |segments: &[(f64, f64, f64, f64)], colour: [u8; 3]| {
-            for (pixel, inked) in pixels.chunks_exact_mut(3).zip(drawn(width, height, segments, 1.0)) {
-                if inked != 0 {
-                    pixel.copy_from_slice(&colour);
+        // A 64 × 64 window of a unit's blue ground with each of `strokes` (segments, colour) drawn a pixel wide.
+        let painted = |strokes: &[ColouredStroke]| {
+            let mut pixels: Vec<u8> = [170, 200, 230].repeat(64 * 64);
+            for (segments, colour) in strokes {
+                for (pixel, inked) in pixels.chunks_exact_mut(3).zip(drawn(64, 64, segments, 1.0)) {
+                    if inked != 0 {
+                        pixel.copy_from_slice(colour);
+                    }
                 }
             }
+            Rgb { width: 64, height: 64, pixels }
         };
+        let (ink, grey) = ([60, 60, 60], [120, 120, 120]);
         // The symbol in dark ink, its tick to the right; its number 15 in lighter grey beyond the tick.
-        paint(&attitude(32.0, 32.0, 90.0, 15.0, 2.5), [60, 60, 60]);
-        let five = [(40.5, 29.0, 43.0, 29.0), (40.5, 29.0, 40.5, 31.5), (40.5, 31.5, 43.0, 31.5), (43.0, 31.5, 43.0, 34.0), (43.0, 34.0, 40.5, 34.0)];
-        paint(&[(38.5, 29.0, 38.5, 34.0)], [120, 120, 120]);
-        paint(&five, [120, 120, 120]);
+        let symbol = attitude(32.5, 32.5, 90.0, 15.0, 2.5).to_vec();
+        let fifteen = vec![
+            (38.5, 29.0, 38.5, 34.0),
+            (40.5, 29.0, 43.0, 29.0),
+            (40.5, 29.0, 40.5, 31.5),
+            (40.5, 31.5, 43.0, 31.5),
+            (43.0, 31.5, 43.0, 34.0),
+            (43.0, 34.0, 40.5, 34.0),
+        ];
         // A grey digit on the other side, one farther than the strike line's length, a magenta mark nearer.
-        paint(&[(24.5, 29.0, 24.5, 34.0)], [120, 120, 120]);
-        paint(&[(52.5, 29.0, 52.5, 34.0)], [120, 120, 120]);
-        paint(&[(36.5, 38.0, 36.5, 43.0)], [220, 40, 160]);
-        let window = Rgb { width: width as u32, height: height as u32, pixels };
+        let window = painted(&[
+            (symbol.clone(), ink),
+            (fifteen, grey),
+            (vec![(24.5, 29.0, 24.5, 34.0)], grey),
+            (vec![(52.5, 29.0, 52.5, 34.0)], grey),
+            (vec![(36.5, 38.0, 36.5, 43.0)], [220, 40, 160]),
+        ]);
         let prompt = PointPrompt { colour: (60, 60, 60), width_px: 1.0, strike_px: 15.0, tick_px: 2.5, hairline: true, ..prompt(Shape::Tick) };
         let boxes = hairline_number_boxes(&window, (32.5, 32.5), &prompt, 90.0);
         assert!(
@@ -1808,18 +1827,8 @@ mod tests {
         // Dipping the other way, its number is looked for on the left.
         let boxes = hairline_number_boxes(&window, (32.5, 32.5), &prompt, 270.0);
         assert!(matches!(boxes.as_slice(), [number] if number.x0 <= 24.0 && number.x1 >= 25.0 && number.x1 < 30.0), "{boxes:?}");
-        // A digit printed against the tick's end is told from the tick where the sample says it runs.
-        let mut pixels: Vec<u8> = [170, 200, 230].repeat(width * height);
-        for (segments, colour) in
-            [(attitude(32.0, 32.0, 90.0, 15.0, 2.5).to_vec(), [60, 60, 60]), (vec![(37.5, 29.0, 37.5, 35.0), (35.5, 33.5, 37.5, 33.5)], [120, 120, 120])]
-        {
-            for (pixel, inked) in pixels.chunks_exact_mut(3).zip(drawn(width, height, &segments, 1.0)) {
-                if inked != 0 {
-                    pixel.copy_from_slice(&colour);
-                }
-            }
-        }
-        let touching = Rgb { width: width as u32, height: height as u32, pixels };
+        // A digit printed against the tick's end is told from the tick where the symbol runs.
+        let touching = painted(&[(symbol, ink), (vec![(37.5, 29.0, 37.5, 35.0), (35.5, 33.5, 37.5, 33.5)], grey)]);
         let boxes = hairline_number_boxes(&touching, (32.5, 32.5), &prompt, 90.0);
         assert!(
             matches!(boxes.as_slice(), [number] if (36.0..=38.0).contains(&((number.x0 + number.x1) / 2.0)) && number.y0 <= 29.0 && number.y1 >= 35.0),
