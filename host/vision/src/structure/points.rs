@@ -1297,7 +1297,7 @@ pub fn number_box(window: &Rgb, at: (f64, f64), prompt: &PointPrompt) -> Option<
 /// grey is often lighter than its ink or broken by it. Here the number's ink is any grey or black
 /// 20 L* darker than its ground (the window's lightness closed over 7 × 7 pixels), in digit-sized
 /// pieces apart from the symbol's own (its pieces at its junction, or its strike line and tick
-/// drawn square to and along `dip_direction` as long as its sample's), centred on its tick's side
+/// drawn square to and along `dip_direction`, about as long as its sample's), centred on its tick's side
 /// (beyond a strike line's ink) and within its strike line's length, grouped on their lines of
 /// type; at most three, the nearest.
 pub fn hairline_number_boxes(window: &Rgb, at: (f64, f64), prompt: &PointPrompt, dip_direction: f64) -> Vec<PixelBox> {
@@ -1308,20 +1308,16 @@ pub fn hairline_number_boxes(window: &Rgb, at: (f64, f64), prompt: &PointPrompt,
     let pixels: Vec<u8> = window.pixels.chunks_exact(3).map(|p| lightness_byte((p[0], p[1], p[2]))).collect();
     let lightness = Lightness { pixels: &pixels, width, height };
     let ground = Ground::around(&lightness, (0, 0), (width as isize - 1, height as isize - 1));
-    let inked: Vec<bool> = (0..width * height)
-        .map(|i| pixels[i] & COLOURFUL == 0 && ground.darkness(((i % width) as f64 + 0.5, (i / width) as f64 + 0.5)) >= HAIRLINE_NUMBER_DARKER)
-        .collect();
+    let centre_of = |i: usize| ((i % width) as f64 + 0.5, (i / width) as f64 + 0.5);
+    let inked: Vec<bool> = (0..width * height).map(|i| pixels[i] & COLOURFUL == 0 && ground.darkness(centre_of(i)) >= HAIRLINE_NUMBER_DARKER).collect();
     // The symbol's own ink is left out twice over: its pieces at its junction (a digit apart from
-    // them stays whole), or its strokes where they run, as long as its sample's (a digit printed
-    // against its tick or strike line comes apart from them).
+    // them stays whole), or its strokes where they run (its tick as long as its sample's, its strike
+    // line a pixel longer at each end): a digit printed against either comes apart from them.
     let towards = (dip_direction.to_radians().sin(), -dip_direction.to_radians().cos());
     let half = prompt.strike_px / 2.0 + 1.0;
     let strike = ((at.0 + towards.1 * half, at.1 - towards.0 * half), (at.0 - towards.1 * half, at.1 + towards.0 * half));
     let tick = (at, (at.0 + towards.0 * prompt.tick_px, at.1 + towards.1 * prompt.tick_px));
-    let on_symbol_strokes = |i: usize| {
-        let centre = ((i % width) as f64 + 0.5, (i / width) as f64 + 0.5);
-        [strike, tick].iter().any(|&(a, b)| segment_distance(centre, a, b) <= HAIRLINE_NUMBER_CLEAR_PX)
-    };
+    let on_symbol_strokes = |i: usize| [strike, tick].iter().any(|&(a, b)| segment_distance(centre_of(i), a, b) <= HAIRLINE_NUMBER_CLEAR_PX);
     let junction: Vec<usize> = (-1..=1)
         .flat_map(|dy| (-1..=1).map(move |dx| (at.0 + f64::from(dx), at.1 + f64::from(dy))))
         .filter_map(|near| super::index_at(near, width, height))
