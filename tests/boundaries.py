@@ -12,6 +12,10 @@
    `#[cfg(test)] mod …` block at its end, and files declared only for tests, are left out.
 3. Edges: the server's `batch` reaches the application crate (`geomap_app`) and never the MCP
    edge (`crate::mcp`, its tools among it): both edges call the same use cases.
+4. Pixels: the application crate (`host/app`) reads no pixel. It hands a scan's windows to
+   `geomap_vision`'s functions and never looks inside them: no byte of an `Rgb` buffer, no
+   pixel's grey, no turned or resampled picture, no call of the OCR recogniser on a box
+   (`PIXEL_WORK` names each; test code is left out).
 
 Prints what it checked; exits 1 naming every broken rule.
 """
@@ -160,6 +164,30 @@ def edge_problems(server_root):
     return problems
 
 
+# What reading pixels looks like in Rust source, each with what it is.
+PIXEL_WORK = {
+    r"\.pixels\s*\[": "indexes an RGB buffer's bytes",
+    r"\.pixels\.(?:iter\w*|chunks\w*|get\w*|as_slice|to_vec|fill)\b": "walks an RGB buffer's bytes",
+    r"\bchunks_exact\(3\)": "walks RGB triples",
+    r"\bgrey\(": "reads a pixel's grey",
+    r"\.turned_about\(": "turns a picture",
+    r"\.recognise\(": "runs the OCR recogniser on boxes of pixels",
+}
+
+
+def pixel_problems(app_root):
+    """The application crate reads no pixel: each source file's non-test code against `PIXEL_WORK`."""
+    problems, files = [], sorted(app_root.rglob("*.rs"))
+    for path in files:
+        text = without_tests(strip_comments(path.read_text()))
+        for number, line in enumerate(text.split("\n"), start=1):
+            for pattern, what in PIXEL_WORK.items():
+                if re.search(pattern, line):
+                    problems.append(f"{path.relative_to(app_root.parent)}:{number} {what}: pixel work belongs in geomap_vision")
+    print(f"pixels: {len(files)} files of the application crate read no pixel" + ("" if not problems else ", but some do"))
+    return problems
+
+
 def main():
     workspace = Path(__file__).resolve().parent.parent
     output = subprocess.run(
@@ -169,6 +197,7 @@ def main():
     for crate, source_root in roots.items():
         problems += module_cycles(crate, source_root)
     problems += edge_problems(roots[SERVER])
+    problems += pixel_problems(roots["geomap-app"])
     for problem in problems:
         print(f"BOUNDARY: {problem}", file=sys.stderr)
     return 1 if problems else 0

@@ -1,5 +1,6 @@
 """tests/boundaries.py catches what it is there to catch: a forbidden crate dependency, a
-package the assets command must not reach, and a cycle between two source files."""
+package the assets command must not reach, a cycle between two source files, and pixel work in
+the application crate."""
 
 import importlib.util
 from pathlib import Path
@@ -54,6 +55,32 @@ def test_a_cycle_between_two_files_is_named_and_a_parent_facade_is_not(tmp_path)
     (src / "mcp" / "tools.rs").write_text("use crate::http::Connection;\npub enum ToolName {}\n")
     cycles = boundaries.module_cycles("demo", src)
     assert cycles == ["demo: module cycle http -> mcp::tools -> http"], cycles
+
+
+def test_pixel_work_in_the_application_is_named_and_handing_windows_on_is_not(tmp_path):
+    src = tmp_path / "app" / "src"
+    src.mkdir(parents=True)
+    (src / "units.rs").write_text(
+        "use geomap_vision::image::Rgb;\n"
+        "fn sample(map: &Map) -> Result<Rgb, AppError> { map.window(region) } // grey(p) in a comment\n"
+        "fn count(tally: &Tally) -> u64 { tally.area_px[0] }\n"
+        "#[cfg(test)]\nmod tests {\n    fn picture(rgb: &Rgb) -> u8 { grey(&rgb.pixels[0..3]) }\n}\n"
+    )
+    assert boundaries.pixel_problems(src) == []
+
+    (src / "dips.rs").write_text(
+        "fn dip(window: &Rgb, reader: &Reader) {\n"
+        "    let dark = window.pixels.chunks_exact(3).filter(|p| grey(p) < 90).count();\n"
+        "    let first = window.pixels[0];\n"
+        "    reader.recognise(window, boxes, 0.6);\n"
+        "}\n"
+    )
+    problems = boundaries.pixel_problems(src)
+    assert any(p.startswith("src/dips.rs:2 walks an RGB buffer's bytes") for p in problems), problems
+    assert any(p.startswith("src/dips.rs:2 reads a pixel's grey") for p in problems), problems
+    assert any(p.startswith("src/dips.rs:3 indexes an RGB buffer's bytes") for p in problems), problems
+    assert any(p.startswith("src/dips.rs:4 runs the OCR recogniser") for p in problems), problems
+    assert not any("units.rs" in p for p in problems), problems
 
 
 def test_the_workspace_keeps_its_boundaries():

@@ -2,31 +2,23 @@
 //! `geomap_vision::structure` found, prompted by the explanation's symbols, as TA1 `line_type`
 //! and `line_feature` rows (one feature per part of one pattern, so a fault solid where certain
 //! and dashed where approximate is two features of two types) and `point_type` and
-//! `point_feature` rows (each attitude's dip read from the number printed beside it), the lines of
-//! section as `cross_section` rows (a straight line with a cross section's letters at its ends),
-//! and the summary per symbol the result reports.
+//! `point_feature` rows (each attitude with the dip `geomap_vision::structure::dips` read beside
+//! it), the lines of section `geomap_vision::structure::section_letters` found as `cross_section`
+//! rows, and the summary per symbol the result reports. It reads no pixel.
 //!
 //! Invariants: every line symbol of the explanation but a contact, and every attitude symbol, has
 //! a type row, found or not, and one found nowhere is a warning; a type's ID names its symbol's
-//! entry (and a line type's, its pattern); a dip is a number read on the map, never guessed, and
-//! each number is one attitude's at most.
+//! entry (and a line type's, its pattern).
 
 use schemars::JsonSchema;
 use serde::Serialize;
 
 use geomap_georef::package::{LineRow, LineTypeRow, PointRow, PointTypeRow, SectionRow, Structure};
 use geomap_model::layout::PixelBox;
-use geomap_vision::VisionError;
 use geomap_vision::colour::hex;
-use geomap_vision::image::{Rgb, grey};
-use geomap_vision::layout::numbers::printed_number;
-use geomap_vision::layout::parts::is_prime;
 use geomap_vision::layout::symbols::Pattern;
-use geomap_vision::ocr::reader::{Line, Reader};
-use geomap_vision::structure::points::{FoundPoint, PointPrompt, Shape, hairline_number_boxes, number_box};
-use geomap_vision::structure::sections::{Crossing, Straight};
-
-use crate::error::AppError;
+use geomap_vision::structure::points::{FoundPoint, PointPrompt, Shape};
+use geomap_vision::structure::section_letters::SectionLine;
 use geomap_vision::structure::{Away, FoundLine, LinePrompt, Marks};
 
 /// One line symbol of the explanation and what the extraction found of it.
@@ -217,130 +209,6 @@ pub struct PointSummary {
     pub tick_px: f64,
 }
 
-/// The largest dip a number beside an attitude may say, in degrees.
-const MAX_DIP: u32 = 90;
-
-/// The dip a line of words says, when it is one number up to [`MAX_DIP`] with at most one stray
-/// mark on either side (the symbol's tick read as a letter).
-fn dip_of(text: &str) -> Option<u32> {
-    printed_number(text).filter(|&number| number <= MAX_DIP)
-}
-
-/// Each attitude's dip: the number (a line of `words`) whose box's centre is nearest its junction,
-/// within the symbol's strike length plus two of the number's heights; nearest pairs first, each
-/// number given once. Returns per point the dip and the words' box.
-pub(crate) fn dips(points: &[FoundPoint], prompts: &[PointPrompt], words: &[Line]) -> Vec<Option<(u32, PixelBox)>> {
-    // A number read more than once (by the layout and by a reading) is one number.
-    let mut numbers: Vec<(u32, &PixelBox)> = Vec::new();
-    for (dip, bbox) in words.iter().filter_map(|line| Some((dip_of(&line.text)?, &line.bbox))) {
-        if !numbers.iter().any(|(other, seen)| *other == dip && overlaps(seen, bbox)) {
-            numbers.push((dip, bbox));
-        }
-    }
-    let mut pairs: Vec<(f64, usize, usize)> = Vec::new();
-    for (p, point) in points.iter().enumerate() {
-        let prompt = &prompts[point.prompt];
-        if prompt.shape != Shape::Tick {
-            continue;
-        }
-        for (n, (_, bbox)) in numbers.iter().enumerate() {
-            let centre = ((bbox.x0 + bbox.x1) / 2.0, (bbox.y0 + bbox.y1) / 2.0);
-            let distance = (centre.0 - point.at.0).hypot(centre.1 - point.at.1);
-            if distance <= prompt.strike_px + 2.0 * (bbox.y1 - bbox.y0) {
-                pairs.push((distance, p, n));
-            }
-        }
-    }
-    pairs.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let mut dips = vec![None; points.len()];
-    let mut used = vec![false; numbers.len()];
-    for (_, p, n) in pairs {
-        if dips[p].is_none() && !used[n] {
-            used[n] = true;
-            dips[p] = Some((numbers[n].0, *numbers[n].1));
-        }
-    }
-    dips
-}
-
-/// The whole pixels of box `(x0, y0, x1, y1)` within a `width × height` scan, `None` when none are.
-fn clamped((x0, y0, x1, y1): (f64, f64, f64, f64), (width, height): (u32, u32)) -> Option<(u32, u32, u32, u32)> {
-    let clamp = |v: f64, most: u32| v.clamp(0.0, f64::from(most)) as u32;
-    let region = (clamp(x0.floor(), width), clamp(y0.floor(), height), clamp(x1.ceil(), width), clamp(y1.ceil(), height));
-    (region.2 > region.0 && region.3 > region.1).then_some(region)
-}
-
-/// Smallest recogniser score a number read beside an attitude is kept at.
-const DIP_MIN_SCORE: f64 = 0.6;
-/// Smallest recogniser score a number read beside a hairline attitude, in grey ink not its own
-/// ([`hairline_number_boxes`]), is kept at: those boxes also hold pieces of other grey lines, and
-/// on the USGS sample one such piece beside an 8 read as 1 at 0.63.
-const HAIRLINE_DIP_MIN_SCORE: f64 = 0.8;
-
-/// Each attitude's dip read where its number's ink stands ([`number_box`] in the scan around it,
-/// `window` giving the scan's pixels in a region, then `reader`'s recogniser; for a hairline
-/// attitude, where that reads no number, each of its [`hairline_number_boxes`] in turn), else as
-/// `from_words` gave it (the words the layout and the readings read, matched by [`dips`]).
-pub(crate) fn reread_dips(
-    points: &[FoundPoint],
-    prompts: &[PointPrompt],
-    from_words: Vec<Option<(u32, PixelBox)>>,
-    reader: &Reader,
-    (width, height): (u32, u32),
-    window: &dyn Fn((u32, u32, u32, u32)) -> Result<Rgb, AppError>,
-) -> Result<Vec<Option<(u32, PixelBox)>>, AppError> {
-    let mut dips = from_words;
-    for (point, dip) in points.iter().zip(dips.iter_mut()) {
-        let prompt = &prompts[point.prompt];
-        if prompt.shape != Shape::Tick {
-            continue;
-        }
-        let reach = 2.5 * prompt.strike_px;
-        let Some(region) = clamped((point.at.0 - reach, point.at.1 - reach, point.at.0 + reach, point.at.1 + reach), (width, height)) else { continue };
-        let pixels = window(region)?;
-        let (left, top) = (f64::from(region.0), f64::from(region.1));
-        let at = (point.at.0 - left, point.at.1 - top);
-        // Where the symbol's own ink is printed, then (a hairline's, only when that reads no number)
-        // where grey ink of a number's size is.
-        let beside = number_box(&pixels, at, prompt);
-        let hairline_boxes = std::iter::once_with(|| match point.dip_direction {
-            Some(towards) if prompt.hairline => hairline_number_boxes(&pixels, at, prompt, towards),
-            _ => Vec::new(),
-        })
-        .flatten()
-        .filter(|number| Some(*number) != beside);
-        for (number, min_score) in beside.map(|number| (number, DIP_MIN_SCORE)).into_iter().chain(hairline_boxes.map(|number| (number, HAIRLINE_DIP_MIN_SCORE)))
-        {
-            let read = reader.recognise(&pixels, vec![number], min_score).map_err(|error| VisionError::Inference(error.to_string()))?;
-            if let Some(degrees) = read.first().and_then(|line| dip_of(&line.text)) {
-                *dip = Some((degrees, PixelBox { x0: number.x0 + left, y0: number.y0 + top, x1: number.x1 + left, y1: number.y1 + top }));
-                break;
-            }
-        }
-    }
-    // A number is one attitude's: the nearest of those it was read for keeps it.
-    let distance = |p: usize, b: &PixelBox| ((b.x0 + b.x1) / 2.0 - points[p].at.0).hypot((b.y0 + b.y1) / 2.0 - points[p].at.1);
-    let read: Vec<usize> = (0..dips.len()).filter(|&p| dips[p].is_some()).collect();
-    let mut dropped = Vec::new();
-    for (k, &a) in read.iter().enumerate() {
-        for &b in &read[k + 1..] {
-            let (Some((_, box_a)), Some((_, box_b))) = (&dips[a], &dips[b]) else { continue };
-            if overlaps(box_a, box_b) {
-                dropped.push(if distance(a, box_a) <= distance(b, box_b) { b } else { a });
-            }
-        }
-    }
-    for p in dropped {
-        dips[p] = None;
-    }
-    Ok(dips)
-}
-
-/// Whether two boxes share any area.
-fn overlaps(a: &PixelBox, b: &PixelBox) -> bool {
-    a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1
-}
-
 /// The ID of `prompt`'s point type.
 fn point_type_id(prompt: &PointPrompt) -> String {
     type_key("point", prompt.entry, &prompt.symbol)
@@ -472,503 +340,33 @@ pub struct SectionSummary {
     pub ends_from: String,
 }
 
-/// A letter printed on the main map: whether it carries a prime, and its box.
-struct Letter<'a> {
-    primed: bool,
-    bbox: &'a PixelBox,
-    score: f64,
+/// A line of section's TA1 row.
+pub(crate) fn section_row(line: &SectionLine) -> SectionRow {
+    let bbox = &line.section_bbox;
+    SectionRow { name: line.name.clone(), points: vec![line.from, line.to], confidence: line.confidence, section_bbox: (bbox.x0, bbox.y0, bbox.x1, bbox.y1) }
 }
 
-/// The words that are `letter` alone or with a prime (A, A', A′).
-fn letters<'a>(words: &'a [Line], letter: &str) -> Vec<Letter<'a>> {
-    words
-        .iter()
-        .filter_map(|line| {
-            let text: String = line.text.chars().filter(|c| !c.is_whitespace()).collect();
-            let mut rest = text.strip_prefix(letter)?.chars();
-            let primed = match (rest.next(), rest.next()) {
-                (None, _) => false,
-                (Some(mark), None) if is_prime(mark) => true,
-                _ => return None,
-            };
-            Some(Letter { primed, bbox: &line.bbox, score: line.score })
-        })
-        .collect()
-}
-
-/// Steps of a letter-to-letter segment read from the scan at once.
-const SECTION_CHUNK_STEPS: usize = 512;
-/// At most this many of a section's letters on the main map are paired (the best read first).
-const SECTION_MAX_LETTERS: usize = 8;
-/// A thin straight line with a section's letter read at one end only is its line of section when
-/// its length is this share of the section's width: a cross section is drawn at the map's scale,
-/// its box a little wider for its elevation axes (0.92–0.97 on the USGS sample's three).
-const ONE_LETTER_WIDTHS: std::ops::RangeInclusive<f64> = 0.8..=1.1;
-/// The confidence of a line of section with one letter read.
-const ONE_LETTER_CONFIDENCE: f64 = 0.5;
-
-/// A line of section drawn between two letters: its ends, nearest the first letter first.
-fn drawn_between(
-    first: &Letter,
-    second: &Letter,
-    window: &dyn Fn((u32, u32, u32, u32)) -> Result<Rgb, AppError>,
-    (width, height): (u32, u32),
-) -> Result<Option<[(f64, f64); 2]>, AppError> {
-    let centre = |b: &PixelBox| ((b.x0 + b.x1) / 2.0, (b.y0 + b.y1) / 2.0);
-    let (from, to) = (centre(first.bbox), centre(second.bbox));
-    let tall = (first.bbox.y1 - first.bbox.y0).max(second.bbox.y1 - second.bbox.y0).max(1.0);
-    let length = (to.0 - from.0).hypot(to.1 - from.1);
-    if length < 4.0 * tall {
-        return Ok(None);
+/// A line of section as the result reports it, with its ground length (`length_km`) when the map
+/// is georeferenced.
+pub(crate) fn section_summary(line: SectionLine, length_km: Option<f64>) -> SectionSummary {
+    let round = |v: f64| (v * 10.0).round() / 10.0;
+    SectionSummary {
+        length_px: round(line.length_px()),
+        from: [round(line.from.0), round(line.from.1)],
+        to: [round(line.to.0), round(line.to.1)],
+        name: line.name,
+        section_bbox: line.section_bbox,
+        length_km: length_km.map(|km| (km * 1000.0).round() / 1000.0),
+        confidence: line.confidence,
+        ends_from: line.ends_from,
     }
-    // A crossing line is narrower than half the smaller letter is tall; the letters stand further off.
-    let short = (first.bbox.y1 - first.bbox.y0).min(second.bbox.y1 - second.bbox.y0).max(1.0);
-    let crossing = Crossing { from, to, reach: 1.5 * tall, gap_steps: (short / 2.0) as usize };
-    let steps = crossing.steps();
-    // How far along the segment each letter's box reaches from its centre.
-    let (ux, uy) = ((to.0 - from.0).abs() / length, (to.1 - from.1).abs() / length);
-    let half = |b: &PixelBox| ((b.x1 - b.x0) / 2.0 / ux.max(1e-9)).min((b.y1 - b.y0) / 2.0 / uy.max(1e-9)).ceil() as usize;
-    let inner = (half(first.bbox), steps.saturating_sub(half(second.bbox) + 1));
-    let mut dips = Vec::with_capacity(steps);
-    for first_step in (0..steps).step_by(SECTION_CHUNK_STEPS) {
-        let last_step = (first_step + SECTION_CHUNK_STEPS).min(steps);
-        let Some(region) = clamped(crossing.window(first_step, last_step), (width, height)) else {
-            dips.extend(std::iter::repeat_n(Vec::new(), last_step - first_step));
-            continue;
-        };
-        dips.extend(crossing.dips(&window(region)?, (f64::from(region.0), f64::from(region.1)), first_step, last_step));
-    }
-    Ok(crossing.line(&dips, inner))
-}
-
-/// Pixels at most this grey (0–255) are a letter's ink at a straight line's end.
-const LETTER_GREY: u8 = 110;
-/// When that ink's box covers at least this share of the picture read, other ink crowds the
-/// letter (dark contacts), and its ink is taken as the darkest ink alone: a letter is printed in
-/// the darkest ink.
-const LETTER_CROWDED: f64 = 0.8;
-/// A crowded letter's ink is at most this many grey levels lighter than the darkest pixel that
-/// could be a letter's, and still at most [`LETTER_GREY`].
-const LETTER_DARKEST_SPAN: u8 = 40;
-/// A letter at a straight line's end is looked for within this many of the shrunk map's pixels of
-/// the end, and as far again beyond it…
-const LETTER_REACH: f64 = 12.0;
-/// …then within this many of the sheet's type heights ([`type_height`]).
-const LETTER_REACH_TYPES: f64 = 1.0;
-/// The type is measured on at least this many words.
-const TYPE_LEAST_WORDS: usize = 20;
-/// Smallest recogniser score a letter read at a line's end is kept at.
-const LETTER_MIN_SCORE: f64 = 0.5;
-/// A line at least this far from level (radians, about 10°) has its letters read along it too.
-const LETTER_TILT: f64 = 0.17;
-
-/// The box of the ink (at most [`LETTER_GREY`], or the darkest ink when that crowds the picture,
-/// see [`LETTER_CROWDED`]) of `square`, a picture `2 · reach` wide around a line's end (`end`,
-/// and `outward` the line's direction there, both in the picture): the line itself, more than
-/// `run_in` before the end, left out (a line may end inside its letter), grown by a sixth of a
-/// reach; `None` when too little ink is there for a letter.
-fn ink_box(square: &Rgb, (end, outward, run_in): ((f64, f64), (f64, f64), f64), reach: f64) -> Option<PixelBox> {
-    let (width, height) = (square.width as usize, square.height as usize);
-    // The pixels that may be a letter's (the line itself left out), with their grey.
-    let candidates: Vec<(f64, f64, u8)> = square
-        .pixels
-        .chunks_exact(3)
-        .enumerate()
-        .map(|(i, p)| ((i % width) as f64, (i / width) as f64, grey(p)))
-        .filter(|&(x, y, _)| {
-            let (dx, dy) = (x + 0.5 - end.0, y + 0.5 - end.1);
-            let (ahead, across) = (dx * outward.0 + dy * outward.1, (dx * outward.1 - dy * outward.0).abs());
-            !(ahead < -run_in && across <= reach / 5.0)
-        })
-        .collect();
-    let ink_within = |limit: u8| {
-        candidates.iter().filter(|&&(_, _, grey)| grey <= limit).fold(None, |bbox: Option<(f64, f64, f64, f64)>, &(x, y, _)| {
-            Some(bbox.map_or((x, y, x + 1.0, y + 1.0), |b| (b.0.min(x), b.1.min(y), b.2.max(x + 1.0), b.3.max(y + 1.0))))
-        })
-    };
-    let mut bbox = ink_within(LETTER_GREY);
-    // Ink all over the picture (dark contacts around the letter): the letter is the darkest ink.
-    if let Some((x0, y0, x1, y1)) = bbox
-        && (x1 - x0) * (y1 - y0) >= LETTER_CROWDED * (width * height) as f64
-    {
-        let darkest = candidates.iter().map(|&(_, _, grey)| grey).min().unwrap_or(0);
-        bbox = ink_within(darkest.saturating_add(LETTER_DARKEST_SPAN).min(LETTER_GREY));
-    }
-    let (x0, y0, x1, y1) = bbox?;
-    let grow = reach / 6.0;
-    (y1 - y0 >= reach / 3.0).then(|| PixelBox {
-        x0: (x0 - grow).max(0.0),
-        y0: (y0 - grow).max(0.0),
-        x1: (x1 + grow).min(width as f64),
-        y1: (y1 + grow).min(height as f64),
-    })
-}
-
-/// A line's letter is also looked for this many reaches back from its end, where the ink beside
-/// it widens (its run may go on past its letter, along ink in line with it).
-const LETTER_BACK_REACHES: f64 = 8.0;
-/// At most this many places back from a line's end, where the ink beside it widens, are read.
-const LETTER_BACK_MAX: usize = 6;
-
-/// How far back from a line's end (`end`, `outward` its direction there, both on `pixels` whose
-/// top left is `origin` on the scan) the ink beside it widens as a letter's does, at most
-/// [`LETTER_BACK_REACHES`] reaches back: the inner edge of each stretch at least a quarter reach
-/// long where two or more pixels within half a reach across (the line's own `width` left out)
-/// are ink, the nearest first, at most [`LETTER_BACK_MAX`]. A stretch whose inner edge is within
-/// half a reach of the end is read with the end; one from the end on further (a letter touching
-/// a line crossed beyond it) is not.
-fn widenings(pixels: &Rgb, origin: (f64, f64), (end, outward): ((f64, f64), (f64, f64)), reach: f64, width: f64) -> Vec<f64> {
-    let ink = |x: f64, y: f64| {
-        let (x, y) = ((x - origin.0).floor(), (y - origin.1).floor());
-        x >= 0.0 && y >= 0.0 && x < f64::from(pixels.width) && y < f64::from(pixels.height) && {
-            let i = 3 * (y as usize * pixels.width as usize + x as usize);
-            grey(&pixels.pixels[i..i + 3]) <= LETTER_GREY
-        }
-    };
-    let half = (reach / 2.0).floor() as i64;
-    let wide: Vec<i64> = (0..=(LETTER_BACK_REACHES * reach) as i64)
-        .filter(|&t| {
-            let at = (end.0 - outward.0 * t as f64, end.1 - outward.1 * t as f64);
-            let across = (-half..=half).filter(|&s| (s as f64).abs() > width && ink(at.0 - outward.1 * s as f64, at.1 + outward.0 * s as f64));
-            across.count() >= 2
-        })
-        .collect();
-    let gap = (reach / 6.0).ceil() as i64;
-    wide.chunk_by(|a, b| b - a <= gap + 1)
-        .filter(|stretch| (stretch[stretch.len() - 1] - stretch[0] + 1) as f64 >= reach / 4.0)
-        .map(|stretch| stretch[stretch.len() - 1] as f64 + 1.0)
-        .filter(|&inner| inner > reach / 2.0)
-        .take(LETTER_BACK_MAX)
-        .collect()
-}
-
-/// The best reading of a wanted letter at a line's end (`end`, `outward` its direction there, in
-/// the scan's pixels; the line's ink kept `run_in` before it, see [`ink_box`]) on `pixels` (whose
-/// top left is `origin` on the scan): the ink there and the ink just beyond it, read in each of
-/// `ways` (upright, and along the line), its box in the scan's pixels (upright, the size of the ink's).
-fn letter_at(
-    (end, outward, run_in): ((f64, f64), (f64, f64), f64),
-    (pixels, origin): (&Rgb, (f64, f64)),
-    (reach, ways): (f64, &[(f64, f64)]),
-    wanted: &dyn Fn(&Line) -> bool,
-    reader: &Reader,
-) -> Result<Option<Line>, AppError> {
-    let side = 2 * reach.ceil() as u32 + 1;
-    let mut best: Option<Line> = None;
-    for beyond in [0.0, reach] {
-        let centre = (end.0 + outward.0 * beyond - origin.0, end.1 + outward.1 * beyond - origin.1);
-        for &way in ways {
-            // The picture's rows run along `way`, its middle at `centre`: where the end and the
-            // line's direction fall in it.
-            let square = pixels.turned_about(centre, way, (side, side));
-            let into = |(x, y): (f64, f64)| (x * way.0 + y * way.1, y * way.0 - x * way.1);
-            let end_at = into((-outward.0 * beyond, -outward.1 * beyond));
-            let line = ((end_at.0 + f64::from(side) / 2.0, end_at.1 + f64::from(side) / 2.0), into(outward));
-            let Some(ink) = ink_box(&square, (line.0, line.1, run_in), reach) else { continue };
-            // Read at least as wide as tall, so a letter is not taken for vertical text.
-            let widen = ((ink.y1 - ink.y0) - (ink.x1 - ink.x0)).max(0.0) / 2.0;
-            let wide = PixelBox { x0: (ink.x0 - widen).max(0.0), x1: (ink.x1 + widen).min(f64::from(side)), ..ink };
-            let reading = reader.recognise(&square, vec![wide], LETTER_MIN_SCORE).map_err(|error| VisionError::Inference(error.to_string()))?;
-            let (half_w, half_h) = ((ink.x1 - ink.x0) / 2.0, (ink.y1 - ink.y0) / 2.0);
-            let (u, v) = ((ink.x0 + ink.x1 - f64::from(side)) / 2.0, (ink.y0 + ink.y1 - f64::from(side)) / 2.0);
-            let (x, y) = (centre.0 + origin.0 + u * way.0 - v * way.1, centre.1 + origin.1 + u * way.1 + v * way.0);
-            let bbox = PixelBox { x0: x - half_w, y0: y - half_h, x1: x + half_w, y1: y + half_h };
-            for line in reading {
-                let line = Line { bbox, ..line };
-                if wanted(&line) && best.as_ref().is_none_or(|b| line.score > b.score) {
-                    best = Some(line);
-                }
-            }
-        }
-    }
-    Ok(best)
-}
-
-/// The sheet's type height in pixels: the median height of the boxes of `words` (the lines read on
-/// it); `None` with fewer than [`TYPE_LEAST_WORDS`]. A sheet shrunk for its straight lines by a
-/// whole factor says less of its letters' size: the USGS sample resized from 3869 to 5000 px
-/// (1.3 times) is shrunk by 2, and its words' median height grows from 11.8 to 13.9 px.
-pub(crate) fn type_height(words: &[Line]) -> Option<f64> {
-    let mut heights: Vec<f64> = words.iter().map(|line| line.bbox.y1 - line.bbox.y0).collect();
-    if heights.len() < TYPE_LEAST_WORDS {
-        return None;
-    }
-    heights.sort_by(f64::total_cmp);
-    Some(heights[heights.len() / 2])
-}
-
-/// The thin straight lines of `straights` (found on the main map without their letters read,
-/// the longest first) at one or both ends of which a letter of `wanted` (the cross sections'
-/// unprimed letters) is read, alone or primed, until each wanted letter has a line read at both
-/// ends: at each end, by [`letter_at`] with `reader`'s recogniser alone (the detector misses
-/// letters this small), else where the ink beside the line widens a little way back from it
-/// ([`widenings`]), the line then ending there; with none read, it ends at the nearest such
-/// place. A letter is looked for as large as the shrunk map's scale says, then, when none is read
-/// so, as large as the sheet's type (`type_px`, see [`type_height`]) says, unless the two differ by
-/// under a pixel; where the ink widens is measured at the first size. `cancelled` is asked before
-/// each line.
-pub(crate) fn letters_at_ends(
-    straights: &[Straight],
-    wanted: &[&str],
-    type_px: Option<f64>,
-    reader: &Reader,
-    scan: (u32, u32),
-    window: &dyn Fn((u32, u32, u32, u32)) -> Result<Rgb, AppError>,
-    cancelled: &dyn Fn() -> bool,
-) -> Result<Vec<LetteredLine>, AppError> {
-    let mut lettered: Vec<LetteredLine> = Vec::new();
-    let is_of = |line: &Line, letter: &str| !letters(std::slice::from_ref(line), letter).is_empty();
-    let is_wanted = |line: &Line| wanted.iter().any(|letter| is_of(line, letter));
-    for straight in straights {
-        if cancelled() {
-            return Err(VisionError::Cancelled.into());
-        }
-        if wanted.iter().all(|letter| lettered.iter().any(|found| matches!(found.read(letter), [Some(_), Some(_)]))) {
-            break;
-        }
-        let length = (straight.to.0 - straight.from.0).hypot(straight.to.1 - straight.from.1).max(1e-9);
-        let along = ((straight.to.0 - straight.from.0) / length, (straight.to.1 - straight.from.1) / length);
-        // Along the line as text runs: left to right, or up a line standing upright.
-        let text_way = if along.0 > 1e-9 || (along.0.abs() <= 1e-9 && along.1 < 0.0) { along } else { (-along.0, -along.1) };
-        // The letters' size as the shrunk map's scale says it, then as the sheet's type does.
-        let scaled = LETTER_REACH * straight.scale;
-        let typed = type_px.map(|type_px| (LETTER_REACH_TYPES * type_px).round()).filter(|typed| (typed - scaled).abs() >= 1.0);
-        let mut ways = vec![(1.0, 0.0)];
-        if text_way.1.abs() >= LETTER_TILT.sin() {
-            ways.push(text_way);
-        }
-        let mut ends = [straight.from, straight.to];
-        let mut read: [Option<Line>; 2] = [None, None];
-        for (k, outward) in [(0, (-along.0, -along.1)), (1, along)] {
-            let end = ends[k];
-            let mut found = None;
-            let mut widens = None;
-            for (attempt, reach) in std::iter::once(scaled).chain(typed).enumerate() {
-                let looked = EndLooked { end, outward, reach, width: 1.5 * straight.scale, ways: &ways };
-                let read_there = letter_at_end(&looked, scan, window, &is_wanted, reader)?;
-                if attempt == 0 {
-                    widens = read_there.widens;
-                }
-                found = read_there.letter;
-                if found.is_some() {
-                    break;
-                }
-            }
-            // Unread, the line ends where the ink beside it first widens (a letter no reader
-            // takes, a bar printed for it), if anywhere.
-            if let (None, Some(back)) = (&found, widens) {
-                ends[k] = (end.0 - outward.0 * back, end.1 - outward.1 * back);
-            }
-            if let Some((at, letter)) = found {
-                (ends[k], read[k]) = (at, Some(letter));
-            }
-        }
-        if read.iter().any(Option::is_some) {
-            lettered.push(LetteredLine { ends, letters: read });
-        }
-    }
-    Ok(lettered)
-}
-
-/// A line's end as its letter is looked for there.
-struct EndLooked<'a> {
-    /// The end, in the scan's pixels.
-    end: (f64, f64),
-    /// The line's direction there, out of the line.
-    outward: (f64, f64),
-    /// How far from the end the letter is looked for, in the scan's pixels (a letter's size).
-    reach: f64,
-    /// The line's width, in the scan's pixels.
-    width: f64,
-    /// The directions text is read in.
-    ways: &'a [(f64, f64)],
-}
-
-/// What was read at a line's end.
-struct EndRead {
-    /// The wanted letter read there and where (the end, or where the ink beside the line widens).
-    letter: Option<((f64, f64), Line)>,
-    /// How far back from the end the ink beside the line first widens, if it does; not measured
-    /// (`None`) when the letter was read at the end itself.
-    widens: Option<f64>,
-}
-
-/// The wanted letter read at a line's end (`looked`), and where: by [`letter_at`] at the end, else
-/// where the ink beside the line widens ([`widenings`]), nearest first; with how far back the ink
-/// first widens, if it does. Nothing when the end's surroundings lie wholly outside the `scan`.
-fn letter_at_end(
-    looked: &EndLooked,
-    scan: (u32, u32),
-    window: &dyn Fn((u32, u32, u32, u32)) -> Result<Rgb, AppError>,
-    is_wanted: &dyn Fn(&Line) -> bool,
-    reader: &Reader,
-) -> Result<EndRead, AppError> {
-    let EndLooked { end, outward, reach, width, ways } = *looked;
-    let around = (LETTER_BACK_REACHES + 2.0) * reach;
-    let Some(region) = clamped((end.0 - around, end.1 - around, end.0 + around + 1.0, end.1 + around + 1.0), scan) else {
-        return Ok(EndRead { letter: None, widens: None });
-    };
-    let pixels = (&window(region)?, (f64::from(region.0), f64::from(region.1)));
-    if let Some(letter) = letter_at((end, outward, reach / 2.0), pixels, (reach, ways), is_wanted, reader)? {
-        return Ok(EndRead { letter: Some((end, letter)), widens: None });
-    }
-    let backs = widenings(pixels.0, pixels.1, (end, outward), reach, width);
-    for &back in &backs {
-        let inner = (end.0 - outward.0 * back, end.1 - outward.1 * back);
-        if let Some(letter) = letter_at((inner, outward, 0.0), pixels, (reach, ways), is_wanted, reader)? {
-            return Ok(EndRead { letter: Some((inner, letter)), widens: backs.first().copied() });
-        }
-    }
-    Ok(EndRead { letter: None, widens: backs.first().copied() })
-}
-
-/// A thin straight line on the main map with a letter read at one end or both.
-pub(crate) struct LetteredLine {
-    /// Its ends in the scan's pixels (maybe inside their letters); an end with no letter read moved
-    /// back to where the ink beside the line first widens, if it does.
-    pub ends: [(f64, f64); 2],
-    /// The letter read at each end, in the order of `ends`; `None` where none was.
-    pub letters: [Option<Line>; 2],
-}
-
-impl LetteredLine {
-    /// At each end, the letter read there when it is `letter` alone or primed.
-    fn read(&self, letter: &str) -> [Option<Letter<'_>>; 2] {
-        self.letters.each_ref().map(|read| read.as_ref().and_then(|read| letters(std::slice::from_ref(read), letter).pop()))
-    }
-}
-
-/// `end` moved along the line towards `other` to where it leaves `bbox`, should it lie inside it
-/// (a line of section ends where its letter begins), at most halfway.
-fn out_of(end: (f64, f64), other: (f64, f64), bbox: &PixelBox) -> (f64, f64) {
-    if !(bbox.x0 <= end.0 && end.0 <= bbox.x1 && bbox.y0 <= end.1 && end.1 <= bbox.y1) {
-        return end;
-    }
-    let length = (other.0 - end.0).hypot(other.1 - end.1).max(1e-9);
-    let inward = ((other.0 - end.0) / length, (other.1 - end.1) / length);
-    let leaves = |at: f64, way: f64, low: f64, high: f64| match way {
-        w if w > 1e-9 => (high - at) / w,
-        w if w < -1e-9 => (low - at) / w,
-        _ => f64::INFINITY,
-    };
-    let distance = leaves(end.0, inward.0, bbox.x0, bbox.x1).min(leaves(end.1, inward.1, bbox.y0, bbox.y1)).min(length / 2.0);
-    (end.0 + inward.0 * distance, end.1 + inward.1 * distance)
-}
-
-/// The line of section of each cross section (`sections`: the layout's boxes and letters): a thin
-/// straight line drawn between two of its letters (lines of `words` that are the letter alone or
-/// primed) on the main map (`main_map`), found on the scan's pixels (`window` reads a region of
-/// the `scan`-sized image), a pair of a letter and its primed twin first, then the longest. Its end
-/// at the primed letter is the one whose prime was read, else the wider letter's, else the
-/// right-hand (or, up and down, the lower) one. With no such line, a thin straight line with the
-/// letter read at one end and nothing at the other (`lettered`), as long as [`ONE_LETTER_WIDTHS`]
-/// of the section's width, the best read first: its primed end the read one when its prime was
-/// read, else as above (a letter read without its prime may be the primed one, its prime missed).
-/// Per section, the row and the summary, `None` when no line was found.
-pub(crate) fn section_rows(
-    sections: &[(PixelBox, [String; 2])],
-    (words, lettered): (&[Line], &[LetteredLine]),
-    main_map: &PixelBox,
-    window: &dyn Fn((u32, u32, u32, u32)) -> Result<Rgb, AppError>,
-    scan: (u32, u32),
-) -> Result<Vec<Option<(SectionRow, SectionSummary)>>, AppError> {
-    let mut found = Vec::with_capacity(sections.len());
-    for (section_bbox, [letter, primed]) in sections {
-        let on_map = |b: &PixelBox| main_map.x0 <= b.x0 && b.x1 <= main_map.x1 && main_map.y0 <= b.y0 && b.y1 <= main_map.y1;
-        let mut marks: Vec<Letter> = letters(words, letter).into_iter().filter(|mark| on_map(mark.bbox)).collect();
-        marks.sort_by(|a, b| b.score.total_cmp(&a.score));
-        marks.truncate(SECTION_MAX_LETTERS);
-        let mut drawn = Vec::new();
-        for i in 0..marks.len() {
-            for j in i + 1..marks.len() {
-                if let Some(ends) = drawn_between(&marks[i], &marks[j], window, scan)? {
-                    drawn.push((i, j, ends));
-                }
-            }
-        }
-        // A straight line with this section's letter read at both ends is drawn between them.
-        for line in lettered {
-            let [Some(first), Some(second)] = line.read(letter) else { continue };
-            let [a, b] = line.ends;
-            let ends = [out_of(a, b, first.bbox), out_of(b, a, second.bbox)];
-            marks.extend([first, second]);
-            drawn.push((marks.len() - 2, marks.len() - 1, ends));
-        }
-        // A pair whose one letter is primed first (A and A′, not A and A), then the longest line.
-        let span = |[a, b]: &[(f64, f64); 2]| (b.0 - a.0).hypot(b.1 - a.1);
-        let rank = |&(i, j, ends): &(usize, usize, [(f64, f64); 2])| (marks[i].primed != marks[j].primed, span(&ends));
-        // The right-hand end primed, or, for a line running more up and down than across, the lower.
-        let left_to_right = |a: (f64, f64), b: (f64, f64)| {
-            if (b.0 - a.0).abs() >= (b.1 - a.1).abs() { (a.0 > b.0, "left to right") } else { (a.1 > b.1, "top to bottom") }
-        };
-        let best = drawn.iter().max_by(|x, y| rank(x).partial_cmp(&rank(y)).unwrap_or(std::cmp::Ordering::Equal));
-        let ([a, b], a_is_primed, ends_from, confidence) = match best {
-            Some(&(i, j, ends)) => {
-                let width = |k: usize| marks[k].bbox.x1 - marks[k].bbox.x0;
-                let (a_is_primed, ends_from, confidence) = if marks[i].primed != marks[j].primed {
-                    (marks[i].primed, "prime read", 0.9)
-                } else if width(i).max(width(j)) >= 1.2 * width(i).min(width(j)) {
-                    (width(i) > width(j), "wider letter", 0.75)
-                } else {
-                    let (a_is_primed, ends_from) = left_to_right(ends[0], ends[1]);
-                    (a_is_primed, ends_from, 0.6)
-                };
-                (ends, a_is_primed, ends_from.to_owned(), confidence)
-            }
-            None => {
-                // A line with the letter read at one end and nothing at the other, as long as the
-                // section is wide.
-                let wide = section_bbox.x1 - section_bbox.x0;
-                let one_read = lettered.iter().filter_map(|line| {
-                    let k = match line.letters.each_ref().map(Option::is_some) {
-                        [true, false] => 0,
-                        [false, true] => 1,
-                        _ => return None,
-                    };
-                    let mark = line.read(letter).into_iter().nth(k).flatten()?;
-                    Some((out_of(line.ends[k], line.ends[1 - k], mark.bbox), line.ends[1 - k], mark))
-                });
-                let Some((read, other, mark)) = one_read
-                    .filter(|&(read, other, _)| ONE_LETTER_WIDTHS.contains(&(span(&[read, other]) / wide)))
-                    .max_by(|x, y| x.2.score.total_cmp(&y.2.score))
-                else {
-                    found.push(None);
-                    continue;
-                };
-                let (a_is_primed, how) = if mark.primed { (true, "its prime") } else { left_to_right(read, other) };
-                ([read, other], a_is_primed, format!("one letter read, {how}"), ONE_LETTER_CONFIDENCE)
-            }
-        };
-        let length = span(&[a, b]);
-        let (from, to) = if a_is_primed { (b, a) } else { (a, b) };
-        let name = format!("{letter}–{primed}");
-        let round = |v: f64| (v * 10.0).round() / 10.0;
-        let row = SectionRow {
-            name: name.clone(),
-            points: vec![from, to],
-            confidence,
-            section_bbox: (section_bbox.x0, section_bbox.y0, section_bbox.x1, section_bbox.y1),
-        };
-        let summary = SectionSummary {
-            name,
-            section_bbox: *section_bbox,
-            from: [round(from.0), round(from.1)],
-            to: [round(to.0), round(to.1)],
-            length_px: round(length),
-            length_km: None,
-            confidence,
-            ends_from,
-        };
-        found.push(Some((row, summary)));
-    }
-    Ok(found)
 }
 
 /// What the result warns of for the cross sections: one whose line of section was found nowhere,
 /// one whose letters were not read, and, without the main map's words, why none was looked for.
 pub(crate) fn section_warnings(
     sections: &[(PixelBox, [String; 2])],
-    found: &[Option<(SectionRow, SectionSummary)>],
+    found: &[Option<SectionLine>],
     unlettered: usize,
     (words_read, ends_read): (bool, bool),
 ) -> Vec<String> {
@@ -1000,6 +398,10 @@ pub(crate) fn section_warnings(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use geomap_model::layout::PixelBox;
+    use geomap_vision::ocr::reader::Line;
+    use geomap_vision::structure::dips::dips;
+    use geomap_vision::structure::points::FoundPoint;
     use geomap_vision::structure::ta1_line_type;
 
     fn prompt(entry: usize, symbol: &str, pattern: Pattern) -> LinePrompt {
@@ -1040,9 +442,7 @@ mod tests {
     }
 
     #[test]
-    fn a_dip_is_the_nearest_number_beside_its_attitude_and_never_a_word() {
-        assert_eq!([dip_of("35"), dip_of("8"), dip_of("T35"), dip_of("35'"), dip_of("90")], [Some(35), Some(8), Some(35), Some(35), Some(90)]);
-        assert_eq!([dip_of("95"), dip_of("Tb"), dip_of("135")], [None; 3]);
+    fn each_attitude_is_a_feature_with_the_dip_read_beside_it_and_one_without_is_warned_of() {
         let prompt = PointPrompt {
             entry: Some(5),
             symbol: "strike and dip of beds".to_owned(),
@@ -1062,10 +462,6 @@ mod tests {
         let points = [at(100.0, 100.0), at(140.0, 100.0), at(400.0, 400.0)];
         let words = [word("35", 105.0, 105.0), word("12", 150.0, 108.0), word("Tb", 395.0, 395.0), word("60", 600.0, 600.0)];
         let found = dips(&points, std::slice::from_ref(&prompt), &words);
-        let twice = [word("35", 105.0, 105.0), word("35", 106.0, 105.0), word("12", 150.0, 108.0)];
-        let once = dips(&[at(100.0, 100.0), at(80.0, 100.0)], std::slice::from_ref(&prompt), &twice);
-        assert_eq!(once.iter().filter(|d| d.is_some_and(|(dip, _)| dip == 35)).count(), 1, "one number read twice is one attitude's: {once:?}");
-        assert_eq!(found.iter().map(|d| d.map(|(dip, _)| dip)).collect::<Vec<_>>(), [Some(35), Some(12), None]);
         let mut structure = Structure::default();
         add_point_rows(&mut structure, std::slice::from_ref(&prompt), &points, &found, &[Some(91.0), Some(92.0), Some(93.0)]);
         assert_eq!(structure.point_types[0].id, "point_type_6");
@@ -1092,142 +488,23 @@ mod tests {
         let warnings = point_warnings(&[], &two, &[looked("inclined bedding", 0), looked("horizontal bedding", 0)], true);
         assert!(warnings.len() == 1 && warnings[0].contains("no attitude was found by its shape alone"), "{warnings:?}");
     }
-    #[test]
-    fn a_straight_line_lettered_at_both_ends_is_its_sections_line_ending_where_its_letters_begin() {
-        let read = |text: &str, (x0, y0, x1, y1): (f64, f64, f64, f64), score: f64| Line { text: text.to_owned(), bbox: PixelBox { x0, y0, x1, y1 }, score };
-        let main_map = PixelBox { x0: 0.0, y0: 0.0, x1: 1000.0, y1: 1000.0 };
-        let sections = [(PixelBox { x0: 10.0, y0: 900.0, x1: 300.0, y1: 990.0 }, ["B".to_owned(), "B′".to_owned()])];
-        // The line runs on into its primed letter at its first end; its other end stops short of its letter.
-        let lettered = [
-            LetteredLine {
-                ends: [(600.0, 200.0), (100.0, 700.0)],
-                letters: [Some(read("B'", (592.0, 190.0, 608.0, 206.0), 0.8)), Some(read("B", (80.0, 700.0, 95.0, 715.0), 0.95))],
-            },
-            LetteredLine {
-                ends: [(100.0, 100.0), (500.0, 100.0)],
-                letters: [Some(read("A", (80.0, 92.0, 95.0, 108.0), 0.9)), Some(read("B", (505.0, 92.0, 520.0, 108.0), 0.9))],
-            },
-        ];
-        let no_window = |_| -> Result<Rgb, AppError> { unreachable!("no words to pair: nothing is read from the scan") };
-        let found = section_rows(&sections, (&[], &lettered), &main_map, &no_window, (1000, 1000)).expect("found");
-        let (row, summary) = found[0].as_ref().expect("the B–B′ line");
-        assert_eq!((summary.name.as_str(), summary.ends_from.as_str(), summary.confidence), ("B–B′", "prime read", 0.9));
-        assert_eq!(summary.to, [594.0, 206.0], "the primed end, moved to where its letter's box ends");
-        assert_eq!(summary.from, [100.0, 700.0], "an end outside its letter stays");
-        assert_eq!((row.points.len(), row.points[0]), (2, (100.0, 700.0)), "from B to B′");
-        let unlettered = section_rows(&sections, (&[], &lettered[1..]), &main_map, &no_window, (1000, 1000)).expect("found");
-        assert!(unlettered[0].is_none(), "a line lettered A and B is no line of section B–B′");
-    }
-    #[test]
-    fn a_straight_line_with_one_letter_read_is_its_sections_line_only_when_as_long_as_the_section_is_wide() {
-        let read = |text: &str, (x0, y0, x1, y1): (f64, f64, f64, f64)| Line { text: text.to_owned(), bbox: PixelBox { x0, y0, x1, y1 }, score: 0.9 };
-        let main_map = PixelBox { x0: 0.0, y0: 0.0, x1: 1000.0, y1: 1000.0 };
-        // A section 500 px wide, drawn at the map's scale between its axes.
-        let sections = [(PixelBox { x0: 100.0, y0: 900.0, x1: 600.0, y1: 990.0 }, ["C".to_owned(), "C′".to_owned()])];
-        let one_read = |ends: [(f64, f64); 2], letters: [Option<Line>; 2]| [LetteredLine { ends, letters }];
-        let no_window = |_| -> Result<Rgb, AppError> { unreachable!("no words to pair: nothing is read from the scan") };
-        let found = |lettered: &[LetteredLine]| section_rows(&sections, (&[], lettered), &main_map, &no_window, (1000, 1000)).expect("found").remove(0);
-        // 470 px long, its prime missed at its right-hand end: C taken at the left.
-        let line = one_read([(80.0, 300.0), (550.0, 300.0)], [None, Some(read("C", (545.0, 292.0, 560.0, 308.0)))]);
-        let (row, summary) = found(&line).expect("a line as long as the section is wide");
-        assert_eq!((summary.ends_from.as_str(), summary.confidence), ("one letter read, left to right", ONE_LETTER_CONFIDENCE));
-        assert_eq!((summary.from, summary.to), ([80.0, 300.0], [545.0, 300.0]), "the read end moved to where its letter's box begins");
-        assert_eq!(row.points, vec![(80.0, 300.0), (545.0, 300.0)]);
-        // The same with its prime read at its left-hand end: C′ is there.
-        let line = one_read([(80.0, 300.0), (550.0, 300.0)], [Some(read("C′", (65.0, 292.0, 85.0, 308.0))), None]);
-        let (_, summary) = found(&line).expect("a line as long as the section is wide");
-        assert_eq!((summary.ends_from.as_str(), summary.to), ("one letter read, its prime", [85.0, 300.0]));
-        // Up and down, without its prime: C taken at the top.
-        let line = one_read([(300.0, 540.0), (300.0, 60.0)], [Some(read("C", (292.0, 540.0, 308.0, 555.0))), None]);
-        let (_, summary) = found(&line).expect("a line as long as the section is wide");
-        assert_eq!((summary.ends_from.as_str(), summary.from, summary.to), ("one letter read, top to bottom", [300.0, 60.0], [300.0, 540.0]));
-        // Too short or too long for the section, another section's letter, or another letter read
-        // at its other end: no line of section.
-        let c_at = Some(read("C", (65.0, 292.0, 80.0, 308.0)));
-        assert!(found(&one_read([(80.0, 300.0), (350.0, 300.0)], [c_at.clone(), None])).is_none());
-        assert!(found(&one_read([(80.0, 300.0), (700.0, 300.0)], [c_at.clone(), None])).is_none());
-        assert!(found(&one_read([(80.0, 300.0), (550.0, 300.0)], [Some(read("A", (65.0, 292.0, 80.0, 308.0))), None])).is_none());
-        assert!(found(&one_read([(80.0, 300.0), (550.0, 300.0)], [c_at.clone(), Some(read("B", (550.0, 292.0, 565.0, 308.0)))])).is_none());
-        // A line with both letters read wins over a longer one with one.
-        let both = LetteredLine { ends: [(80.0, 600.0), (380.0, 600.0)], letters: [c_at.clone(), Some(read("C′", (380.0, 592.0, 400.0, 608.0)))] };
-        let [one] = one_read([(80.0, 300.0), (550.0, 300.0)], [c_at, None]);
-        let (_, summary) = found(&[one, both]).expect("the line read at both ends");
-        assert_eq!((summary.ends_from.as_str(), summary.to), ("prime read", [380.0, 600.0]));
-    }
-    #[test]
-    fn a_letter_back_from_a_lines_end_is_where_the_ink_beside_it_widens_and_a_crossing_or_the_end_alone_is_not() {
-        // A level line 3 px wide to its end at x = 180, a letter's blot on it from x = 140 to 147,
-        // a line crossing it at x = 165 and a blot at the end itself.
-        let (width, height) = (200_u32, 100_u32);
-        let mut pixels = vec![230_u8; (width * height * 3) as usize];
-        let mut ink = |x: u32, y: u32| pixels[3 * (y * width + x) as usize..3 * (y * width + x) as usize + 3].fill(40);
-        (20..=180).for_each(|x| (49..=51).for_each(|y| ink(x, y)));
-        (140..148).for_each(|x| (44..57).for_each(|y| ink(x, y)));
-        (30..70).for_each(|y| ink(165, y));
-        (177..181).for_each(|x| (46..55).for_each(|y| ink(x, y)));
-        let picture = Rgb { width, height, pixels };
-        let end = ((180.5, 50.5), (1.0, 0.0));
-        assert_eq!(widenings(&picture, (0.0, 0.0), end, 12.0, 1.5), vec![41.0], "the blot's inner edge, 41 px back");
-        // On the scan, offset by the picture's origin.
-        let shifted = ((1180.5, 2050.5), (1.0, 0.0));
-        assert_eq!(widenings(&picture, (1000.0, 2000.0), shifted, 12.0, 1.5), vec![41.0]);
-        // Looked for at most 8 reaches back: 35 px takes 3 of the blot's pixels (a stretch, cut
-        // there), 32 px none. (Nearer, a reach this small takes the end's blot and the crossing
-        // for letters too.)
-        let beyond = |reach: f64| widenings(&picture, (0.0, 0.0), end, reach, 1.5).into_iter().filter(|&back| back > 20.0).collect::<Vec<_>>();
-        assert_eq!(beyond(35.0 / LETTER_BACK_REACHES), vec![36.0]);
-        assert_eq!(beyond(32.0 / LETTER_BACK_REACHES), Vec::<f64>::new());
-        // A letter from 21 px back touching a line crossed at the end: read where it begins.
-        let mut touching = Rgb { width, height, pixels: picture.pixels.clone() };
-        (160..=180).for_each(|x| (45..56).for_each(|y| touching.pixels[3 * (y * width + x) as usize..3 * (y * width + x) as usize + 3].fill(40)));
-        assert_eq!(widenings(&touching, (0.0, 0.0), end, 12.0, 1.5), vec![21.0, 41.0]);
-    }
-    #[test]
-    fn a_letters_ink_is_boxed_without_the_tilted_line_leading_up_to_it() {
-        // A 25-px picture: a line coming up from the lower left at 30° to its end in the middle,
-        // and a 6 × 8 blot (a letter) just beyond the end.
-        let (side, reach) = (25_u32, 12.0);
-        let outward = (30_f64.to_radians().cos(), -30_f64.to_radians().sin());
-        let end = (12.5, 12.5);
-        let mut pixels = vec![230_u8; (side * side * 3) as usize];
-        for y in 0..side {
-            for x in 0..side {
-                let (dx, dy) = (f64::from(x) + 0.5 - end.0, f64::from(y) + 0.5 - end.1);
-                let on_line = dx * outward.0 + dy * outward.1 <= 0.0 && (dx * outward.1 - dy * outward.0).abs() <= 0.7;
-                let on_letter = (15..21).contains(&x) && (4..12).contains(&y);
-                if on_line || on_letter {
-                    pixels[3 * (y * side + x) as usize..3 * (y * side + x) as usize + 3].fill(40);
-                }
-            }
-        }
-        let square = Rgb { width: side, height: side, pixels };
-        let ink = ink_box(&square, (end, outward, reach / 2.0), reach).expect("the letter");
-        // The line's last half reach stays (it may run into its letter); the rest of it does not.
-        assert!(ink.x0 >= 4.0 && ink.x0 <= 6.0 && ink.y1 <= 18.0, "{ink:?}");
-        assert!(ink.x1 >= 21.0 && ink.y0 <= 4.0, "the letter is in the box: {ink:?}");
-        // Where the line is known to end (at a widening), none of it stays.
-        let ink = ink_box(&square, (end, outward, 0.0), reach).expect("the letter");
-        assert!(ink.x0 >= 10.0 && ink.y1 <= 15.0 && ink.x1 >= 21.0, "{ink:?}");
-        let blank = Rgb { width: side, height: side, pixels: vec![230; (side * side * 3) as usize] };
-        assert_eq!(ink_box(&blank, (end, outward, reach / 2.0), reach), None);
-        // Among dark grey contacts from corner to corner, the letter is the darkest ink.
-        let mut crowded = Rgb { width: side, height: side, pixels: square.pixels.clone() };
-        for k in 0..side {
-            for (x, y) in [(k, 0), (side - 1 - k, side - 1), (0, k)] {
-                crowded.pixels[3 * (y * side + x) as usize..3 * (y * side + x) as usize + 3].fill(100);
-            }
-        }
-        let ink = ink_box(&crowded, (end, outward, 0.0), reach).expect("the letter");
-        assert!(ink.x0 >= 10.0 && ink.y0 >= 2.0 && ink.y1 <= 15.0 && ink.x1 <= 23.0, "{ink:?}");
-    }
 
     #[test]
-    fn the_sheets_type_is_its_words_median_height_once_enough_are_read() {
-        let word = |height: f64| Line { text: "Qal".to_owned(), bbox: PixelBox { x0: 0.0, y0: 10.0, x1: 30.0, y1: 10.0 + height }, score: 0.9 };
-        // A title and a heading among the body's words leave the median the body's.
-        let mut words: Vec<Line> = (0..TYPE_LEAST_WORDS - 1).map(|k| word(if k % 2 == 0 { 11.0 } else { 12.0 })).collect();
-        assert_eq!(type_height(&words), None, "too few words");
-        words.extend([word(40.0), word(30.0), word(12.0)]);
-        assert_eq!(type_height(&words), Some(12.0));
+    fn a_line_of_section_is_a_row_from_its_unprimed_letter_and_a_summary_rounded_with_its_ground_length() {
+        let line = SectionLine {
+            name: "B–B′".to_owned(),
+            section_bbox: PixelBox { x0: 10.0, y0: 900.0, x1: 300.0, y1: 990.0 },
+            from: (100.0, 700.0),
+            to: (594.04, 205.96),
+            confidence: 0.9,
+            ends_from: "prime read".to_owned(),
+        };
+        let row = section_row(&line);
+        assert_eq!(
+            (row.name.as_str(), row.points.as_slice(), row.section_bbox),
+            ("B–B′", &[(100.0, 700.0), (594.04, 205.96)][..], (10.0, 900.0, 300.0, 990.0))
+        );
+        let summary = section_summary(line, Some(1.23456));
+        assert_eq!((summary.from, summary.to, summary.length_px, summary.length_km), ([100.0, 700.0], [594.0, 206.0], 698.7, Some(1.235)));
     }
 }

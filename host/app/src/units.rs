@@ -28,7 +28,9 @@ use geomap_model::layout::PixelBox;
 use geomap_model::trace;
 use geomap_store::registry::{Document, StoredDocument};
 use geomap_vision::colour::{delta_e, ground_colour, hex, lab};
+use geomap_vision::structure::dips::{dips, reread_dips};
 use geomap_vision::structure::points::{FoundPoint, PointPrompt, Shape, sample_box, sample_ink};
+use geomap_vision::structure::section_letters::{letters_at_ends, section_lines, type_height};
 use geomap_vision::structure::sections::ShrunkMap;
 use geomap_vision::structure::{LinePrompt, StructureFinder, sample_window};
 use geomap_vision::units::{self as classes, NO_MATCH_DELTA_E, filter, regions};
@@ -38,8 +40,8 @@ use crate::provenance::{Made, PROVENANCE_FILE, stored_uris};
 use crate::record;
 use crate::stored::{LegendUnit, StoredEntry, StoredLayout, Swatch};
 use crate::structure::{
-    LineSummary, PointSummary, SectionSummary, add_point_rows, dips, letters_at_ends, line_rows, line_summaries, line_warnings, point_summaries,
-    point_warnings, reread_dips, section_rows, section_warnings, type_height,
+    LineSummary, PointSummary, SectionSummary, add_point_rows, line_rows, line_summaries, line_warnings, point_summaries, point_warnings, section_row,
+    section_summary, section_warnings,
 };
 use crate::terms::{AgeSpan, AgeTermInfo, LithologyInfo};
 use crate::uris::{layout_dir, layout_uri, map_uri};
@@ -290,9 +292,10 @@ impl Plan<'_> {
     }
 }
 
-/// What the classes come to: per class (0: no unit), its pixels and the sum of their confidences.
+/// What the classes come to: per class (0: no unit), its area in pixels and the sum of their
+/// confidences.
 struct Tally {
-    pixels: Vec<u64>,
+    area_px: Vec<u64>,
     confidence: Vec<f64>,
 }
 
@@ -456,7 +459,7 @@ impl App {
         let cross_sections = layout.cross_sections();
         let scan = (map.record.width as u32, map.record.height as u32);
         let main_map = PixelBox { x0: f64::from(left), y0: f64::from(top), x1: f64::from(right), y1: f64::from(bottom) };
-        let mut sections = section_rows(&cross_sections, (&words, &[]), &main_map, &|region| Ok(map.window(self, region)?), scan)?;
+        let mut sections = section_lines(&cross_sections, (&words, &[]), &main_map, &|region| Ok::<_, AppError>(map.window(self, region)?), scan)?;
         let reader = self.text_reader().ok();
         let mut shrunk = (reader.is_some() && sections.iter().any(Option::is_none)).then(|| ShrunkMap::new((width, height), (left, top)));
         let ends_read = shrunk.is_some();
@@ -549,17 +552,17 @@ impl App {
         let mut models = Vec::new();
         if let (false, Some(reader)) = (drawn.points.is_empty() && straights.is_empty(), reader) {
             models = reader.models().to_vec();
-            let window = |region| Ok(map.window(self, region)?);
+            let window = |region| Ok::<_, AppError>(map.window(self, region)?);
             dips = reread_dips(&drawn.points, points, dips, &reader, scan, &window)?;
             let unfound: Vec<usize> = (0..sections.len()).filter(|&k| sections[k].is_none()).collect();
             let wanted: Vec<&str> = unfound.iter().map(|&k| cross_sections[k].1[0].as_str()).collect();
             let lettered = letters_at_ends(&straights, &wanted, type_height(&words), &reader, scan, &window, &|| progress.is_cancelled())?;
             let unfound_sections: Vec<(PixelBox, [String; 2])> = unfound.iter().map(|&k| cross_sections[k].clone()).collect();
-            for (k, found) in unfound.into_iter().zip(section_rows(&unfound_sections, (&[], &lettered), &main_map, &window, scan)?) {
+            for (k, found) in unfound.into_iter().zip(section_lines(&unfound_sections, (&[], &lettered), &main_map, &window, scan)?) {
                 sections[k] = found;
             }
         }
-        structure.sections = sections.iter().flatten().map(|(row, _)| row.clone()).collect();
+        structure.sections = sections.iter().flatten().map(section_row).collect();
         timings.lines_ms = sections_ms + traced_ms + millis(started);
 
         let started = Instant::now();
@@ -597,7 +600,7 @@ impl App {
         timings.write_ms += millis(started);
 
         let units = unit_summaries(&plan.legend, &tally, &written.polygons, plan.pixels(), pixel_km2);
-        let unclassified_share = round(tally.pixels[0] as f64 / plan.pixels() as f64, 5);
+        let unclassified_share = round(tally.area_px[0] as f64 / plan.pixels() as f64, 5);
         let (min_area, mut warnings) = (plan.min_area, plan.warnings);
         warnings.extend(extraction_warnings(&units, unclassified_share, min_area));
         let line_summaries = line_summaries(prompts, &structure, &written.line_lengths_km);
@@ -609,11 +612,7 @@ impl App {
         let unlettered = layout.components.iter().filter(|c| c.class == "cross_section" && c.letters.is_none()).count();
         warnings.extend(section_warnings(&cross_sections, &sections, unlettered, (words_read, ends_read)));
         let mut lengths = written.section_lengths_km.iter();
-        let sections: Vec<SectionSummary> = sections
-            .into_iter()
-            .flatten()
-            .map(|(_, summary)| SectionSummary { length_km: lengths.next().copied().flatten().map(|km| (km * 1000.0).round() / 1000.0), ..summary })
-            .collect();
+        let sections: Vec<SectionSummary> = sections.into_iter().flatten().map(|line| section_summary(line, lengths.next().copied().flatten())).collect();
         let folder = layout_dir(&self.settings.artifact_root, &map_id, &units_id);
         let path_of = |name: &str| folder.join(name).to_string_lossy().into_owned();
         let extraction = UnitExtraction {
@@ -722,12 +721,12 @@ fn plan<'a>(layout: &'a StoredLayout, map_id: &str, (width, height): (u32, u32),
 /// Per class, the pixels of `found` and their summed confidence; class 0 (no unit) takes what the
 /// regions of units leave of the map's `pixels`.
 fn tally(found: &[regions::Region], units: usize, pixels: u64) -> Tally {
-    let mut tally = Tally { pixels: vec![0; units + 1], confidence: vec![0.0; units + 1] };
+    let mut tally = Tally { area_px: vec![0; units + 1], confidence: vec![0.0; units + 1] };
     for region in found {
-        tally.pixels[region.class as usize] += region.pixels;
+        tally.area_px[region.class as usize] += region.pixels;
         tally.confidence[region.class as usize] += region.confidence * region.pixels as f64;
     }
-    tally.pixels[0] = pixels - tally.pixels.iter().skip(1).sum::<u64>();
+    tally.area_px[0] = pixels - tally.area_px.iter().skip(1).sum::<u64>();
     tally
 }
 
@@ -744,7 +743,7 @@ fn unit_summaries(legend: &[Swatch<'_>], tally: &Tally, polygons: &[u64], pixels
         .enumerate()
         .map(|(index, swatch)| {
             let class = index + 1;
-            let count = tally.pixels[class];
+            let count = tally.area_px[class];
             UnitSummary {
                 unit: swatch.unit.clone(),
                 class: class as u8,

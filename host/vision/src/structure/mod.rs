@@ -13,7 +13,9 @@
 //! a line belongs to one symbol, and its parts keep the pattern seen along them.
 
 pub mod chains;
+pub mod dips;
 pub mod points;
+pub mod section_letters;
 pub mod sections;
 pub mod skeleton;
 
@@ -24,6 +26,13 @@ use chains::{Chain, Joining};
 use geomap_model::layout::PixelBox;
 use points::{FoundPoint, PointPrompt};
 use skeleton::{Branch, Piece, Spur};
+
+/// The whole pixels of box `(x0, y0, x1, y1)` within a `width × height` scan, `None` when none are.
+pub(crate) fn clamped((x0, y0, x1, y1): (f64, f64, f64, f64), (width, height): (u32, u32)) -> Option<(u32, u32, u32, u32)> {
+    let clamp = |v: f64, most: u32| v.clamp(0.0, f64::from(most)) as u32;
+    let region = (clamp(x0.floor(), width), clamp(y0.floor(), height), clamp(x1.ceil(), width), clamp(y1.ceil(), height));
+    (region.2 > region.0 && region.3 > region.1).then_some(region)
+}
 
 /// A pixel within this ΔE of a line symbol's colour (and nearer to it than to any swatch or the
 /// paper) may belong to one of its lines.
