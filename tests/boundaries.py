@@ -36,11 +36,12 @@ ALLOWED = {
     "geomap-model": set(),
     "geomap-store": {"geomap-model"},
     "geomap-georef": {"geomap-model"},
+    "geomap-export": {"geomap-model", "geomap-georef"},
     "geomap-assets": {"geomap-model"},
     "geomap-providers": {"geomap-model", SDK},
     "geomap-vision": {"geomap-model", "geomap-assets"},
-    "geomap-app": {"geomap-model", "geomap-store", "geomap-georef", "geomap-vision", "geomap-providers", "geomap-assets"},
-    SERVER: {"geomap-app", "geomap-model", "geomap-store", "geomap-georef", "geomap-vision", "geomap-providers", "geomap-assets"},
+    "geomap-app": {"geomap-model", "geomap-store", "geomap-georef", "geomap-export", "geomap-vision", "geomap-providers", "geomap-assets"},
+    SERVER: {"geomap-app", "geomap-model", "geomap-store", "geomap-georef", "geomap-export", "geomap-vision", "geomap-providers", "geomap-assets"},
 }
 # Packages a crate must not reach through its normal dependencies.
 FORBIDDEN = {name: {"rmcp"} for name in ALLOWED if name != SERVER}

@@ -205,6 +205,7 @@ async def test_without_an_explanation_the_structure_is_found_by_its_look_at_lowe
     assert sum(unit["polygons"] for unit in units["units"]) > 0, units
     assert units["lines"] and all(line["prompted_by"] == "look" for line in units["lines"] + units["points"]), units["lines"]
     assert [w for w in units["warnings"] if w.startswith("No explanation of line symbols was read on this sheet") and "by their look" in w], units["warnings"]
+    assert units["geojson_uris"] == [] and [w for w in units["warnings"] if w.startswith("No GeoJSON was written") and "no georeference" in w], units["warnings"]
 
     features, types, scores = line_scores(units)
     type_of = lambda feature: types[feature["properties"]["type"]]["name"]  # noqa: E731

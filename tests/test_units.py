@@ -8,6 +8,7 @@ scan when it is present."""
 
 import hashlib
 import json
+import re
 import shutil
 import sqlite3
 import statistics
@@ -39,6 +40,43 @@ def lonlat(col: float, row: float) -> tuple[float, float]:
 def ogr_json(path, layer: str) -> dict:
     out = subprocess.run(["ogr2ogr", "-f", "GeoJSON", "/vsistdout/", str(path), layer], capture_output=True, text=True, check=True)
     return json.loads(out.stdout)
+
+
+GEOJSON_LAYERS = ("polygon_feature", "line_feature", "point_feature", "cross_section", "ground_control_point")
+
+
+def lon_lats(geometry: dict):
+    """Every position of a GeoJSON geometry."""
+    def walk(coordinates):
+        if coordinates and isinstance(coordinates[0], (int, float)):
+            yield coordinates
+        else:
+            for part in coordinates:
+                yield from walk(part)
+    yield from walk(geometry["coordinates"])
+
+
+def assert_geojson_layers(units: dict, bounds: tuple) -> dict:
+    """Each GeoJSON layer of a georeferenced extraction opens in GDAL, holds as many features as the
+    GeoPackage's `_georeferenced` twin, and lies within `bounds` (west, south, east, north: WGS 84,
+    longitude first); the features per layer."""
+    folder = Path(units["geopackage_path"]).parent
+    assert [uri.rsplit("/", 1)[1] for uri in units["geojson_uris"]] == [f"{layer}.geojson" for layer in GEOJSON_LAYERS], units["geojson_uris"]
+    west, south, east, north = bounds
+    counts = {}
+    with sqlite3.connect(units["geopackage_path"]) as package:
+        for layer in GEOJSON_LAYERS:
+            path = folder / f"{layer}.geojson"
+            info = subprocess.run(["ogrinfo", "-ro", "-so", "-al", str(path)], capture_output=True, text=True, check=True).stdout
+            count = int(re.search(r"Feature Count: (\d+)", info).group(1))
+            assert count == package.execute(f"SELECT count(*) FROM {layer}_georeferenced").fetchone()[0], (layer, info)
+            collection = json.loads(path.read_text())
+            assert collection["type"] == "FeatureCollection" and len(collection["features"]) == count
+            for feature in collection["features"]:
+                for lon, lat in lon_lats(feature["geometry"]):
+                    assert west - 1e-6 <= lon <= east + 1e-6 and south - 1e-6 <= lat <= north + 1e-6, (layer, feature["id"], lon, lat)
+            counts[layer] = count
+    return counts
 
 
 def unit_raster(path, tmp_path) -> Image.Image:
@@ -127,6 +165,12 @@ async def test_a_drawn_map_gives_each_unit_its_polygons_in_a_ta1_geopackage(tmp_
     assert box[0] <= col <= box[2] and box[1] <= row <= box[3], "pixel coordinates: x = column, y = row from the top"
     want = lonlat(col, row)
     assert abs(lon - want[0]) < 1e-6 and abs(lat - want[1]) < 1e-6, (lon, lat, want)
+    # The same features as GeoJSON, one layer a file in WGS 84, served as such.
+    counts = assert_geojson_layers(units, (WEST, SOUTH, EAST, NORTH))
+    assert counts["polygon_feature"] == len(pixel["features"]), counts
+    async with server.connect() as client:
+        served = await client.read_resource(units["geojson_uris"][0])
+    assert served.contents[0].mime_type == "application/geo+json", served.contents[0]
     rows = subprocess.run(["ogrinfo", "-ro", "-q", "-sql", "SELECT abbreviation, name, map_unit FROM polygon_type", units["geopackage_path"]], capture_output=True, text=True, check=True).stdout
     assert f"abbreviation (String) = {by_code['Pc']['code']}" in rows and "geologic unit" in rows, rows
     ages = subprocess.run(["ogrinfo", "-ro", "-q", "-sql", "SELECT description, b_age, t_interval, lithology FROM geologic_unit", units["geopackage_path"]], capture_output=True, text=True, check=True).stdout
@@ -222,6 +266,7 @@ async def test_a_thin_plate_spline_revision_places_the_vertices_and_cancelling_k
     assert meta == [("EPSG:4326", "raw data")], meta
     assert {"geomap_process_image", "geomap_georeference", "geomap_extract_units"} <= runs, runs
     assert measured == polygons > 0 and swatches >= len(unit_maps.UNITS), (measured, polygons, swatches)
+    assert assert_geojson_layers(units, (WEST, SOUTH, EAST, NORTH))["ground_control_point"] == 7, "the agent's control points, at their coordinates"
     pixel, placed = ogr_json(units["geopackage_path"], "polygon_feature"), ogr_json(units["geopackage_path"], "polygon_feature_georeferenced")
     twins = {f["properties"]["id"]: f for f in placed["features"]}
     for feature in pixel["features"][:5]:

@@ -9,7 +9,7 @@
 //! gives a value of (a swatch at its polygon type's `color`, the title at `map_metadata.title`),
 //! or at the map for a part that describes the whole sheet.
 
-use geomap_georef::package::{MetadataRow, PageRow, RunRow, SheetRecord, TableName, georeference_id, metadata_id, polygon_type_id};
+use geomap_export::ta1::{MetadataRow, PageRow, RunRow, SheetRecord, TableName, georeference_id, metadata_id, polygon_type_id};
 use geomap_model::georeference::{PlacementSource, Revision};
 use geomap_model::layout::PixelBox;
 

@@ -15,18 +15,21 @@ use geomap_store::registry::{ListPage, ListPosition};
 use crate::uris::{MAX_RESOURCE_BLOB_BYTES, layout_dir, revision_dir};
 use crate::{App, AppError, MapGone};
 
-/// The media type of a GeoPackage.
-pub const GEOPACKAGE_MEDIA_TYPE: &str = "application/geopackage+sqlite3";
+pub use geomap_export::geopackage::GEOPACKAGE_MEDIA_TYPE;
 /// The media type of a (Cloud Optimized) GeoTIFF.
 pub const GEOTIFF_MEDIA_TYPE: &str = "image/tiff; application=geotiff; profile=cloud-optimized";
 
-/// The media type of a stored document's file, by its name.
+/// The media type of a stored document's file, by its name: what an exporter says of its files,
+/// else by the names the use cases write (`application/octet-stream` for any other).
 pub fn media_type_of(name: &str) -> &'static str {
+    if let Some(exported) = geomap_export::media_type(name) {
+        return exported;
+    }
     match name.rsplit('.').next() {
         Some("json") => "application/json",
-        Some("gpkg") => GEOPACKAGE_MEDIA_TYPE,
         Some("tif") => GEOTIFF_MEDIA_TYPE,
-        _ => "image/png",
+        Some("png") => "image/png",
+        _ => "application/octet-stream",
     }
 }
 
@@ -115,6 +118,7 @@ mod tests {
         assert!(matches!(artifact, AppError::MapNotFound { reason: MapGone::UnknownArtifact, .. }));
         let page = test.app.listing(ListPosition::START, 10).await.unwrap();
         assert_eq!(page.entries.len(), 1);
-        assert_eq!((media_type_of("units.gpkg"), media_type_of("units.tif")), (GEOPACKAGE_MEDIA_TYPE, GEOTIFF_MEDIA_TYPE));
+        let named = ["units.gpkg", "units.tif", "line_feature.geojson", "preview.png", "notes.txt"].map(media_type_of);
+        assert_eq!(named, [GEOPACKAGE_MEDIA_TYPE, GEOTIFF_MEDIA_TYPE, "application/geo+json", "image/png", "application/octet-stream"]);
     }
 }

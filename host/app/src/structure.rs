@@ -13,7 +13,7 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use geomap_georef::package::{LineRow, LineTypeRow, PointRow, PointTypeRow, SectionRow, Structure};
+use geomap_export::ta1::{LineRow, LineTypeRow, PointRow, PointTypeRow, SectionRow, Structure};
 use geomap_model::layout::PixelBox;
 use geomap_vision::colour::hex;
 use geomap_vision::layout::symbols::Pattern;

@@ -2,10 +2,11 @@
 //! map as GIS layers (`extract_units`): every pixel of the layout's main map to
 //! the nearest legend swatch in CIELAB (`geomap_vision::units`), linework
 //! filled, speckle under the minimum mapping unit sieved, and the regions
-//! polygonized into a TA1 GeoPackage with a unit raster
-//! (`geomap_georef::units`), georeferenced through the newest revision when
-//! there is one, plus a preview; stored as a `geomap-units/v1` document whose
-//! files are resources.
+//! polygonized (`geomap_georef::units`) into one `geomap_export::Extraction`
+//! with the structure and the sheet's record, placed on the ground through the
+//! newest revision when there is one, and written by every exporter (the TA1
+//! GeoPackage, GeoJSON) beside a unit raster and a preview; stored as a
+//! `geomap-units/v1` document whose files are resources.
 //!
 //! Invariants: the point and the polygons agree (once an extraction of a
 //! layout exists, `unit_at` answers from its raster); an extraction's files are
@@ -22,8 +23,10 @@ use std::time::Instant;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use geomap_georef::package::{MapRow, UnitRow};
-use geomap_georef::units::{GEOPACKAGE, UNIT_RASTER, UnitRaster};
+use geomap_export::geopackage::{GEOPACKAGE, line_near};
+use geomap_export::ta1::{MapRow, UnitRow};
+use geomap_export::{Extraction, Ground, UnitPolygon, export_all};
+use geomap_georef::units::{UNIT_RASTER, UnitRaster};
 use geomap_model::layout::PixelBox;
 use geomap_model::trace;
 use geomap_store::registry::{Document, StoredDocument};
@@ -257,6 +260,9 @@ pub struct UnitExtraction {
     pub geopackage_path: String,
     /// Where the unit raster is on the server's disk.
     pub raster_path: String,
+    /// Each feature layer as GeoJSON (RFC 7946: one FeatureCollection per layer, in WGS 84), as
+    /// resources; none when the map is not georeferenced (a warning says so).
+    pub geojson_uris: Vec<String>,
     /// Time per stage.
     pub timings: UnitTimings,
     /// Things to check: a unit with no pixels, a large unclassified area, swatches too close to
@@ -360,7 +366,7 @@ impl App {
         let line = match &units_id {
             Some(units_id) => {
                 let package = layout_dir(&self.settings.artifact_root, &map_id, units_id).join(GEOPACKAGE);
-                geomap_georef::units::line_near(&package, (col, row), LINE_REACH_PX)?.map(|near| LineAt {
+                line_near(&package, (col, row), LINE_REACH_PX)?.map(|near| LineAt {
                     feature_id: near.id,
                     line_type: near.line_type,
                     name: near.name,
@@ -589,9 +595,30 @@ impl App {
         let rows: Vec<UnitRow> = plan.legend.iter().map(|swatch| unit_row(swatch.entry, swatch.colour)).collect();
         let created_at = crate::now();
         let sheet = record::sheet_record(&map_id, (&layout_id, &layout), &plan.legend, revision, (&units_id, &created_at, &models));
+        // A region of a class beyond the legend's is no unit's.
+        let polygons: Vec<UnitPolygon> = outlines
+            .into_outlines()
+            .into_iter()
+            .filter(|outline| outline.class <= rows.len())
+            .map(|outline| UnitPolygon {
+                id: outline.index + 1,
+                class: outline.class,
+                confidence: by_first.get(&outline.first_pixel).copied().unwrap_or(0.0),
+                wkb: outline.wkb,
+            })
+            .collect();
+        // Placed before any file is written, so a revision whose transform fails here leaves nothing behind.
+        let ground = revision.map(|revision| Ground::place(revision, &polygons, &structure, &progress.stage(0.82, 0.86))).transpose()?;
+        let extracted = Extraction { map: map_row, units: rows, polygons, structure, sheet, ground };
         let staged = self.stage(&map_id, &units_id)?;
-        let confidence_at = |x, y| by_first.get(&(x, y)).copied();
-        let written = gdal_raster.write(outlines, staged.path(), &map_row, &rows, &structure, &sheet, &confidence_at, revision, &progress.stage(0.82, 0.97))?;
+        let exported = export_all(&extracted, staged.path(), &progress.stage(0.86, 0.94))?;
+        let classes: Vec<((u8, u8, u8), String)> = extracted
+            .units
+            .iter()
+            .enumerate()
+            .map(|(index, unit)| (unit.colour, unit.code.clone().or(unit.description.clone()).unwrap_or_else(|| format!("unit {}", index + 1))))
+            .collect();
+        gdal_raster.write_raster(staged.path(), &classes, revision, &progress.stage(0.94, 0.97))?;
         preview
             .image
             .write_png(&staged.path().join(PREVIEW), (0, 0, preview.image.width, preview.image.height))
@@ -599,21 +626,32 @@ impl App {
         drop(gdal_raster);
         timings.write_ms += millis(started);
 
-        let units = unit_summaries(&plan.legend, &tally, &written.polygons, plan.pixels(), pixel_km2);
+        let Extraction { structure, ground, .. } = &extracted;
+        let lengths_km = |lengths: Option<&Vec<f64>>, count: usize| -> Vec<Option<f64>> { (0..count).map(|k| lengths.map(|lengths| lengths[k])).collect() };
+        let line_lengths_km = lengths_km(ground.as_ref().map(|ground| &ground.line_lengths_km), structure.lines.len());
+        let section_lengths_km = lengths_km(ground.as_ref().map(|ground| &ground.section_lengths_km), structure.sections.len());
+        let units = unit_summaries(&plan.legend, &tally, &extracted.polygons_per_class(), plan.pixels(), pixel_km2);
         let unclassified_share = round(tally.area_px[0] as f64 / plan.pixels() as f64, 5);
         let (min_area, mut warnings) = (plan.min_area, plan.warnings);
         warnings.extend(extraction_warnings(&units, unclassified_share, min_area));
-        let line_summaries = line_summaries(prompts, &structure, &written.line_lengths_km);
+        let line_summaries = line_summaries(prompts, structure, &line_lengths_km);
         warnings.extend(line_warnings(prompts, &line_summaries));
-        let mut point_summaries = point_summaries(points, &structure, revision.is_some());
+        let mut point_summaries = point_summaries(points, structure, revision.is_some());
         warnings.extend(point_warnings(&unmeasured, points, &point_summaries, words_read));
         // A shape looked for without an explanation and found nowhere is said in the warnings alone.
         point_summaries.retain(|summary| summary.prompted_by != "look" || summary.count > 0);
         let unlettered = layout.components.iter().filter(|c| c.class == "cross_section" && c.letters.is_none()).count();
         warnings.extend(section_warnings(&cross_sections, &sections, unlettered, (words_read, ends_read)));
-        let mut lengths = written.section_lengths_km.iter();
-        let sections: Vec<SectionSummary> = sections.into_iter().flatten().map(|line| section_summary(line, lengths.next().copied().flatten())).collect();
+        let mut lengths = section_lengths_km.into_iter();
+        let sections: Vec<SectionSummary> = sections.into_iter().flatten().map(|line| section_summary(line, lengths.next().flatten())).collect();
+        warnings.extend(exported.warnings);
         let folder = layout_dir(&self.settings.artifact_root, &map_id, &units_id);
+        // The files made, then the provenance that says what made them.
+        let mut files = vec!["units.json".to_owned()];
+        files.extend(exported.files.iter().cloned());
+        files.extend([UNIT_RASTER.to_owned(), PREVIEW.to_owned()]);
+        let made = stored_uris(&map_id, &units_id, &files);
+        files.push(PROVENANCE_FILE.to_owned());
         let path_of = |name: &str| folder.join(name).to_string_lossy().into_owned();
         let extraction = UnitExtraction {
             schema: UNITS_SCHEMA.to_owned(),
@@ -623,11 +661,12 @@ impl App {
             preview_uri: layout_uri(&map_id, &units_id, PREVIEW),
             geopackage_path: path_of(GEOPACKAGE),
             raster_path: path_of(UNIT_RASTER),
+            geojson_uris: exported.files.iter().filter(|name| name.ends_with(".geojson")).map(|name| layout_uri(&map_id, &units_id, name)).collect(),
             map_id,
             units_id,
             layout_id,
             revision_id: revision.map(|revision| revision.revision_id.clone()),
-            crs: written.crs,
+            crs: revision.map(|revision| revision.crs.clone()),
             created_at,
             region: PixelBox { x0: f64::from(left), y0: f64::from(top), x1: f64::from(right), y1: f64::from(bottom) },
             min_area_px: min_area,
@@ -638,14 +677,14 @@ impl App {
             unclassified_share,
             timings,
             warnings,
-            files: vec!["units.json".to_owned(), GEOPACKAGE.to_owned(), UNIT_RASTER.to_owned(), PREVIEW.to_owned(), PROVENANCE_FILE.to_owned()],
+            files,
         };
         let mut used = vec![(layout_uri(&extraction.map_id, &extraction.layout_id, "layout.json"), "layout")];
         used.extend(extraction.revision_id.iter().map(|revision_id| (format!("{}/revisions/{revision_id}", map_uri(&extraction.map_id)), "revision")));
         Made {
             tool: EXTRACT_TOOL,
             run_id: &extraction.units_id,
-            made: stored_uris(&extraction.map_id, &extraction.units_id, &extraction.files[..4]),
+            made,
             scan: (&extraction.map_id, &map.record.sha256),
             used,
             models: &models,

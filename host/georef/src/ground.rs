@@ -60,6 +60,11 @@ fn degrees_at(lat: f64) -> GroundScale {
     GroundScale { x: prime_vertical * phi.cos() * per_radian_to_degree, y: meridian * per_radian_to_degree }
 }
 
+/// The length on the ground in km of a line placed in `srs` (each step at its own latitude).
+pub fn length_km(placed: &[(f64, f64)], srs: &SpatialRef) -> f64 {
+    placed.windows(2).map(|pair| GroundScale::of(srs, (pair[0].1 + pair[1].1) / 2.0).metres(pair[1].0 - pair[0].0, pair[1].1 - pair[0].1)).sum::<f64>() / 1000.0
+}
+
 /// The root-mean-square residual of `revision`'s control points on the ground, in metres, at the
 /// middle latitude of its WGS84 box; `None` without residuals (a revision from bounds).
 pub fn rmse_m(revision: &Revision) -> Result<Option<f64>, GeorefError> {

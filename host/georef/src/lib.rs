@@ -24,8 +24,6 @@
 mod ffi;
 pub mod fit;
 pub mod ground;
-pub mod package;
-mod styles;
 pub mod units;
 
 use std::fs;
@@ -110,7 +108,8 @@ fn told_to_go_on(go_on: bool, stopped: &mut bool) -> bool {
     go_on
 }
 
-fn gdal_error(action: &'static str) -> impl FnOnce(gdal::errors::GdalError) -> GeorefError {
+/// A GDAL failure while doing `action`, as a [`GeorefError`].
+pub fn gdal_error(action: &'static str) -> impl FnOnce(gdal::errors::GdalError) -> GeorefError {
     move |error| GeorefError::Gdal { action, message: error.to_string() }
 }
 
@@ -175,7 +174,8 @@ impl Readiness {
         readiness
     }
 
-    fn require(&self) -> Result<(), GeorefError> {
+    /// `Ok` when nothing is missing, else [`GeorefError::MissingDependency`] naming what is.
+    pub fn require(&self) -> Result<(), GeorefError> {
         match self.missing.is_empty() {
             true => Ok(()),
             false => Err(GeorefError::MissingDependency { what: self.missing.join(", "), detail: "GDAL or PROJ was installed without it".to_owned() }),
@@ -206,7 +206,7 @@ struct Size {
 /// A request checked and fitted: the revision without its files, and what writing them needs.
 struct Placed {
     revision: Revision,
-    fitted: Fitted,
+    fitted: PixelToCrs,
     srs: SpatialRef,
 }
 
@@ -320,10 +320,10 @@ pub fn pixel_at(revision: &Revision, lon: f64, lat: f64) -> Result<(f64, f64), G
         None => {
             let gcps: Vec<GroundControl> =
                 revision.control_points.iter().map(|p| GroundControl { pixel: p.col.0, line: p.row.0, x: p.x.0, y: p.y.0 }).collect();
-            match fit(&gcps, revision.transform)? {
-                Fitted::Warp(transformer, _) if transformer.inverse(&mut xs, &mut ys) => return Ok((xs[0], ys[0])),
-                Fitted::Warp(..) => return Err(outside("the fitted transform has no inverse there".to_owned())),
-                Fitted::Affine(geotransform) => geotransform,
+            match fit(&gcps, revision.transform)?.0 {
+                Mapping::Warp(transformer, _) if transformer.inverse(&mut xs, &mut ys) => return Ok((xs[0], ys[0])),
+                Mapping::Warp(..) => return Err(outside("the fitted transform has no inverse there".to_owned())),
+                Mapping::Affine(geotransform) => geotransform,
             }
         }
     };
@@ -341,7 +341,7 @@ fn place(scan: Size, request: &Request, revision_id: &str) -> Result<Placed, Geo
         Placement::Bounds { bounds, region } => {
             let region = region.unwrap_or(full_image);
             check_bounds(bounds, &region, scan, srs.is_geographic())?;
-            (Fitted::Affine(bounds_geotransform(bounds, &region)), region)
+            (PixelToCrs(Mapping::Affine(bounds_geotransform(bounds, &region))), region)
         }
         Placement::ControlPoints { points, transform, region } => {
             let gcps = check_control_points(points, *transform, scan, srs.is_geographic())?;
@@ -371,9 +371,9 @@ fn place(scan: Size, request: &Request, revision_id: &str) -> Result<Placed, Geo
             Placement::Bounds { .. } => TransformKind::Affine,
             Placement::ControlPoints { transform, .. } => *transform,
         },
-        geotransform: match &fitted {
-            Fitted::Affine(gt) => Some(*gt),
-            Fitted::Warp(..) => None,
+        geotransform: match &fitted.0 {
+            Mapping::Affine(gt) => Some(*gt),
+            Mapping::Warp(..) => None,
         },
         bounds: match &request.placement {
             Placement::Bounds { bounds, .. } => Some(*bounds),
@@ -393,7 +393,7 @@ fn place(scan: Size, request: &Request, revision_id: &str) -> Result<Placed, Geo
 }
 
 /// The CRS with GIS axis order, or `InvalidBounds` naming what PROJ said.
-fn resolve_crs(crs: &str) -> Result<SpatialRef, GeorefError> {
+pub fn resolve_crs(crs: &str) -> Result<SpatialRef, GeorefError> {
     let trimmed = crs.trim();
     if trimmed.is_empty() {
         return Err(GeorefError::InvalidBounds(
@@ -527,31 +527,114 @@ fn spread(points: impl Iterator<Item = (f64, f64)> + Clone) -> f64 {
     ((trace - root) / 2.0).max(0.0) / ((trace + root) / 2.0)
 }
 
-/// A fitted pixel → CRS mapping.
-enum Fitted {
+/// Before a transform that is not affine, no edge of a placed line or polygon is longer than
+/// this many pixels.
+pub const DENSIFY_PX: f64 = 8.0;
+
+/// A pixel → CRS mapping: the transform a georeference fits, and the one every feature is placed
+/// on the ground through ([`PixelToCrs::of`] a stored revision).
+pub struct PixelToCrs(Mapping);
+
+/// How a [`PixelToCrs`] maps.
+enum Mapping {
+    /// A geotransform.
     Affine([f64; 6]),
+    /// GDAL's transformer fitted to the control points.
     Warp(Transformer, TransformKind),
 }
 
-impl Fitted {
-    /// Maps pixel positions to the CRS, in place.
-    fn to_crs(&self, xs: &mut [f64], ys: &mut [f64]) -> Result<(), GeorefError> {
-        match self {
-            Fitted::Affine(gt) => {
+impl PixelToCrs {
+    /// `revision`'s transform: its geotransform, else fitted again to its control points.
+    pub fn of(revision: &Revision) -> Result<PixelToCrs, GeorefError> {
+        if let Some(geotransform) = revision.geotransform {
+            return Ok(PixelToCrs(Mapping::Affine(geotransform)));
+        }
+        let gcps: Vec<GroundControl> = revision.control_points.iter().map(|p| GroundControl { pixel: p.col.0, line: p.row.0, x: p.x.0, y: p.y.0 }).collect();
+        fit(&gcps, revision.transform).map_err(|_| GeorefError::InvalidBounds("The revision's control points no longer fit a transform.".to_owned()))
+    }
+
+    /// Whether it is affine (straight lines stay straight).
+    pub fn is_affine(&self) -> bool {
+        matches!(self.0, Mapping::Affine(_))
+    }
+
+    /// Maps pixel positions to the CRS, in place; `false` when a point lies where the transform
+    /// does not reach.
+    pub fn apply(&self, xs: &mut [f64], ys: &mut [f64]) -> bool {
+        match &self.0 {
+            Mapping::Affine(gt) => {
                 for (x, y) in xs.iter_mut().zip(ys.iter_mut()) {
                     (*x, *y) = gt.apply(*x, *y);
                 }
-                Ok(())
+                true
             }
-            Fitted::Warp(transformer, _) => match transformer.forward(xs, ys) {
-                true => Ok(()),
-                false => Err(GeorefError::InvalidBounds(
-                    "The fitted transform cannot map every point (it folds over itself). Spread the control points more evenly or use a lower-order transform."
-                        .to_owned(),
-                )),
-            },
+            Mapping::Warp(transformer, _) => transformer.forward(xs, ys),
         }
     }
+
+    /// Maps pixel positions to the CRS, in place, for a fit just made: an error says how to fit better.
+    fn to_crs(&self, xs: &mut [f64], ys: &mut [f64]) -> Result<(), GeorefError> {
+        match self.apply(xs, ys) {
+            true => Ok(()),
+            false => Err(GeorefError::InvalidBounds(
+                "The fitted transform cannot map every point (it folds over itself). Spread the control points more evenly or use a lower-order transform."
+                    .to_owned(),
+            )),
+        }
+    }
+
+    /// Feature points (the scan's pixels) placed in the CRS, in place.
+    pub fn place_points(&self, xs: &mut [f64], ys: &mut [f64]) -> Result<(), GeorefError> {
+        match self.apply(xs, ys) {
+            true => Ok(()),
+            false => Err(GeorefError::InvalidBounds("A point lies where the revision's transform does not reach.".to_owned())),
+        }
+    }
+
+    /// A line's vertices placed in the CRS (densified first to [`DENSIFY_PX`] when not affine).
+    pub fn place_line(&self, points: &[(f64, f64)]) -> Result<Vec<(f64, f64)>, GeorefError> {
+        let dense = if self.is_affine() { points.to_vec() } else { densified(points) };
+        let (mut xs, mut ys): (Vec<f64>, Vec<f64>) = dense.into_iter().unzip();
+        if !self.apply(&mut xs, &mut ys) {
+            return Err(GeorefError::InvalidBounds("A line's vertex lies where the revision's transform does not reach.".to_owned()));
+        }
+        Ok(xs.into_iter().zip(ys).collect())
+    }
+
+    /// A POLYGON placed in the CRS (its edges densified first to [`DENSIFY_PX`] when not affine).
+    pub fn place_polygon(&self, polygon: &gdal::vector::Geometry) -> Result<gdal::vector::Geometry, GeorefError> {
+        use gdal::vector::{Geometry, OGRwkbGeometryType};
+        let mut dense = polygon.clone();
+        if !self.is_affine() {
+            ffi::segmentize(&mut dense, DENSIFY_PX);
+        }
+        let mut placed = Geometry::empty(OGRwkbGeometryType::wkbPolygon).map_err(gdal_error("build a polygon"))?;
+        let mut points = Vec::new();
+        for ring in 0..dense.geometry_count() {
+            points.clear();
+            dense.get_geometry(ring).get_points(&mut points);
+            let (mut xs, mut ys): (Vec<f64>, Vec<f64>) = points.iter().map(|&(x, y, _)| (x, y)).unzip();
+            if !self.apply(&mut xs, &mut ys) {
+                return Err(GeorefError::InvalidBounds("A polygon's vertex lies where the revision's transform does not reach.".to_owned()));
+            }
+            let mut out = Geometry::empty(OGRwkbGeometryType::wkbLinearRing).map_err(gdal_error("build a polygon"))?;
+            xs.into_iter().zip(ys).for_each(|point| out.add_point_2d(point));
+            placed.add_geometry(out).map_err(gdal_error("build a polygon"))?;
+        }
+        Ok(placed)
+    }
+}
+
+/// `points` with vertices added so no edge is longer than [`DENSIFY_PX`].
+fn densified(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
+    let mut dense = Vec::with_capacity(points.len());
+    for pair in points.windows(2) {
+        let ((x0, y0), (x1, y1)) = (pair[0], pair[1]);
+        let steps = ((x1 - x0).hypot(y1 - y0) / DENSIFY_PX).ceil().max(1.0) as usize;
+        dense.extend((0..steps).map(|k| (x0 + (x1 - x0) * k as f64 / steps as f64, y0 + (y1 - y0) * k as f64 / steps as f64)));
+    }
+    dense.extend(points.last());
+    dense
 }
 
 fn bounds_geotransform(bounds: &Bounds, region: &PixelRegion) -> [f64; 6] {
@@ -560,7 +643,7 @@ fn bounds_geotransform(bounds: &Bounds, region: &PixelRegion) -> [f64; 6] {
     [bounds.west.0 - region.col as f64 * dx, dx, 0.0, bounds.north.0 + region.row as f64 * dy, 0.0, -dy]
 }
 
-fn fit(gcps: &[GroundControl], transform: TransformKind) -> Result<Fitted, GeorefError> {
+fn fit(gcps: &[GroundControl], transform: TransformKind) -> Result<PixelToCrs, GeorefError> {
     let degenerate = || {
         GeorefError::InvalidBounds(format!(
             "The control points are too degenerate to fit a {} transform (nearly collinear, or clustered). Spread them over the map or choose a simpler transform.",
@@ -568,15 +651,15 @@ fn fit(gcps: &[GroundControl], transform: TransformKind) -> Result<Fitted, Geore
         ))
     };
     match gdal_model(transform) {
-        None => ffi::gcps_to_geotransform(gcps).map(Fitted::Affine).ok_or_else(degenerate),
-        Some(model) => Transformer::fit(model, gcps).map(|t| Fitted::Warp(t, transform)).ok_or_else(degenerate),
+        None => ffi::gcps_to_geotransform(gcps).map(|gt| PixelToCrs(Mapping::Affine(gt))).ok_or_else(degenerate),
+        Some(model) => Transformer::fit(model, gcps).map(|t| PixelToCrs(Mapping::Warp(t, transform))).ok_or_else(degenerate),
     }
 }
 
 /// Residuals in CRS units (fitted minus given), and in pixels through the
 /// inverse of the transform's local Jacobian at each point (exact for affine,
 /// first-order otherwise), so a zero CRS residual is a zero pixel residual.
-fn residuals(fitted: &Fitted, points: &[ControlPoint]) -> Result<Vec<Residual>, GeorefError> {
+fn residuals(fitted: &PixelToCrs, points: &[ControlPoint]) -> Result<Vec<Residual>, GeorefError> {
     const STEP: f64 = 0.5;
     // Per point: the point itself, then ±STEP along col and along row.
     let offsets = [(0.0, 0.0), (STEP, 0.0), (-STEP, 0.0), (0.0, STEP), (0.0, -STEP)];
@@ -639,7 +722,7 @@ fn fit_warnings(placement: &Placement, residuals: &[Residual]) -> Vec<String> {
 }
 
 /// The region's outline, densified along each edge, mapped to the CRS, then to WGS84.
-fn outline_on_wgs84(fitted: &Fitted, region: &PixelRegion, srs: &SpatialRef) -> Result<Wgs84Bounds, GeorefError> {
+fn outline_on_wgs84(fitted: &PixelToCrs, region: &PixelRegion, srs: &SpatialRef) -> Result<Wgs84Bounds, GeorefError> {
     let (c0, r0) = (region.col as f64, region.row as f64);
     let (c1, r1) = (c0 + region.width as f64, r0 + region.height as f64);
     let steps = (OUTLINE_POINTS_PER_EDGE - 1) as f64;
@@ -729,7 +812,7 @@ impl Drop for GdalThreads {
 /// or warped into a staging file, then copied to a Cloud Optimized GeoTIFF with overviews.
 fn write_artifacts(
     scan: &Scan<'_>,
-    fitted: &Fitted,
+    fitted: &PixelToCrs,
     placement: &Placement,
     srs: &SpatialRef,
     dir: &Path,
@@ -753,8 +836,8 @@ fn write_artifacts(
         staging_arguments.extend(["-expand".to_owned(), expand.to_owned()]);
     }
     let mut stopped = false;
-    let (staged, name, copy_from, mut written) = match (fitted, placement) {
-        (Fitted::Affine(gt), _) => {
+    let (staged, name, copy_from, mut written) = match (&fitted.0, placement) {
+        (Mapping::Affine(gt), _) => {
             let vrt = DriverManager::get_driver_by_name("VRT").map_err(gdal_error("load the VRT driver"))?;
             let mut virtual_copy = source.create_copy(&vrt, "", &RasterCreationOptions::new()).map_err(gdal_error("wrap the scan"))?;
             if !virtual_copy.gcps().is_empty() {
@@ -769,7 +852,7 @@ fn write_artifacts(
             .map_err(|message| if stopped { GeorefError::Cancelled } else { GeorefError::Gdal { action: "read the scan", message } })?;
             (staged, "georeferenced.tif", 0.35, Vec::new())
         }
-        (Fitted::Warp(_, transform), Placement::ControlPoints { points, .. }) => {
+        (Mapping::Warp(_, transform), Placement::ControlPoints { points, .. }) => {
             // `gdal_translate -gcp` (as on the command line) drops any geotransform
             // the scan already has, so the warp follows the control points alone.
             let gcp_path = dir.join("gcps.vrt");
@@ -793,7 +876,7 @@ fn write_artifacts(
             .map_err(|message| if stopped { GeorefError::Cancelled } else { GeorefError::Gdal { action: "warp the scan", message } })?;
             (staged, "warped.tif", 0.55, vec![gcp_path])
         }
-        (Fitted::Warp(..), Placement::Bounds { .. }) => unreachable!("bounds always fit an affine transform"),
+        (Mapping::Warp(..), Placement::Bounds { .. }) => unreachable!("bounds always fit an affine transform"),
     };
     // The warp's buffers are freed by now, but glibc would keep them beside what the COG copy takes.
     ffi::release_free_memory();

@@ -78,7 +78,7 @@ const SECTION_MAX_LETTERS: usize = 8;
 /// A thin straight line with a section's letter read at one end only is its line of section when
 /// its length is this share of the section's width: a cross section is drawn at the map's scale,
 /// its box a little wider for its elevation axes (0.92–0.97 on the USGS sample's three).
-const ONE_LETTER_WIDTHS: std::ops::RangeInclusive<f64> = 0.8..=1.1;
+pub const ONE_LETTER_WIDTHS: std::ops::RangeInclusive<f64> = 0.8..=1.1;
 /// The confidence of a line of section with one letter read.
 pub const ONE_LETTER_CONFIDENCE: f64 = 0.5;
 
@@ -131,7 +131,7 @@ const LETTER_REACH: f64 = 12.0;
 /// …then within this many of the sheet's type heights ([`type_height`]).
 const LETTER_REACH_TYPES: f64 = 1.0;
 /// The type is measured on at least this many words.
-const TYPE_LEAST_WORDS: usize = 20;
+pub const TYPE_LEAST_WORDS: usize = 20;
 /// Smallest recogniser score a letter read at a line's end is kept at.
 const LETTER_MIN_SCORE: f64 = 0.5;
 /// A line at least this far from level (radians, about 10°) has its letters read along it too.
@@ -275,9 +275,9 @@ pub fn type_height(words: &[Line]) -> Option<f64> {
 /// The thin straight lines of `straights` (found on the main map without their letters read,
 /// the longest first) at one or both ends of which a letter of `wanted` (the cross sections'
 /// unprimed letters) is read, alone or primed, until each wanted letter has a line read at both
-/// ends: at each end, by [`letter_at`] with `reader`'s recogniser alone (the detector misses
-/// letters this small), else where the ink beside the line widens a little way back from it
-/// ([`widenings`]), the line then ending there; with none read, it ends at the nearest such
+/// ends: at each end, the ink there boxed and read with `reader`'s recogniser alone (the detector
+/// misses letters this small), else where the ink beside the line widens a little way back from
+/// it, the line then ending there; with none read, it ends at the nearest such
 /// place. A letter is looked for as large as the shrunk map's scale says, then, when none is read
 /// so, as large as the sheet's type (`type_px`, see [`type_height`]) says, unless the two differ by
 /// under a pixel; where the ink widens is measured at the first size. `cancelled` is asked before

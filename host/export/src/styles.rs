@@ -10,8 +10,9 @@
 
 use gdal::Dataset;
 
-use crate::package::{self, Structure, UnitRow};
-use crate::{GeorefError, gdal_error};
+use geomap_georef::{GeorefError, gdal_error};
+
+use crate::ta1::{self, Structure, UnitRow};
 
 /// QGIS's table of layer styles.
 const TABLE: &str = "CREATE TABLE layer_styles (id INTEGER PRIMARY KEY AUTOINCREMENT, f_table_catalog TEXT(256), f_table_schema TEXT(256), \
@@ -64,7 +65,7 @@ fn units_style(units: &[UnitRow]) -> String {
     let mut categories = Vec::new();
     let mut cases = String::from("CASE");
     for (index, unit) in units.iter().enumerate() {
-        let id = package::polygon_type_id(index + 1);
+        let id = ta1::polygon_type_id(index + 1);
         let label = unit.code.clone().or(unit.description.clone()).unwrap_or_else(|| format!("unit {}", index + 1));
         let (r, g, b) = unit.colour;
         let fill = props(&[
@@ -92,7 +93,7 @@ fn lines_style(structure: &Structure) -> String {
         .line_types
         .iter()
         .map(|line_type| {
-            let width = match package::line_type_name(&line_type.name) {
+            let width = match ta1::line_type_name(&line_type.name) {
                 "thrust fault" => 0.8,
                 name if name.contains("fault") => 0.6,
                 _ => 0.4,

@@ -16,9 +16,8 @@
 
 use gdal::Dataset;
 use gdal::vector::{Geometry, LayerAccess, OGRwkbGeometryType};
+use geomap_georef::{GeorefError, gdal_error};
 use geomap_model::georeference::{PlacementSource, Revision};
-
-use crate::{GeorefError, gdal_error};
 
 /// The schema's line types (`enum_line_type`).
 pub const LINE_TYPES: [&str; 21] = [
@@ -388,6 +387,121 @@ pub fn point_type_name(kind: &str) -> &'static str {
     }
 }
 
+/// A field's value in a feature layer, the same in every format.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    /// Text.
+    Text(String),
+    /// A measure, written to three places; `None` is NULL.
+    Real(Option<f64>),
+    /// A number written as it is (a control point's pixel position).
+    Exact(f64),
+    /// A whole number.
+    Integer(i32),
+}
+
+/// A feature's fields: each column of its table after `geometry`, in the table's order.
+pub type Fields = Vec<(&'static str, Value)>;
+
+/// How sure the server is of what it extracted (TA1's `provenance`).
+const MODELLED: &str = "modelled";
+
+/// The fields of `polygon` of map `map_id` (`polygon_feature`).
+pub fn polygon_fields(map_id: &str, polygon: &crate::UnitPolygon) -> Fields {
+    vec![
+        ("id", Value::Text(format!("{map_id}_p{}", polygon.id))),
+        ("map_id", Value::Text(map_id.to_owned())),
+        ("type", Value::Text(polygon_type_id(polygon.class))),
+        ("confidence", Value::Real(Some(polygon.confidence))),
+        ("provenance", Value::Text(MODELLED.to_owned())),
+    ]
+}
+
+/// The fields of line feature `index` (0-based) of map `map_id` (`line_feature`).
+pub fn line_fields(map_id: &str, index: usize, line: &LineRow) -> Fields {
+    vec![
+        ("id", Value::Text(format!("{map_id}_l{}", index + 1))),
+        ("map_id", Value::Text(map_id.to_owned())),
+        ("name", Value::Text(line.name.clone())),
+        ("type", Value::Text(line.type_id.clone())),
+        ("polarity", Value::Integer(i32::from(line.polarity))),
+        ("confidence", Value::Real(Some(line.confidence))),
+        ("provenance", Value::Text(MODELLED.to_owned())),
+    ]
+}
+
+/// The fields of line of section `index` (0-based) of map `map_id` (`cross_section`).
+pub fn section_fields(map_id: &str, index: usize, section: &SectionRow) -> Fields {
+    let (x0, y0, x1, y1) = section.section_bbox;
+    vec![
+        ("id", Value::Text(format!("{map_id}_s{}", index + 1))),
+        ("map_id", Value::Text(map_id.to_owned())),
+        ("confidence", Value::Real(Some(section.confidence))),
+        ("provenance", Value::Text(MODELLED.to_owned())),
+        ("name", Value::Text(section.name.clone())),
+        ("section_bbox", Value::Text(format!("{x0} {y0} {x1} {y1}"))),
+    ]
+}
+
+/// The fields of point feature `index` (0-based) of map `map_id` (`point_feature`).
+pub fn point_fields(map_id: &str, index: usize, point: &PointRow) -> Fields {
+    vec![
+        ("id", Value::Text(format!("{map_id}_pt{}", index + 1))),
+        ("map_id", Value::Text(map_id.to_owned())),
+        ("type", Value::Text(point.type_id.clone())),
+        ("dip_direction", Value::Real(point.dip_direction)),
+        ("dip", Value::Real(point.dip)),
+        ("confidence", Value::Real(Some(point.confidence))),
+        ("provenance", Value::Text(MODELLED.to_owned())),
+        ("dip_words_bbox", Value::Text(point.dip_words.map_or_else(String::new, |(x0, y0, x1, y1)| format!("{x0} {y0} {x1} {y1}")))),
+    ]
+}
+
+/// The provenance of `revision`'s control points: read from the sheet's labels, or given.
+pub fn control_provenance(revision: &Revision) -> &'static str {
+    match revision.source {
+        Some(PlacementSource::MapLabels) => MODELLED,
+        None => "raw data",
+    }
+}
+
+/// The fields of control point `index` (0-based) of `revision` of map `map_id`
+/// (`ground_control_point`: `x` and `y` are its pixel column and row).
+pub fn control_point_fields(map_id: &str, revision: &Revision, index: usize) -> Fields {
+    let point = &revision.control_points[index];
+    vec![
+        ("id", Value::Text(format!("{}_gcp{}", revision.revision_id, index + 1))),
+        ("map_id", Value::Text(map_id.to_owned())),
+        ("x", Value::Exact(point.col.0)),
+        ("y", Value::Exact(point.row.0)),
+        ("confidence", Value::Real(None)),
+        ("provenance", Value::Text(control_provenance(revision).to_owned())),
+    ]
+}
+
+/// `fields`' values as GDAL writes them (a NaN real is written as NULL).
+pub fn field_values(fields: &Fields) -> Vec<gdal::vector::FieldValue> {
+    fields
+        .iter()
+        .map(|(_, value)| match value {
+            Value::Text(value) => text(value.clone()),
+            Value::Real(value) => real(*value),
+            Value::Exact(value) => gdal::vector::FieldValue::RealValue(*value),
+            Value::Integer(value) => gdal::vector::FieldValue::IntegerValue(*value),
+        })
+        .collect()
+}
+
+/// `value` as JSON: a measure to three places, NULL as `null`.
+pub fn json_value(value: &Value) -> serde_json::Value {
+    match value {
+        Value::Text(value) => serde_json::Value::from(value.as_str()),
+        Value::Real(value) => value.map_or(serde_json::Value::Null, |value| serde_json::Value::from(rounded(value))),
+        Value::Exact(value) => serde_json::Value::from(*value),
+        Value::Integer(value) => serde_json::Value::from(*value),
+    }
+}
+
 /// The schema's statements, in an order its foreign keys allow: the enumerations with their
 /// values, then the tables (TA1's columns, then the server's own evidence columns after them).
 fn schema() -> Vec<String> {
@@ -627,24 +741,14 @@ pub(crate) fn write_sheet(package: &Dataset, map_id: &str, sheet: &SheetRecord, 
     }
     execute(package, &pointers)?;
     let Some(revision) = revision else { return Ok(()) };
-    let provenance = match revision.source {
-        Some(PlacementSource::MapLabels) => "modelled",
-        None => "raw data",
-    };
-    for (index, point) in revision.control_points.iter().enumerate() {
-        let (col, row) = (point.col.0, point.row.0);
-        let values = [
-            text(format!("{}_gcp{}", revision.revision_id, index + 1)),
-            text(map_id.to_owned()),
-            gdal::vector::FieldValue::RealValue(col),
-            gdal::vector::FieldValue::RealValue(row),
-            real(None),
-            text(provenance.to_owned()),
-        ];
+    for index in 0..revision.control_points.len() {
+        let point = &revision.control_points[index];
+        let values = field_values(&control_point_fields(map_id, revision, index));
         add_feature(package, "ground_control_point_georeferenced", point_at((point.x.0, point.y.0))?, &values)?;
-        add_feature(package, "ground_control_point", point_at((col, row))?, &values)?;
+        add_feature(package, "ground_control_point", point_at((point.col.0, point.row.0))?, &values)?;
     }
     let region = &revision.pixel_region;
+    let provenance = control_provenance(revision);
     let values = [text(georeference_id(&revision.revision_id)), text(map_id.to_owned()), text(revision.crs.clone()), text(provenance.to_owned())];
     let (left, top) = (region.col as f64, region.row as f64);
     let bounds = [left, top, left + region.width as f64, top + region.height as f64];
@@ -669,7 +773,7 @@ pub(crate) fn write_confidences(package: &Dataset, run: &str, tables: &[TableNam
 }
 
 /// An R-tree spatial index on each of the schema's geometry tables, built once they are written
-/// (GDAL indexes only the layers it creates; GIS tools and [`crate::units::line_near`] filter by it).
+/// (GDAL indexes only the layers it creates; GIS tools and [`crate::geopackage::line_near`] filter by it).
 pub(crate) fn index(package: &Dataset) -> Result<(), GeorefError> {
     // GDAL registers each index in the GeoPackage's extensions table, made when its first layer needs one.
     let mut statements = vec![
@@ -682,7 +786,7 @@ pub(crate) fn index(package: &Dataset) -> Result<(), GeorefError> {
 }
 
 /// A text field's value.
-pub(crate) fn text(value: String) -> gdal::vector::FieldValue {
+fn text(value: String) -> gdal::vector::FieldValue {
     gdal::vector::FieldValue::StringValue(value)
 }
 
@@ -692,7 +796,7 @@ fn optional_text(value: Option<String>) -> gdal::vector::FieldValue {
 }
 
 /// A number field's value, to three places; `None` is NULL.
-pub(crate) fn real(value: Option<f64>) -> gdal::vector::FieldValue {
+fn real(value: Option<f64>) -> gdal::vector::FieldValue {
     gdal::vector::FieldValue::RealValue(value.map_or(f64::NAN, rounded))
 }
 
