@@ -1,6 +1,6 @@
 //! QGIS's default styles for the GeoPackage's layers, in the `layer_styles` table QGIS reads a
 //! layer's default style from: the units in their legend colours with their codes as labels and
-//! legend entries, the line types drawn by their kind and pattern, the attitudes as strike lines
+//! legend entries, the line types drawn by their pattern at their symbol's width in the catalog, the attitudes as strike lines
 //! turned to their strike with their dips beside them, filled marks as dots or triangles of their
 //! colour.
 //!
@@ -11,8 +11,16 @@
 use gdal::Dataset;
 
 use geomap_georef::{GeorefError, gdal_error};
+use geomap_model::symbols::catalog;
 
 use crate::ta1::{self, Structure, UnitRow};
+
+/// A line symbol the catalog (`geomap_model::symbols`) has no width for is drawn this wide, in mm.
+const OTHER_LINE_MM: f64 = 0.4;
+/// A filled mark the catalog has no size for is drawn this large, in mm.
+const OTHER_MARK_MM: f64 = 2.0;
+/// An attitude the catalog has no size for is drawn this long, in mm.
+const OTHER_ATTITUDE_MM: f64 = 4.0;
 
 /// QGIS's table of layer styles.
 const TABLE: &str = "CREATE TABLE layer_styles (id INTEGER PRIMARY KEY AUTOINCREMENT, f_table_catalog TEXT(256), f_table_schema TEXT(256), \
@@ -93,11 +101,7 @@ fn lines_style(structure: &Structure) -> String {
         .line_types
         .iter()
         .map(|line_type| {
-            let width = match ta1::line_type_name(&line_type.name) {
-                "thrust fault" => 0.8,
-                name if name.contains("fault") => 0.6,
-                _ => 0.4,
-            };
+            let width = catalog().named(&line_type.symbol).and_then(|symbol| symbol.line_mm).unwrap_or(OTHER_LINE_MM);
             let style = match line_type.dash_pattern.as_str() {
                 "dashed" => "dash",
                 "dotted" => "dot",
@@ -132,12 +136,13 @@ fn points_style(structure: &Structure) -> String {
             // An attitude is a strike line turned square to its dip direction; a filled mark a dot
             // or a triangle of its colour.
             let (shape, size, colour, turned) = match point_type.mark_colour {
-                Some((r, g, b)) => (if point_type.mark_triangle { "triangle" } else { "circle" }, "2", format!("{r},{g},{b},255"), ""),
-                None => ("line", "4", "0,0,0,255".to_owned(), turned),
+                Some((r, g, b)) => (if point_type.mark_triangle { "triangle" } else { "circle" }, OTHER_MARK_MM, format!("{r},{g},{b},255"), ""),
+                None => ("line", OTHER_ATTITUDE_MM, "0,0,0,255".to_owned(), turned),
             };
+            let size = catalog().point_of_kind(&point_type.name).and_then(|symbol| symbol.size_mm).unwrap_or(size);
             let marker = props(&[
                 ("name", shape.to_owned()),
-                ("size", size.to_owned()),
+                ("size", size.to_string()),
                 ("size_unit", "MM".to_owned()),
                 ("color", colour.clone()),
                 ("outline_color", colour),

@@ -12,6 +12,7 @@ pub mod georeference;
 pub mod layout;
 pub mod progress;
 pub mod settings;
+pub mod symbols;
 #[doc(hidden)]
 pub mod testing;
 pub mod trace;

@@ -6,10 +6,15 @@
 //! unit swatches are for units.
 //!
 //! Attitudes listed under a bedding heading ("Strike and dip of beds" over "Inclined",
-//! "Vertical") are entries of their own.
+//! "Vertical") are entries of their own. The symbols, their words and the headings are the
+//! catalog's (`geomap_model::symbols`).
 //!
 //! Invariants: pure functions of the lines and the scan's pixels; an entry needs both its words
 //! and a sample (ink left of them); measures scale with the words' type height.
+
+use std::sync::OnceLock;
+
+use geomap_model::symbols::{Family, Symbol, catalog};
 
 use super::swatches::inked;
 use super::{height, horizontal, overlaps};
@@ -90,65 +95,23 @@ pub struct SymbolEntry {
     pub number: Option<String>,
 }
 
-/// Symbols an explanation's entries begin with, the longer first, and how they are drawn.
-const SYMBOLS: [(&str, SymbolKind); 37] = [
-    ("strike and dip of beds", SymbolKind::Point),
-    ("strike and dip", SymbolKind::Point),
-    ("inclined bedding", SymbolKind::Point),
-    ("horizontal bedding", SymbolKind::Point),
-    ("horizontal beds", SymbolKind::Point),
-    ("vertical bedding", SymbolKind::Point),
-    ("overturned bedding", SymbolKind::Point),
-    ("bedding", SymbolKind::Point),
-    ("foliation", SymbolKind::Point),
-    ("strike of vertical", SymbolKind::Point),
-    ("flow direction", SymbolKind::Point),
-    ("dome", SymbolKind::Point),
-    ("breccia pipe", SymbolKind::Point),
-    ("collapse structure", SymbolKind::Point),
-    ("sinkhole", SymbolKind::Point),
-    ("volcanic vent", SymbolKind::Point),
-    ("cinder cone", SymbolKind::Point),
-    ("mine", SymbolKind::Point),
-    ("prospect", SymbolKind::Point),
-    ("spring", SymbolKind::Point),
-    ("drill hole", SymbolKind::Point),
-    ("sample locality", SymbolKind::Point),
-    ("fossil locality", SymbolKind::Point),
-    ("thrust fault", SymbolKind::Line),
-    ("normal fault", SymbolKind::Line),
-    ("reverse fault", SymbolKind::Line),
-    ("strike-slip fault", SymbolKind::Line),
-    ("detachment fault", SymbolKind::Line),
-    ("fault", SymbolKind::Line),
-    ("contact", SymbolKind::Line),
-    ("anticline", SymbolKind::Line),
-    ("syncline", SymbolKind::Line),
-    ("monocline", SymbolKind::Line),
-    ("fold axis", SymbolKind::Line),
-    ("dike", SymbolKind::Line),
-    ("lineament", SymbolKind::Line),
-    ("landslide scarp", SymbolKind::Line),
-];
-
-/// Attitudes listed under a heading that names them ("Strike and dip of beds" over
-/// "Inclined—Measured in the field", "Vertical", "Horizontal"): how a listed line begins and the
-/// symbol it is.
-const LISTED_BEDS: [(&str, &str); 5] = [
-    ("inclined", "inclined bedding"),
-    ("approximate", "inclined bedding"),
-    ("vertical", "vertical bedding"),
-    ("horizontal", "horizontal bedding"),
-    ("overturned", "overturned bedding"),
-];
-
-/// The symbols a heading of [`LISTED_BEDS`] begins with (not "Strike and dip of foliation").
-const BEDS_HEADINGS: [&str; 3] = ["strike and dip of beds", "strike and dip of bedding", "bedding"];
-
-/// The symbol a line of words begins with: its name and kind, when the name stands alone or is
-/// followed by a dash, a colon, a comma or words of its own ("Fault—Dashed where …").
+/// The symbol a line of words begins with: its name or word as the catalog
+/// (`geomap_model::symbols`) gives it, the longer first, and its kind, when the name stands alone
+/// or is followed by a dash, a colon, a comma or words of its own ("Fault—Dashed where …").
 fn symbol_of(text: &str) -> Option<(&'static str, SymbolKind)> {
-    SYMBOLS.iter().copied().find(|(name, _)| begins_with(text, name))
+    static BEGINNINGS: OnceLock<Vec<(&'static str, &'static Symbol)>> = OnceLock::new();
+    let beginnings = BEGINNINGS.get_or_init(|| catalog().beginnings());
+    beginnings.iter().find(|(name, _)| begins_with(text, name)).map(|&(name, symbol)| (name, SymbolKind::of(symbol.family)))
+}
+
+impl SymbolKind {
+    /// The kind of a symbol of `family`.
+    fn of(family: Family) -> SymbolKind {
+        match family {
+            Family::Line => SymbolKind::Line,
+            Family::Point => SymbolKind::Point,
+        }
+    }
 }
 
 /// Whether a line of words begins an entry named `name` (lower case): with a capital, the name
@@ -173,7 +136,8 @@ fn listed_under(lines: &[Line], line: &Line) -> Option<(&'static str, usize)> {
     if symbol_of(&line.text).is_some() {
         return None;
     }
-    let (_, symbol) = LISTED_BEDS.iter().find(|(begins, _)| begins_with(&line.text, begins))?;
+    let (_, symbol) = catalog().listed().find(|(begins, _)| begins_with(&line.text, begins))?;
+    let symbol = symbol.name.as_str();
     // Upwards, line by line (each starting higher than the one below it, within six type heights
     // and under the listed line's words), through the lines listed at its indent before it and
     // their continuations, to the heading, which is not indented further.
@@ -186,11 +150,11 @@ fn listed_under(lines: &[Line], line: &Line) -> Option<(&'static str, usize)> {
             .filter(|(_, above)| above.bbox.y0 < below.bbox.y0 && above.bbox.y1 <= below.bbox.y0 + 0.2 * h && below.bbox.y0 - above.bbox.y1 <= 6.0 * h)
             .filter(|(_, above)| above.bbox.x0 < line.bbox.x1 && above.bbox.x1 > line.bbox.x0)
             .max_by(|a, b| a.1.bbox.y1.total_cmp(&b.1.bbox.y1))?;
-        if BEDS_HEADINGS.iter().any(|name| begins_with(&above.text, name)) {
+        if catalog().listing.headings.iter().any(|name| begins_with(&above.text, name)) {
             return (above.bbox.x0 <= line.bbox.x0 + 0.5 * h).then_some((symbol, index));
         }
         let continues = !above.text.trim().chars().next().is_some_and(char::is_uppercase);
-        let sibling = LISTED_BEDS.iter().any(|(begins, _)| begins_with(&above.text, begins)) && (above.bbox.x0 - line.bbox.x0).abs() <= 0.5 * h;
+        let sibling = catalog().listed().any(|(begins, _)| begins_with(&above.text, begins)) && (above.bbox.x0 - line.bbox.x0).abs() <= 0.5 * h;
         if !continues && !sibling {
             return None;
         }

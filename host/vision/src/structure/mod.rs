@@ -24,6 +24,7 @@ use crate::image::Rgb;
 use crate::layout::symbols::{Pattern, SymbolEntry, SymbolKind};
 use chains::{Chain, Joining};
 use geomap_model::layout::PixelBox;
+use geomap_model::symbols::{Family, LineMarks, Symbol, catalog};
 use points::{FoundPoint, PointPrompt};
 use skeleton::{Branch, Piece, Spur};
 
@@ -129,16 +130,22 @@ pub enum Marks {
 }
 
 impl Marks {
-    /// The marks a symbol's name says it has: a thrust's teeth, an anticline's arrows pointing
-    /// away from its line, a syncline's pointing towards it, a monocline's or fold axis's arrows.
-    fn named(symbol: &str) -> Option<Marks> {
-        match symbol {
-            "thrust fault" => Some(Marks::Teeth),
-            "anticline" => Some(Marks::Arrows(Some(Away(true)))),
-            "syncline" => Some(Marks::Arrows(Some(Away(false)))),
-            "monocline" | "fold axis" => Some(Marks::Arrows(None)),
-            _ => None,
+    /// The marks `symbol` means.
+    fn of_symbol(marks: LineMarks) -> Marks {
+        match marks {
+            LineMarks::Teeth => Marks::Teeth,
+            LineMarks::Ball => Marks::Ball,
+            LineMarks::ArrowsOut => Marks::Arrows(Some(Away(true))),
+            LineMarks::ArrowsIn => Marks::Arrows(Some(Away(false))),
+            LineMarks::Arrows => Marks::Arrows(None),
         }
+    }
+
+    /// The marks a symbol's name says it has, whatever its sample shows (the catalog's, unless
+    /// publishers draw them several ways): a thrust's teeth, an anticline's arrows pointing away
+    /// from its line, a syncline's pointing towards it, a monocline's or fold axis's arrows.
+    fn named(symbol: &str) -> Option<Marks> {
+        catalog().named(symbol).and_then(Symbol::named_marks).map(Marks::of_symbol)
     }
 
     /// The decorations an explanation entry's name or, failing that, its sample as the layout read it shows.
@@ -229,36 +236,21 @@ impl LinePrompt {
     /// The line symbols looked for when the explanation has none: dark lines, the map's common
     /// dark stroke as its contacts and a stroke 1.8 times as wide as a fault, its teeth
     /// making it a thrust, a ball a normal fault, and arrows across it a fold (pointing away: an
-    /// anticline; towards: a syncline). Their widths are measured on the map as it is traced.
+    /// anticline; towards: a syncline): the catalog's line symbols with a look, in its order.
+    /// Their widths are measured on the map as it is traced.
     pub fn by_look() -> Vec<LinePrompt> {
-        let looks = [
-            ("contact", Marks::None, "Dark line of the map's common stroke (a contact, found by its look)"),
-            ("fault", Marks::None, "Heavy dark line (found by its look: no explanation of line symbols read)"),
-            ("thrust fault", Marks::Teeth, "Heavy dark line with teeth on one side (found by its look: no explanation of line symbols read)"),
-            ("normal fault", Marks::Ball, "Heavy dark line with a ball on one side (found by its look: no explanation of line symbols read)"),
-            (
-                "anticline",
-                Marks::Arrows(Some(Away(true))),
-                "Dark line with arrows pointing away from it (found by its look: no explanation of line symbols read)",
-            ),
-            (
-                "syncline",
-                Marks::Arrows(Some(Away(false))),
-                "Dark line with arrows pointing towards it (found by its look: no explanation of line symbols read)",
-            ),
-        ];
-        looks
-            .into_iter()
-            .map(|(symbol, marks, words)| LinePrompt {
+        catalog()
+            .looks(Family::Line)
+            .map(|symbol| LinePrompt {
                 entry: None,
-                symbol: symbol.to_owned(),
-                words: words.to_owned(),
-                ta1_type: ta1_line_type(symbol),
+                symbol: symbol.name.clone(),
+                words: symbol.look.clone().unwrap_or_default(),
+                ta1_type: symbol.ta1.as_deref(),
                 colour: LOOK_INK,
                 width_px: 1.0,
                 pattern: Pattern::Solid,
                 period_px: None,
-                marks,
+                marks: symbol.marks.map_or(Marks::None, Marks::of_symbol),
             })
             .collect()
     }

@@ -22,6 +22,7 @@ use crate::colour::{delta_e, lab};
 use crate::image::Rgb;
 use crate::layout::symbols::{SymbolEntry, SymbolKind};
 use geomap_model::layout::{PixelBox, segment_distance};
+use geomap_model::symbols::{Family, catalog};
 
 /// Arms whose bases are this close (pixels, plus [`JUNCTION_WIDTHS`] stroke widths) leave from one junction.
 const JUNCTION_PX: f64 = 3.0;
@@ -144,51 +145,15 @@ const HAIRLINE_NUMBER_CLEAR_PX: f64 = 1.5;
 /// How many boxes beside a hairline attitude its number is looked for in at most.
 const HAIRLINE_NUMBER_TRIES: usize = 3;
 
-/// How an attitude symbol is drawn.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Shape {
-    /// A strike line with one tick on its dip side.
-    Tick,
-    /// A strike line with a tick on each side (vertical beds).
-    Cross,
-    /// A cross inside a circle, its bars reaching the circle (horizontal beds).
-    CircledCross,
-    /// A filled mark: a dot, a triangle (a collapse structure, a sinkhole); no dip.
-    Filled,
-    /// A dot strung on a short hairline along the strike (a vertical joint): dip 90°.
-    Strung,
-}
-
-impl Shape {
-    /// Whether it is a mark found as a piece of ink on its colour's mask (a filled mark, a strung
-    /// dot), not as a bedding attitude's strokes on the skeleton.
-    pub fn is_mark(self) -> bool {
-        matches!(self, Shape::Filled | Shape::Strung)
-    }
-}
+pub use geomap_model::symbols::Shape;
 
 /// The TA1 point type (`enum_point_type`, or a finer kind the GeoPackage files under the schema's
 /// type: "inclined bedding" under `bedding`, "breccia pipe" under `other`) and the shape of an
-/// explanation's point symbol, for the attitudes and the marks commonly printed filled that are
-/// looked for; `None` for the rest (a mine's crossed picks, a spring).
+/// explanation's point symbol, as the catalog (`geomap_model::symbols`) gives them, for the
+/// symbols a detector looks for; `None` for the rest (a mine's crossed picks, a spring).
 pub fn ta1_point_type(symbol: &str) -> Option<(&'static str, Shape)> {
-    Some(match symbol {
-        "strike and dip of beds" | "strike and dip" | "inclined bedding" => ("inclined bedding", Shape::Tick),
-        "bedding" => ("bedding", Shape::Tick),
-        "overturned bedding" => ("overturned bedding", Shape::Tick),
-        "foliation" => ("foliation", Shape::Tick),
-        "vertical bedding" => ("vertical bedding", Shape::Cross),
-        "horizontal bedding" | "horizontal beds" => ("horizontal bedding", Shape::CircledCross),
-        "sample locality" => ("sample location", Shape::Filled),
-        "collapse structure" => ("collapse structure", Shape::Filled),
-        "breccia pipe" => ("breccia pipe", Shape::Filled),
-        "sinkhole" => ("sinkhole", Shape::Filled),
-        "volcanic vent" => ("volcanic vent", Shape::Filled),
-        "cinder cone" => ("cinder cone", Shape::Filled),
-        "fossil locality" => ("fossil locality", Shape::Filled),
-        "strike of vertical" | "vertical joint" => ("vertical joint", Shape::Strung),
-        _ => return None,
-    })
+    let known = catalog().named(symbol).filter(|known| known.family == Family::Point)?;
+    Some((known.ta1.as_deref()?, known.shape?))
 }
 
 /// An attitude symbol of the explanation, or one looked for by its shape alone, as its symbols are looked for.
@@ -257,27 +222,28 @@ impl PointPrompt {
 
     /// The attitudes looked for when the explanation has none, their lengths measured on the map
     /// ([`PointPrompt::measure_on_map`]): a dark strike line with a dip tick (inclined beds) and a
-    /// dark cross in a circle (horizontal beds). A cross alone is not looked for: a graticule's
-    /// crosses are drawn so.
+    /// dark cross in a circle (horizontal beds): the catalog's point symbols with a look. A cross
+    /// alone is not looked for: a graticule's crosses are drawn so.
     pub fn by_look() -> Vec<PointPrompt> {
-        let looked = |symbol: &str, words: &str, ta1_type: &'static str, shape: Shape| PointPrompt {
-            entry: None,
-            symbol: symbol.to_owned(),
-            words: format!("{words} (found by its shape: no explanation of attitude symbols read)"),
-            ta1_type,
-            shape,
-            colour: super::LOOK_INK,
-            width_px: 1.0,
-            strike_px: 0.0,
-            tick_px: 0.0,
-            fill: 0.0,
-            taper: 0.0,
-            hairline: false,
-        };
-        vec![
-            looked("strike and dip of beds", "Dark strike line with a dip tick", "inclined bedding", Shape::Tick),
-            looked("horizontal bedding", "Dark cross in a circle", "horizontal bedding", Shape::CircledCross),
-        ]
+        catalog()
+            .looks(Family::Point)
+            .filter_map(|symbol| {
+                Some(PointPrompt {
+                    entry: None,
+                    symbol: symbol.name.clone(),
+                    words: symbol.look.clone()?,
+                    ta1_type: symbol.ta1.as_deref()?,
+                    shape: symbol.shape?,
+                    colour: super::LOOK_INK,
+                    width_px: 1.0,
+                    strike_px: 0.0,
+                    tick_px: 0.0,
+                    fill: 0.0,
+                    taper: 0.0,
+                    hairline: false,
+                })
+            })
+            .collect()
     }
 
     /// Measures a prompt looked for by its shape on the map's skeleton (`branches`, its strokes
