@@ -32,7 +32,7 @@ use geomap_vision::layout::render;
 use geomap_vision::layout::symbols::SymbolEntry;
 use geomap_vision::layout::{TitleText, WordsLayout, read_layout};
 use geomap_vision::models::{Missing, ModelInfo};
-use geomap_vision::ocr::reader::{Line, Reader};
+use geomap_vision::ocr::reader::{Reader, TextLine};
 use geomap_vision::{VisionError, millis};
 
 use crate::provenance::{Made, PROVENANCE_FILE, stored_uris};
@@ -384,7 +384,7 @@ impl App {
         // Every line read, kept at the label reader's floor for the stored words; the layout's own
         // rules see those at its floor.
         let mut stored = StoredWords { schema: WORDS_SCHEMA.to_owned(), regions: Vec::new(), min_score: LABEL_MIN_SCORE, lines: Vec::new() };
-        let mut read_words = |region: (u32, u32, u32, u32), words: &Progress| -> Result<Vec<Line>, AppError> {
+        let mut read_words = |region: (u32, u32, u32, u32), words: &Progress| -> Result<Vec<TextLine>, AppError> {
             let reader = reader.as_ref().expect("words are read only with a reader");
             let reading = geomap_vision::ocr::read(reader, &image, region, LABEL_MIN_SCORE, |done, tiles| {
                 let message = format!("reading the map's words: tile {} of {tiles}", (done + 1).min(tiles));
@@ -433,7 +433,7 @@ impl App {
         if let Some(reader) = &reader {
             layout.models.extend(reader.models().iter().cloned());
             let title = layout.title.clone().zip(layout.components.iter().find(|c| c.class == "title")).map(|(text, c)| TitleText { text, bbox: c.bbox });
-            let lines: Vec<Line> = stored.lines.iter().filter(|line| line.score >= WORDS_MIN_SCORE).cloned().collect();
+            let lines: Vec<TextLine> = stored.lines.iter().filter(|line| line.score >= WORDS_MIN_SCORE).cloned().collect();
             layout.metadata = Some(read_metadata(&lines, title.as_ref()));
         }
         progress.fraction(0.8, "writing the crops and the preview")?;
@@ -499,7 +499,7 @@ fn made<'a>(layout: &'a Layout, request: &LayoutRequest, scan: (&'a str, &'a str
 
 /// Reads the words inside the detected title and legends: the title's text, and each legend
 /// entry's code (in its swatch) and description (in its text box).
-fn read_detected_words(layout: &mut Layout, mut read: impl FnMut((u32, u32, u32, u32)) -> Result<Vec<Line>, AppError>) -> Result<(), AppError> {
+fn read_detected_words(layout: &mut Layout, mut read: impl FnMut((u32, u32, u32, u32)) -> Result<Vec<TextLine>, AppError>) -> Result<(), AppError> {
     let (width, height) = (layout.width, layout.height);
     for index in 0..layout.components.len() {
         let component = &layout.components[index];

@@ -78,7 +78,7 @@ async fn with_the_models_the_usgs_sample_is_read_laid_out_and_georeferenced_from
         test.app.read_text(ReadTextRequest { map_id: map_id.clone(), region: Some(region), ..ReadTextRequest::default() }, Progress::none()).await.unwrap();
     let words: String = reading.lines.iter().map(|line| line.text.to_lowercase()).collect::<Vec<_>>().join(" ");
     assert!(words.contains("peach springs"), "{words}");
-    let inside = |line: &&geomap_vision::ocr::reader::Line| {
+    let inside = |line: &&geomap_vision::ocr::reader::TextLine| {
         let (x, y) = ((line.bbox.x0 + line.bbox.x1) / 2.0, (line.bbox.y0 + line.bbox.y1) / 2.0);
         (region.x0..region.x1).contains(&x) && (region.y0..region.y1).contains(&y)
     };

@@ -22,7 +22,7 @@ use geomap_store::sweep::Staged;
 use geomap_vision::VisionError;
 use geomap_vision::colour::hex;
 use geomap_vision::layout::symbols::SymbolEntry;
-use geomap_vision::ocr::reader::Line;
+use geomap_vision::ocr::reader::TextLine;
 
 use crate::terms::{AgeSpan, AgeTermInfo, LithologyInfo};
 use crate::uris::layout_dir;
@@ -251,14 +251,14 @@ pub struct StoredWords {
     /// The score floor the lines were kept at.
     pub min_score: f64,
     /// The lines, in the scan's pixels.
-    pub lines: Vec<Line>,
+    pub lines: Vec<TextLine>,
 }
 
 /// A stored reading, as what the server has read of a sheet: its lines.
 #[derive(Debug, Deserialize)]
 struct StoredReading {
     #[serde(default)]
-    lines: Vec<Line>,
+    lines: Vec<TextLine>,
 }
 
 fn parse<T: for<'a> Deserialize<'a>>(map_id: &str, document: &str) -> Result<T, AppError> {
@@ -318,7 +318,7 @@ impl App {
 
     /// The lines of map `map_id`'s newest readings, newest first (none before any); with the newest
     /// layout's words ([`App::newest_layout_words`]) they are what the server has read of its sheet.
-    pub fn reading_lines(&self, map_id: &str) -> Result<Vec<Line>, AppError> {
+    pub fn reading_lines(&self, map_id: &str) -> Result<Vec<TextLine>, AppError> {
         let mut lines = Vec::new();
         for (_, document) in self.registry.newest_documents(Document::Reading, map_id, READINGS_KEPT)? {
             lines.extend(parse::<StoredReading>(map_id, &document)?.lines);
@@ -337,7 +337,7 @@ impl App {
     /// the words that layout stored beside it and the lines of the map's readings, and whether any
     /// of them may cover the main map: a reading, or a layout that read one region (the text
     /// method reads the whole scan as one; the detectors read their components, one region each).
-    pub fn words_read(&self, map_id: &str, layout_id: &str) -> Result<(Vec<Line>, bool), AppError> {
+    pub fn words_read(&self, map_id: &str, layout_id: &str) -> Result<(Vec<TextLine>, bool), AppError> {
         let document = self.registry.document(Document::Layout, map_id, layout_id)?.ok_or_else(|| AppError::gone(map_id, MapGone::UnknownArtifact))?;
         let mut lines = self.reading_lines(map_id)?;
         let read = !lines.is_empty();

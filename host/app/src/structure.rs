@@ -399,7 +399,7 @@ pub(crate) fn section_warnings(
 mod tests {
     use super::*;
     use geomap_model::layout::PixelBox;
-    use geomap_vision::ocr::reader::Line;
+    use geomap_vision::ocr::reader::TextLine;
     use geomap_vision::structure::dips::dips;
     use geomap_vision::structure::points::FoundPoint;
     use geomap_vision::structure::ta1_line_type;
@@ -458,7 +458,7 @@ mod tests {
             hairline: false,
         };
         let at = |x: f64, y: f64| FoundPoint { prompt: 0, at: (x, y), dip_direction: Some(90.0), confidence: 0.9 };
-        let word = |text: &str, x: f64, y: f64| Line { text: text.to_owned(), bbox: PixelBox { x0: x, y0: y, x1: x + 20.0, y1: y + 14.0 }, score: 0.9 };
+        let word = |text: &str, x: f64, y: f64| TextLine { text: text.to_owned(), bbox: PixelBox { x0: x, y0: y, x1: x + 20.0, y1: y + 14.0 }, score: 0.9 };
         let points = [at(100.0, 100.0), at(140.0, 100.0), at(400.0, 400.0)];
         let words = [word("35", 105.0, 105.0), word("12", 150.0, 108.0), word("Tb", 395.0, 395.0), word("60", 600.0, 600.0)];
         let found = dips(&points, std::slice::from_ref(&prompt), &words);

@@ -25,7 +25,7 @@ use geomap_providers::{CallError, Kind, LookupRequest, ProviderError, ProviderFa
 use geomap_vision::detect::LegendEntry;
 use geomap_vision::layout::terms::{age_terms, lithology_terms, with_age_symbol};
 use geomap_vision::layout::unit_code;
-use geomap_vision::ocr::reader::Line;
+use geomap_vision::ocr::reader::TextLine;
 
 use geomap_model::trace;
 use geomap_store::registry::{Document, StoredDocument};
@@ -139,19 +139,19 @@ pub fn unit_words(code: Option<String>, description: Option<String>, group: Opti
     }
 }
 
-fn centre_inside(line: &Line, bbox: &PixelBox) -> bool {
+fn centre_inside(line: &TextLine, bbox: &PixelBox) -> bool {
     let (x, y) = ((line.bbox.x0 + line.bbox.x1) / 2.0, (line.bbox.y0 + line.bbox.y1) / 2.0);
     bbox.x0 <= x && x <= bbox.x1 && bbox.y0 <= y && y <= bbox.y1
 }
 
 /// The text of the lines whose centres lie in `bbox`, top to bottom.
-pub fn text_in(lines: &[Line], bbox: &PixelBox) -> Option<String> {
+pub fn text_in(lines: &[TextLine], bbox: &PixelBox) -> Option<String> {
     let inside: Vec<String> = lines.iter().filter(|line| centre_inside(line, bbox)).map(|line| line.text.clone()).collect();
     (!inside.is_empty()).then(|| inside.join(" "))
 }
 
 /// The words of a detected legend entry: the code printed in its swatch, the description in its text box.
-pub fn detected_entry_words(lines: &[Line], swatch: &PixelBox, text: Option<&PixelBox>) -> UnitWords {
+pub fn detected_entry_words(lines: &[TextLine], swatch: &PixelBox, text: Option<&PixelBox>) -> UnitWords {
     let code = lines.iter().filter(|line| centre_inside(line, swatch)).find_map(|line| unit_code(&line.text));
     unit_words(code, text.and_then(|text| text_in(lines, text)), None)
 }
@@ -333,7 +333,7 @@ mod tests {
 
     #[test]
     fn a_detected_entry_takes_the_code_in_its_swatch_and_the_words_in_its_text_box() {
-        let line = |text: &str, x0: f64| Line { text: text.into(), bbox: PixelBox { x0, y0: 10.0, x1: x0 + 40.0, y1: 30.0 }, score: 0.9 };
+        let line = |text: &str, x0: f64| TextLine { text: text.into(), bbox: PixelBox { x0, y0: 10.0, x1: x0 + 40.0, y1: 30.0 }, score: 0.9 };
         let lines = [line("Qal", 10.0), line("Alluvium (Holocene)", 100.0)];
         let swatch = PixelBox { x0: 0.0, y0: 0.0, x1: 60.0, y1: 40.0 };
         let text = PixelBox { x0: 90.0, y0: 0.0, x1: 300.0, y1: 40.0 };

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use geomap_model::layout::PixelBox;
 use geomap_model::trace;
 use geomap_store::registry::{Document, StoredDocument};
-use geomap_vision::ocr::reader::Line;
+use geomap_vision::ocr::reader::TextLine;
 use geomap_vision::{VisionError, millis};
 
 use crate::provenance::{Made, PROVENANCE_FILE, stored_uris};
@@ -94,7 +94,7 @@ pub struct TextReading {
     /// region is 40 tiles or more and its type large enough to be found at half size.
     pub detect_scale: u32,
     /// The lines, top to bottom.
-    pub lines: Vec<Line>,
+    pub lines: Vec<TextLine>,
     /// Time per stage.
     pub timings: TextTimings,
     /// The files stored with it.

@@ -23,7 +23,7 @@ pub mod ticks;
 use crate::error::VisionError;
 use crate::image::Rgb;
 use crate::millis;
-use crate::ocr::reader::{Line, Reader};
+use crate::ocr::reader::{Reader, TextLine};
 use geomap_model::layout::PixelBox;
 use geomap_model::progress::Progress;
 
@@ -177,7 +177,7 @@ pub struct Known<'a> {
     pub main_map: Option<PixelBox>,
     /// Lines read at the scan's full size in `regions` (a stored layout's words), kept at
     /// [`LABEL_MIN_SCORE`] or lower: a band of the ring inside one of these regions is not read again.
-    pub lines: &'a [Line],
+    pub lines: &'a [TextLine],
     /// The regions `lines` cover.
     pub regions: &'a [PixelBox],
     /// Every word read of the sheet (the layout's, the readings'), searched with the ring's for the
@@ -245,7 +245,7 @@ fn read_ring(
     read: Window<'_>,
     known: &Known<'_>,
     progress: &Progress,
-) -> Result<(Vec<Line>, usize), GraticuleError> {
+) -> Result<(Vec<TextLine>, usize), GraticuleError> {
     let (bands, ..) = ring(neatline, size);
     let zoom = if neatline.thickness_px < 2.0 { 2 } else { 1 };
     let region = |&(x0, y0, x1, y1): &Region| PixelBox { x0: f64::from(x0), y0: f64::from(y0), x1: f64::from(x1), y1: f64::from(y1) };
@@ -259,8 +259,8 @@ fn read_ring(
     let total: usize = tiles.iter().sum();
     let mut done = 0;
     let mut reused = 0;
-    let mut lines: Vec<Line> = Vec::new();
-    let keep = |line: Line, lines: &mut Vec<Line>| {
+    let mut lines: Vec<TextLine> = Vec::new();
+    let keep = |line: TextLine, lines: &mut Vec<TextLine>| {
         if let Some(same) = lines.iter_mut().find(|kept| kept.bbox.iou(&line.bbox) > 0.5) {
             if line.score > same.score {
                 *same = line;
@@ -276,7 +276,7 @@ fn read_ring(
         }
         if covered(band) {
             let b = region(band);
-            let inside = |line: &&Line| {
+            let inside = |line: &&TextLine| {
                 let (x, y) = ((line.bbox.x0 + line.bbox.x1) / 2.0, (line.bbox.y0 + line.bbox.y1) / 2.0);
                 line.score >= LABEL_MIN_SCORE && (b.x0..b.x1).contains(&x) && (b.y0..b.y1).contains(&y)
             };
@@ -320,7 +320,7 @@ struct Candidate {
 /// Parses, ties and fits the lines read in the ring.
 fn solve_labels(
     neatline: &Neatline,
-    lines: Vec<Line>,
+    lines: Vec<TextLine>,
     size: (u32, u32),
     read: Window<'_>,
     words: &[String],
@@ -633,7 +633,7 @@ struct AxisInput {
 /// the latitudes of USGS sheets do) shows at its corners: the median offset of the corner labels
 /// of the top and bottom sides (or the left and right), in their own size along the side, moves
 /// the labels of those sides whose tick was not found by as much. Two corner labels are needed.
-fn calibrate(candidates: &mut [Candidate], lines: &[Line], neatline: &Neatline, horizontal: bool) {
+fn calibrate(candidates: &mut [Candidate], lines: &[TextLine], neatline: &Neatline, horizontal: bool) {
     let along = |bbox: &PixelBox| if horizontal { ((bbox.x0 + bbox.x1) / 2.0, bbox.x1 - bbox.x0) } else { ((bbox.y0 + bbox.y1) / 2.0, bbox.y1 - bbox.y0) };
     let axis_index = usize::from(!horizontal);
     let mut offsets: Vec<f64> = candidates
@@ -733,7 +733,7 @@ fn axis_name(axis: Axis) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use Line;
+    use TextLine;
 
     /// A white `width`×`height` scan with a frame 3 pixels thick around `frame` (left, top, right, bottom).
     fn frame_only(width: u32, height: u32, frame: (u32, u32, u32, u32)) -> Rgb {
@@ -755,10 +755,10 @@ mod tests {
     /// The labels of a 15'×30' quadrangle (36°45'–37°00' N, 114°00'–113°30' W) printed without
     /// hemisphere letters around the frame `(200, 150)–(1200, 850)`, with `misread` replacing the
     /// text of the right side's latitude labels.
-    fn quadrangle_labels(misread: &[(&str, &str)]) -> Vec<Line> {
+    fn quadrangle_labels(misread: &[(&str, &str)]) -> Vec<TextLine> {
         let label = |text: &str, cx: f64, cy: f64| {
             let half = 4.5 * text.chars().count() as f64;
-            Line { text: text.to_owned(), bbox: PixelBox { x0: cx - half, y0: cy - 10.0, x1: cx + half, y1: cy + 10.0 }, score: 0.95 }
+            TextLine { text: text.to_owned(), bbox: PixelBox { x0: cx - half, y0: cy - 10.0, x1: cx + half, y1: cy + 10.0 }, score: 0.95 }
         };
         let mut lines = Vec::new();
         for (i, text) in ["114°00'", "52'30\"", "45'", "37'30\"", "113°30'"].iter().enumerate() {
@@ -776,7 +776,7 @@ mod tests {
     }
 
     /// `lines` solved around the frame `(200, 150)–(1200, 850)` of a 1400×1000 scan.
-    fn solve_lines(lines: Vec<Line>, words: &[&str]) -> Result<LabelGeoreference, GraticuleError> {
+    fn solve_lines(lines: Vec<TextLine>, words: &[&str]) -> Result<LabelGeoreference, GraticuleError> {
         let image = frame_only(1400, 1000, (200, 150, 1200, 850));
         let mut read = |window: (u32, u32, u32, u32)| Ok(image.crop(window));
         let neatline = neatline::find(1400, 1000, &mut read, None).unwrap().expect("the frame");
@@ -789,12 +789,12 @@ mod tests {
     }
 
     /// The quadrangle's longitude labels, and `latitudes` (text, row) along its left side only.
-    fn few_latitudes(latitudes: &[(&str, f64)]) -> Vec<Line> {
+    fn few_latitudes(latitudes: &[(&str, f64)]) -> Vec<TextLine> {
         let all = quadrangle_labels(&[]);
-        let mut lines: Vec<Line> = all.into_iter().filter(|line| line.bbox.y1 < 150.0 || line.bbox.y0 > 850.0).collect();
+        let mut lines: Vec<TextLine> = all.into_iter().filter(|line| line.bbox.y1 < 150.0 || line.bbox.y0 > 850.0).collect();
         for (text, y) in latitudes {
             let half = 4.5 * text.chars().count() as f64;
-            lines.push(Line { text: (*text).to_owned(), bbox: PixelBox { x0: 150.0 - half, y0: y - 10.0, x1: 150.0 + half, y1: y + 10.0 }, score: 0.95 });
+            lines.push(TextLine { text: (*text).to_owned(), bbox: PixelBox { x0: 150.0 - half, y0: y - 10.0, x1: 150.0 + half, y1: y + 10.0 }, score: 0.95 });
         }
         lines
     }

@@ -10,7 +10,7 @@ use super::swatches::{grow, is_paper, swatch};
 use super::{TextLegend, UnitEntry, centre_x, centre_y, height, horizontal, overlaps, union};
 use crate::colour::{ground_colour, lab};
 use crate::image::Rgb;
-use crate::ocr::reader::Line;
+use crate::ocr::reader::TextLine;
 use geomap_model::layout::PixelBox;
 
 /// Headings that open a legend, written without spaces.
@@ -62,7 +62,7 @@ struct Candidate {
 /// Each code with the nearest description to its right on its row: a line of at least four
 /// letters that shares half the rows of the lower of the two and starts within three type heights
 /// (the larger of the two: a code of capitals without ascenders is boxed lower than its text).
-fn candidates(lines: &[Line]) -> Vec<Candidate> {
+fn candidates(lines: &[TextLine]) -> Vec<Candidate> {
     (0..lines.len())
         .filter(|&i| unit_code(&lines[i].text).is_some())
         .filter_map(|code| {
@@ -89,7 +89,7 @@ fn candidates(lines: &[Line]) -> Vec<Candidate> {
 /// The candidates in columns: codes aligned within 1.5 type heights, top to bottom, the same code
 /// seen twice kept once, and a column cut where a code lies [`COLUMN_BREAK`] row steps below the
 /// one before it.
-fn columns(lines: &[Line], mut candidates: Vec<Candidate>) -> Vec<Vec<Candidate>> {
+fn columns(lines: &[TextLine], mut candidates: Vec<Candidate>) -> Vec<Vec<Candidate>> {
     candidates.sort_by(|a, b| centre_x(&lines[a.code].bbox).total_cmp(&centre_x(&lines[b.code].bbox)));
     let mut columns: Vec<Vec<Candidate>> = Vec::new();
     for candidate in candidates {
@@ -128,9 +128,9 @@ fn median(values: &[f64]) -> Option<f64> {
 /// Every legend column: codes with a description to their right, aligned in a column; then the
 /// rows of the column whose swatch holds a code the text detector missed, read by `read_codes`;
 /// then the headings grouped units are listed under.
-pub(super) fn legends<E>(lines: &[Line], image: &Rgb, read_codes: &mut impl FnMut(&[PixelBox]) -> Result<Vec<Line>, E>) -> Result<Vec<TextLegend>, E> {
+pub(super) fn legends<E>(lines: &[TextLine], image: &Rgb, read_codes: &mut impl FnMut(&[PixelBox]) -> Result<Vec<TextLine>, E>) -> Result<Vec<TextLegend>, E> {
     let mut lines = lines.to_vec();
-    let headings: Vec<Line> = lines.iter().filter(|line| legend_heading(&line.text).is_some()).cloned().collect();
+    let headings: Vec<TextLine> = lines.iter().filter(|line| legend_heading(&line.text).is_some()).cloned().collect();
     let mut legends = Vec::new();
     for mut column in columns(&lines, candidates(&lines)) {
         let Some(top) = column.first().map(|c| lines[c.code].bbox) else { continue };
@@ -171,11 +171,14 @@ pub(super) fn legends<E>(lines: &[Line], image: &Rgb, read_codes: &mut impl FnMu
 /// read in): the readings that are unit codes vote with their scores, and the code with the most
 /// wins ("Qf" read twice at 0.6 beats "Q" read once at 0.9). When no reading is a code, an empty
 /// line in the swatch: its entry is a unit with no code ([`unit_code`] of it is none).
-fn swatch_code(readings: &[Line], inside: &PixelBox) -> Line {
-    let codes: Vec<(String, &Line)> = readings.iter().filter(|r| r.bbox == *inside).filter_map(|r| unit_code(&r.text).map(|code| (code, r))).collect();
+fn swatch_code(readings: &[TextLine], inside: &PixelBox) -> TextLine {
+    let codes: Vec<(String, &TextLine)> = readings.iter().filter(|r| r.bbox == *inside).filter_map(|r| unit_code(&r.text).map(|code| (code, r))).collect();
     let votes = |code: &str| codes.iter().filter(|(other, _)| other == code).map(|(_, r)| r.score).sum::<f64>();
     let best = codes.iter().max_by(|a, b| votes(&a.0).total_cmp(&votes(&b.0)).then(a.1.score.total_cmp(&b.1.score)));
-    best.map_or_else(|| Line { text: String::new(), bbox: *inside, score: 0.0 }, |(code, line)| Line { text: code.clone(), bbox: *inside, score: line.score })
+    best.map_or_else(
+        || TextLine { text: String::new(), bbox: *inside, score: 0.0 },
+        |(code, line)| TextLine { text: code.clone(), bbox: *inside, score: line.score },
+    )
 }
 
 /// Whether a line's centre lies in an entry's code or description box (it is read already).
@@ -198,7 +201,7 @@ fn description_edge(entries: &[UnitEntry]) -> (f64, f64) {
 /// not yet read into an entry that starts at the column's description edge (or a grouped unit's
 /// indent) within the column's rows, with a box of one colour to its left the size of the column's
 /// swatches (within 20% of their width, 30% of their height). Each comes with its swatch's inside.
-fn unread_swatches(lines: &[Line], entries: &[UnitEntry], image: &Rgb) -> Vec<(usize, PixelBox)> {
+fn unread_swatches(lines: &[TextLine], entries: &[UnitEntry], image: &Rgb) -> Vec<(usize, PixelBox)> {
     let swatches: Vec<&PixelBox> = entries.iter().filter(|e| e.colour.is_some()).map(|e| &e.swatch).collect();
     if entries.len() < MIN_COLUMN || swatches.len() < MIN_COLUMN {
         return Vec::new();
@@ -232,7 +235,7 @@ fn unread_swatches(lines: &[Line], entries: &[UnitEntry], image: &Rgb) -> Vec<(u
 /// Records the heading each grouped unit is listed under: a unit whose description is indented
 /// beyond the column's edge belongs to the nearest line above it at the edge that no entry holds
 /// (with the lines that continue it), unless an unindented unit or a section heading came between.
-fn group(lines: &[Line], column: &[Candidate], entries: &mut [UnitEntry]) {
+fn group(lines: &[TextLine], column: &[Candidate], entries: &mut [UnitEntry]) {
     if entries.is_empty() {
         return;
     }
@@ -241,7 +244,7 @@ fn group(lines: &[Line], column: &[Candidate], entries: &mut [UnitEntry]) {
     for index in 0..entries.len() {
         let first = &lines[column[index].first].bbox;
         let from = if index == 0 { first.y0 - 4.0 * h } else { entries[index - 1].description_box.y1.max(entries[index - 1].swatch.y1) };
-        let mut between: Vec<&Line> = lines
+        let mut between: Vec<&TextLine> = lines
             .iter()
             .filter(|l| centre_y(&l.bbox) > from && centre_y(&l.bbox) < first.y0 && l.bbox.x0 >= edge - 0.5 * h && horizontal(&l.bbox))
             .filter(|l| unit_code(&l.text).is_none() && !is_read(entries, &l.bbox))
@@ -263,7 +266,7 @@ fn group(lines: &[Line], column: &[Candidate], entries: &mut [UnitEntry]) {
 
 /// The entries of one column: each code's description runs from its row down through the lines
 /// that continue it (indented, or after an open parenthesis or a hyphen), up to the next code.
-fn entries(lines: &[Line], column: &[Candidate], image: &Rgb) -> Vec<UnitEntry> {
+fn entries(lines: &[TextLine], column: &[Candidate], image: &Rgb) -> Vec<UnitEntry> {
     let taken: Vec<usize> = column.iter().flat_map(|c| [c.code, c.first]).collect();
     column
         .iter()
@@ -336,7 +339,7 @@ mod tests {
     use crate::layout::fixtures::{b, image, line, paint};
 
     /// A reader of swatch codes that reads none.
-    fn no_codes(_: &[PixelBox]) -> Result<Vec<Line>, std::convert::Infallible> {
+    fn no_codes(_: &[PixelBox]) -> Result<Vec<TextLine>, std::convert::Infallible> {
         Ok(Vec::new())
     }
 
@@ -347,7 +350,7 @@ mod tests {
     /// A legend row: its code (if the detector found one), description, indent and swatch colour.
     type Row<'a> = (Option<&'a str>, &'a str, f64, (u8, u8, u8));
 
-    fn column(rows: &[Row]) -> (Rgb, Vec<Line>) {
+    fn column(rows: &[Row]) -> (Rgb, Vec<TextLine>) {
         let mut swatches = Vec::new();
         let mut lines = Vec::new();
         for (index, (code, description, indent, colour)) in rows.iter().enumerate() {
@@ -376,7 +379,7 @@ mod tests {
         // Three readings of the one swatch: "T227" twice outvotes "T221" once, surer as it is.
         let mut read = |insides: &[PixelBox]| {
             asked.extend_from_slice(insides);
-            let reading = |text: &str, score| Line { text: text.to_owned(), bbox: insides[0], score };
+            let reading = |text: &str, score| TextLine { text: text.to_owned(), bbox: insides[0], score };
             Ok::<_, std::convert::Infallible>(vec![reading("T227", 0.6), reading("T221", 0.9), reading("T227.", 0.5)])
         };
         let coded = legends(&lines, &picture, &mut read).expect("no reading fails");
@@ -386,7 +389,7 @@ mod tests {
         assert_eq!(read, [(Some("Qs"), Some(tan)), (Some("T227"), Some(red)), (Some("Pe"), Some(blue)), (Some("Xu"), Some(grey))]);
         assert_eq!(coded[0].entries[1].description, "227-Mile intrusive (Miocene)");
         assert_eq!(coded[0].entries[1].swatch, b(100.0, 140.0, 160.0, 170.0));
-        let mut unreadable = |_: &[PixelBox]| Ok::<_, std::convert::Infallible>(vec![Line { text: "rocks".to_owned(), bbox: asked[0], score: 0.9 }]);
+        let mut unreadable = |_: &[PixelBox]| Ok::<_, std::convert::Infallible>(vec![TextLine { text: "rocks".to_owned(), bbox: asked[0], score: 0.9 }]);
         let uncoded = legends(&lines, &picture, &mut unreadable).expect("no reading fails");
         let read: Vec<Read> = uncoded[0].entries.iter().map(|e| (e.code.as_deref(), e.colour)).collect();
         assert_eq!(

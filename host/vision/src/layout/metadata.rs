@@ -12,7 +12,7 @@ use serde::Serialize;
 use super::TitleText;
 use super::numbers::{number_word, scale_ratio, years};
 use crate::graticule::datum::named_datum;
-use crate::ocr::reader::Line;
+use crate::ocr::reader::TextLine;
 
 /// One field: its value, the lines it was read from, and how sure the rule that read it is (0–1).
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
@@ -118,7 +118,7 @@ const PROJECTIONS: [(&str, &str); 7] = [
 const FROM_READINGS: [&str; 4] = ["FROM", "FRM", "FR0M", "FROIM"];
 
 /// Reads the metadata from `lines` (in reading order) and the layout's `title`.
-pub fn read_metadata(lines: &[Line], title: Option<&TitleText>) -> MapMetadata {
+pub fn read_metadata(lines: &[TextLine], title: Option<&TitleText>) -> MapMetadata {
     let texts: Vec<&str> = lines.iter().map(|line| line.text.trim()).filter(|text| !text.is_empty()).collect();
     let mut metadata = MapMetadata {
         title: title.map(|title| Field { value: title.text.clone(), words: vec![title.text.clone()], confidence: 0.8 }),
@@ -182,7 +182,7 @@ fn scale(texts: &[&str]) -> Option<Field<u64>> {
 /// The authors: the line under a "By" set alone (a title block's), a line that begins "By", or
 /// the names after "by" on a line about the geology ("Geology mapped in 1992–1998 by …"); the
 /// names split at commas and "and".
-fn authors(lines: &[Line]) -> Option<Field<Vec<String>>> {
+fn authors(lines: &[TextLine]) -> Option<Field<Vec<String>>> {
     let names_of = |text: &str| -> Vec<String> {
         text.replace(" and ", ",")
             .replace(" AND ", ",")
@@ -370,11 +370,11 @@ mod tests {
     use super::*;
     use geomap_model::layout::PixelBox;
 
-    fn lines(texts: &[&str]) -> Vec<Line> {
+    fn lines(texts: &[&str]) -> Vec<TextLine> {
         texts
             .iter()
             .enumerate()
-            .map(|(i, text)| Line {
+            .map(|(i, text)| TextLine {
                 text: (*text).to_owned(),
                 bbox: PixelBox { x0: 0.0, y0: 20.0 * i as f64, x1: 400.0, y1: 20.0 * i as f64 + 16.0 },
                 score: 0.9,
@@ -434,8 +434,8 @@ mod tests {
             "SCALE 1:100 000",
             "Geology mapped in 1992-1998 by George H. Billingsley",
         ]);
-        read.push(Line { text: "By".into(), bbox: PixelBox { x0: 1830.0, y0: 2189.0, x1: 1853.0, y1: 2209.0 }, score: 1.0 });
-        read.push(Line {
+        read.push(TextLine { text: "By".into(), bbox: PixelBox { x0: 1830.0, y0: 2189.0, x1: 1853.0, y1: 2209.0 }, score: 1.0 });
+        read.push(TextLine {
             text: "George H. Billingsley and lvo Lucchitta".into(),
             bbox: PixelBox { x0: 1650.0, y0: 2215.0, x1: 2040.0, y1: 2236.0 },
             score: 0.95,

@@ -25,7 +25,7 @@ pub mod terms;
 mod title;
 
 use crate::image::Rgb;
-use crate::ocr::reader::Line;
+use crate::ocr::reader::TextLine;
 use geomap_model::layout::PixelBox;
 
 pub use legend::{legend_heading, unit_code};
@@ -89,7 +89,7 @@ pub struct UnitEntry {
 /// Reads the layout from `lines` (the whole scan's) and the scan's pixels. `read_codes` reads
 /// the codes of swatches the text detector found no words in: it gets each swatch's inside (in the
 /// scan's pixels) and returns the lines it read there, each with the box it was given.
-pub fn read_layout<E>(lines: &[Line], image: &Rgb, mut read_codes: impl FnMut(&[PixelBox]) -> Result<Vec<Line>, E>) -> Result<WordsLayout, E> {
+pub fn read_layout<E>(lines: &[TextLine], image: &Rgb, mut read_codes: impl FnMut(&[PixelBox]) -> Result<Vec<TextLine>, E>) -> Result<WordsLayout, E> {
     let legends = legend::legends(lines, image, &mut read_codes)?;
     let legend_boxes: Vec<PixelBox> = legends.iter().map(|legend| legend.bbox).collect();
     let main_map = main_map::main_map(image, &legend_boxes);
@@ -132,11 +132,11 @@ fn horizontal(bbox: &PixelBox) -> bool {
 #[cfg(test)]
 mod fixtures {
     use crate::image::Rgb;
-    use crate::ocr::reader::Line;
+    use crate::ocr::reader::TextLine;
     use geomap_model::layout::PixelBox;
 
-    pub(super) fn line(text: &str, x0: f64, y0: f64, x1: f64, y1: f64) -> Line {
-        Line { text: text.to_owned(), bbox: PixelBox { x0, y0, x1, y1 }, score: 0.95 }
+    pub(super) fn line(text: &str, x0: f64, y0: f64, x1: f64, y1: f64) -> TextLine {
+        TextLine { text: text.to_owned(), bbox: PixelBox { x0, y0, x1, y1 }, score: 0.95 }
     }
 
     /// A white image with `boxes` filled in their colours.

@@ -14,7 +14,7 @@ use super::numbers::scale_ratio;
 use super::swatches::inked;
 use super::{centre_x, height, horizontal, overlaps, union};
 use crate::image::Rgb;
-use crate::ocr::reader::Line;
+use crate::ocr::reader::TextLine;
 use geomap_model::layout::PixelBox;
 
 /// A part of the sheet found from its caption.
@@ -102,7 +102,7 @@ pub fn section_letters(text: &str) -> Option<(String, String)> {
 
 /// Every part the lines caption, with the block beside each; `taken` are the main map, the
 /// legends and the title (a caption inside them is not one, and a block stops short of them).
-pub(super) fn parts(lines: &[Line], image: &Rgb, taken: &[PixelBox]) -> Vec<SheetPart> {
+pub(super) fn parts(lines: &[TextLine], image: &Rgb, taken: &[PixelBox]) -> Vec<SheetPart> {
     let mut found: Vec<SheetPart> = Vec::new();
     for line in lines.iter().filter(|line| horizontal(&line.bbox) && line.score >= 0.5) {
         let Some(class) = caption_class(&line.text) else { continue };
@@ -132,7 +132,7 @@ pub(super) fn parts(lines: &[Line], image: &Rgb, taken: &[PixelBox]) -> Vec<Shee
             }
             None => line.bbox,
         };
-        let inside: Vec<&Line> = lines.iter().filter(|other| !std::ptr::eq(*other, line) && overlaps(&bbox, &other.bbox)).collect();
+        let inside: Vec<&TextLine> = lines.iter().filter(|other| !std::ptr::eq(*other, line) && overlaps(&bbox, &other.bbox)).collect();
         if !inside.is_empty() {
             let words: Vec<&str> = inside.iter().take(8).map(|other| other.text.as_str()).collect();
             evidence.push(format!("words inside: {}", words.join(" | ")));
@@ -154,8 +154,8 @@ fn axis_unit(text: &str) -> bool {
 /// row, at least ten type heights apart, with ink between them; the strip is the rows around that
 /// row that hold ink between the pair, up to one and a half type heights of paper. Its letters are
 /// a line such as "B'" within four type heights of either end.
-fn uncaptioned_sections(lines: &[Line], image: &Rgb, taken: &[PixelBox], found: &[SheetPart]) -> Vec<SheetPart> {
-    let units: Vec<&Line> = lines.iter().filter(|line| axis_unit(&line.text) && horizontal(&line.bbox)).collect();
+fn uncaptioned_sections(lines: &[TextLine], image: &Rgb, taken: &[PixelBox], found: &[SheetPart]) -> Vec<SheetPart> {
+    let units: Vec<&TextLine> = lines.iter().filter(|line| axis_unit(&line.text) && horizontal(&line.bbox)).collect();
     let inside_taken = |b: &PixelBox| taken.iter().any(|t| overlaps(t, b));
     let mut sections: Vec<SheetPart> = Vec::new();
     for (i, left) in units.iter().enumerate() {
@@ -201,7 +201,7 @@ fn uncaptioned_sections(lines: &[Line], image: &Rgb, taken: &[PixelBox], found: 
             continue;
         }
         let near_ends =
-            |line: &&Line| (centre_x(&line.bbox) - bbox.x0).abs().min((centre_x(&line.bbox) - bbox.x1).abs()) <= 4.0 * h && overlaps(&bbox, &line.bbox);
+            |line: &&TextLine| (centre_x(&line.bbox) - bbox.x0).abs().min((centre_x(&line.bbox) - bbox.x1).abs()) <= 4.0 * h && overlaps(&bbox, &line.bbox);
         let letters = lines.iter().filter(near_ends).find_map(|line| {
             let text: String = line.text.chars().filter(|c| !c.is_whitespace()).collect();
             let mut chars = text.chars();

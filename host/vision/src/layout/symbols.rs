@@ -20,7 +20,7 @@ use super::swatches::inked;
 use super::{height, horizontal, overlaps};
 use crate::colour::median_colour;
 use crate::image::Rgb;
-use crate::ocr::reader::Line;
+use crate::ocr::reader::TextLine;
 use geomap_model::layout::PixelBox;
 
 /// Whether a symbol is drawn along a line or at a point.
@@ -132,7 +132,7 @@ fn begins_with(text: &str, name: &str) -> bool {
 /// "Strike and dip of beds": inclined bedding), with that heading's index among `lines`; `None`
 /// for a line that names its symbol in full ("Vertical bedding" is an entry of its own, and the
 /// strike-and-dip entry above it no heading).
-fn listed_under(lines: &[Line], line: &Line) -> Option<(&'static str, usize)> {
+fn listed_under(lines: &[TextLine], line: &TextLine) -> Option<(&'static str, usize)> {
     if symbol_of(&line.text).is_some() {
         return None;
     }
@@ -165,7 +165,7 @@ fn listed_under(lines: &[Line], line: &Line) -> Option<(&'static str, usize)> {
 /// Every entry of the explanation: lines of words that begin with a symbol, or that are listed
 /// under a bedding heading ([`listed_under`]: the heading's own entry is then dropped), and have a
 /// sample left of them, outside `taken` (the main map, the legends).
-pub(super) fn symbol_entries(lines: &[Line], image: &Rgb, taken: &[PixelBox]) -> Vec<SymbolEntry> {
+pub(super) fn symbol_entries(lines: &[TextLine], image: &Rgb, taken: &[PixelBox]) -> Vec<SymbolEntry> {
     let mut entries = Vec::new();
     // Headings whose attitudes are listed below them: the listed lines are the entries.
     let mut headings = Vec::new();
@@ -341,7 +341,7 @@ fn decorations(ink: &dyn Fn(u32, u32) -> bool, (x0, x1): (u32, u32), (y0, y1): (
 
 /// The number printed beside a point sample: a line of one to three digits (a stray mark aside,
 /// [`super::numbers::printed_number`]) within two type heights.
-fn number_beside(lines: &[Line], sample: &PixelBox, h: f64) -> Option<String> {
+fn number_beside(lines: &[TextLine], sample: &PixelBox, h: f64) -> Option<String> {
     let near = PixelBox { x0: sample.x0 - 2.0 * h, y0: sample.y0 - 2.0 * h, x1: sample.x1 + 2.0 * h, y1: sample.y1 + 2.0 * h };
     lines.iter().filter(|line| overlaps(&near, &line.bbox)).find_map(|line| super::numbers::printed_number(&line.text)).map(|number| number.to_string())
 }

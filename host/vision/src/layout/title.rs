@@ -4,15 +4,15 @@
 //! Invariant: a pure function of the lines; sizes are relative to the title's type.
 
 use super::{TitleText, centre_x, height, horizontal, overlaps, union};
-use crate::ocr::reader::Line;
+use crate::ocr::reader::TextLine;
 use geomap_model::layout::PixelBox;
 
 /// The largest type outside the main map and the legends (horizontal lines of at least eight letters,
 /// a part's heading aside), with the lines of nearly the same size stacked with it.
-pub(super) fn title(lines: &[Line], main_map: Option<&PixelBox>, legends: &[PixelBox]) -> Option<TitleText> {
+pub(super) fn title(lines: &[TextLine], main_map: Option<&PixelBox>, legends: &[PixelBox]) -> Option<TitleText> {
     let outside =
         |b: &PixelBox| !main_map.is_some_and(|m| m.x0 <= b.x0 && b.x1 <= m.x1 && m.y0 <= b.y0 && b.y1 <= m.y1) && !legends.iter().any(|l| overlaps(l, b));
-    let candidates: Vec<&Line> = lines
+    let candidates: Vec<&TextLine> = lines
         .iter()
         .filter(|l| l.score >= 0.6 && horizontal(&l.bbox) && l.text.chars().filter(|c| c.is_alphabetic()).count() >= 8 && outside(&l.bbox))
         .filter(|l| !super::parts::is_heading(&l.text))

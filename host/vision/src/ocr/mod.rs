@@ -25,7 +25,7 @@ use crate::models::{RUNTIME_ASSET, locate, runtime};
 use geomap_assets::Catalog;
 use geomap_model::layout::PixelBox;
 use geomap_model::settings::OcrModels;
-use reader::{Generation, Line, PP_OCR_V4, PP_OCR_V5, Reader, on_every_core};
+use reader::{Generation, PP_OCR_V4, PP_OCR_V5, Reader, TextLine, on_every_core};
 
 /// What reading text with `models` needs (the runtime first).
 pub fn requirements(models: OcrModels) -> &'static [(&'static str, &'static str)] {
@@ -65,7 +65,7 @@ pub fn load(catalog: &Catalog, data_root: &Path, models: OcrModels) -> Result<Re
 #[derive(Debug, Clone)]
 pub struct Reading {
     /// The lines, top to bottom.
-    pub lines: Vec<Line>,
+    pub lines: Vec<TextLine>,
     /// Tiles the text detector read (at either scale).
     pub tiles: usize,
     /// How many times smaller the text detector saw the region: 1, or [`COARSE`] when the

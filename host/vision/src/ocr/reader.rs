@@ -108,7 +108,7 @@ const VERTICAL: f64 = 1.5;
 
 /// One line of text, in the scan's pixels.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
-pub struct Line {
+pub struct TextLine {
     /// What it says.
     pub text: String,
     /// Its box in the scan's pixels.
@@ -250,7 +250,7 @@ impl Reader {
     /// scan when its box was two pixels tighter than RapidOCR's.
     /// Batches run [`on_every_core`], each on a single-threaded session (small inputs use one
     /// thread far better than one run spread over several).
-    pub fn recognise(&self, image: &Rgb, boxes: Vec<PixelBox>, min_score: f64) -> Result<Vec<Line>, OnnxError> {
+    pub fn recognise(&self, image: &Rgb, boxes: Vec<PixelBox>, min_score: f64) -> Result<Vec<TextLine>, OnnxError> {
         let mut boxes = merge_lines(boxes);
         boxes.sort_by(|a, b| upright_ratio(a).total_cmp(&upright_ratio(b)));
         let batches: Vec<&[PixelBox]> = boxes.chunks(BATCH).collect();
@@ -271,7 +271,7 @@ impl Reader {
     }
 
     /// Recognises one batch of boxes.
-    fn recognise_batch(&self, image: &Rgb, batch: &[PixelBox], min_score: f64) -> Result<Vec<Line>, OnnxError> {
+    fn recognise_batch(&self, image: &Rgb, batch: &[PixelBox], min_score: f64) -> Result<Vec<TextLine>, OnnxError> {
         let upright: Vec<Rgb> = batch.iter().map(|bbox| Self::line_image(image, bbox)).collect();
         let judged: Vec<usize> = (0..upright.len()).filter(|&i| upright[i].width >= (LINE_HEIGHT as f32 * MIN_CLASSIFIED_RATIO) as u32).collect();
         let mut turned: Vec<(usize, Rgb)> = Vec::new();
@@ -296,7 +296,7 @@ impl Reader {
             .zip(readings)
             .filter_map(|(bbox, (text, score))| {
                 let score = (score as f64 * 1e4).round() / 1e4;
-                (!text.trim().is_empty() && score >= min_score).then(|| Line { text: text.trim().to_owned(), bbox: *bbox, score })
+                (!text.trim().is_empty() && score >= min_score).then(|| TextLine { text: text.trim().to_owned(), bbox: *bbox, score })
             })
             .collect())
     }
@@ -306,7 +306,7 @@ impl Reader {
     /// Each is read from its [`swatch::inset`] (the swatch's outline reads as a letter) and from
     /// its [`swatch::ink_renditions`]; every reading of at least `min_score` is returned, boxed as
     /// the swatch it was read in, for the caller to choose among.
-    pub fn read_swatch_codes(&self, image: &Rgb, swatches: &[PixelBox], min_score: f64) -> Result<Vec<Line>, OnnxError> {
+    pub fn read_swatch_codes(&self, image: &Rgb, swatches: &[PixelBox], min_score: f64) -> Result<Vec<TextLine>, OnnxError> {
         let mut images: Vec<(PixelBox, Rgb)> = Vec::new();
         for inside in swatches {
             images.push((*inside, Self::line_image(image, &swatch::inset(inside))));
@@ -322,7 +322,7 @@ impl Reader {
             for ((bbox, _), (text, score)) in batch.iter().zip(readings) {
                 let score = (score as f64 * 1e4).round() / 1e4;
                 if !text.trim().is_empty() && score >= min_score {
-                    lines.push(Line { text: text.trim().to_owned(), bbox: *bbox, score });
+                    lines.push(TextLine { text: text.trim().to_owned(), bbox: *bbox, score });
                 }
             }
         }

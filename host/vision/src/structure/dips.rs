@@ -14,7 +14,7 @@ use super::points::{FoundPoint, PointPrompt, Shape, hairline_number_boxes, numbe
 use crate::VisionError;
 use crate::image::Rgb;
 use crate::layout::numbers::printed_number;
-use crate::ocr::reader::{Line, Reader};
+use crate::ocr::reader::{Reader, TextLine};
 
 /// The largest dip a number beside an attitude may say, in degrees.
 pub const MAX_DIP: u32 = 90;
@@ -28,7 +28,7 @@ pub fn dip_of(text: &str) -> Option<u32> {
 /// Each attitude's dip: the number (a line of `words`) whose box's centre is nearest its junction,
 /// within the symbol's strike length plus two of the number's heights; nearest pairs first, each
 /// number given once. Returns per point the dip and the words' box.
-pub fn dips(points: &[FoundPoint], prompts: &[PointPrompt], words: &[Line]) -> Vec<Option<(u32, PixelBox)>> {
+pub fn dips(points: &[FoundPoint], prompts: &[PointPrompt], words: &[TextLine]) -> Vec<Option<(u32, PixelBox)>> {
     // A number read more than once (by the layout and by a reading) is one number.
     let mut numbers: Vec<(u32, &PixelBox)> = Vec::new();
     for (dip, bbox) in words.iter().filter_map(|line| Some((dip_of(&line.text)?, &line.bbox))) {
@@ -156,7 +156,7 @@ mod tests {
             hairline: false,
         };
         let at = |x: f64, y: f64| FoundPoint { prompt: 0, at: (x, y), dip_direction: Some(90.0), confidence: 0.9 };
-        let word = |text: &str, x: f64, y: f64| Line { text: text.to_owned(), bbox: PixelBox { x0: x, y0: y, x1: x + 20.0, y1: y + 14.0 }, score: 0.9 };
+        let word = |text: &str, x: f64, y: f64| TextLine { text: text.to_owned(), bbox: PixelBox { x0: x, y0: y, x1: x + 20.0, y1: y + 14.0 }, score: 0.9 };
         let points = [at(100.0, 100.0), at(140.0, 100.0), at(400.0, 400.0)];
         let words = [word("35", 105.0, 105.0), word("12", 150.0, 108.0), word("Tb", 395.0, 395.0), word("60", 600.0, 600.0)];
         let found = dips(&points, std::slice::from_ref(&prompt), &words);

@@ -17,7 +17,7 @@ use super::sections::{Crossing, Straight};
 use crate::VisionError;
 use crate::image::{Rgb, grey};
 use crate::layout::parts::is_prime;
-use crate::ocr::reader::{Line, Reader};
+use crate::ocr::reader::{Reader, TextLine};
 
 /// A cross section's line of section found on the main map.
 #[derive(Debug, Clone, PartialEq)]
@@ -55,7 +55,7 @@ struct Letter<'a> {
 }
 
 /// The words that are `letter` alone or with a prime (A, A', A′).
-fn letters<'a>(words: &'a [Line], letter: &str) -> Vec<Letter<'a>> {
+fn letters<'a>(words: &'a [TextLine], letter: &str) -> Vec<Letter<'a>> {
     words
         .iter()
         .filter_map(|line| {
@@ -225,11 +225,11 @@ fn letter_at<E: From<VisionError>>(
     (end, outward, run_in): ((f64, f64), (f64, f64), f64),
     (pixels, origin): (&Rgb, (f64, f64)),
     (reach, ways): (f64, &[(f64, f64)]),
-    wanted: &dyn Fn(&Line) -> bool,
+    wanted: &dyn Fn(&TextLine) -> bool,
     reader: &Reader,
-) -> Result<Option<Line>, E> {
+) -> Result<Option<TextLine>, E> {
     let side = 2 * reach.ceil() as u32 + 1;
-    let mut best: Option<Line> = None;
+    let mut best: Option<TextLine> = None;
     for beyond in [0.0, reach] {
         let centre = (end.0 + outward.0 * beyond - origin.0, end.1 + outward.1 * beyond - origin.1);
         for &way in ways {
@@ -249,7 +249,7 @@ fn letter_at<E: From<VisionError>>(
             let (x, y) = (centre.0 + origin.0 + u * way.0 - v * way.1, centre.1 + origin.1 + u * way.1 + v * way.0);
             let bbox = PixelBox { x0: x - half_w, y0: y - half_h, x1: x + half_w, y1: y + half_h };
             for line in reading {
-                let line = Line { bbox, ..line };
+                let line = TextLine { bbox, ..line };
                 if wanted(&line) && best.as_ref().is_none_or(|b| line.score > b.score) {
                     best = Some(line);
                 }
@@ -263,7 +263,7 @@ fn letter_at<E: From<VisionError>>(
 /// it); `None` with fewer than [`TYPE_LEAST_WORDS`]. A sheet shrunk for its straight lines by a
 /// whole factor says less of its letters' size: the USGS sample resized from 3869 to 5000 px
 /// (1.3 times) is shrunk by 2, and its words' median height grows from 11.8 to 13.9 px.
-pub fn type_height(words: &[Line]) -> Option<f64> {
+pub fn type_height(words: &[TextLine]) -> Option<f64> {
     let mut heights: Vec<f64> = words.iter().map(|line| line.bbox.y1 - line.bbox.y0).collect();
     if heights.len() < TYPE_LEAST_WORDS {
         return None;
@@ -292,8 +292,8 @@ pub fn letters_at_ends<E: From<VisionError>>(
     cancelled: &dyn Fn() -> bool,
 ) -> Result<Vec<LetteredLine>, E> {
     let mut lettered: Vec<LetteredLine> = Vec::new();
-    let is_of = |line: &Line, letter: &str| !letters(std::slice::from_ref(line), letter).is_empty();
-    let is_wanted = |line: &Line| wanted.iter().any(|letter| is_of(line, letter));
+    let is_of = |line: &TextLine, letter: &str| !letters(std::slice::from_ref(line), letter).is_empty();
+    let is_wanted = |line: &TextLine| wanted.iter().any(|letter| is_of(line, letter));
     for straight in straights {
         if cancelled() {
             return Err(E::from(VisionError::Cancelled));
@@ -313,7 +313,7 @@ pub fn letters_at_ends<E: From<VisionError>>(
             ways.push(text_way);
         }
         let mut ends = [straight.from, straight.to];
-        let mut read: [Option<Line>; 2] = [None, None];
+        let mut read: [Option<TextLine>; 2] = [None, None];
         for (k, outward) in [(0, (-along.0, -along.1)), (1, along)] {
             let end = ends[k];
             let mut found = None;
@@ -362,7 +362,7 @@ struct EndLooked<'a> {
 /// What was read at a line's end.
 struct EndRead {
     /// The wanted letter read there and where (the end, or where the ink beside the line widens).
-    letter: Option<((f64, f64), Line)>,
+    letter: Option<((f64, f64), TextLine)>,
     /// How far back from the end the ink beside the line first widens, if it does; not measured
     /// (`None`) when the letter was read at the end itself.
     widens: Option<f64>,
@@ -375,7 +375,7 @@ fn letter_at_end<E: From<VisionError>>(
     looked: &EndLooked,
     scan: (u32, u32),
     window: &dyn Fn((u32, u32, u32, u32)) -> Result<Rgb, E>,
-    is_wanted: &dyn Fn(&Line) -> bool,
+    is_wanted: &dyn Fn(&TextLine) -> bool,
     reader: &Reader,
 ) -> Result<EndRead, E> {
     let EndLooked { end, outward, reach, width, ways } = *looked;
@@ -403,7 +403,7 @@ pub struct LetteredLine {
     /// back to where the ink beside the line first widens, if it does.
     pub ends: [(f64, f64); 2],
     /// The letter read at each end, in the order of `ends`; `None` where none was.
-    pub letters: [Option<Line>; 2],
+    pub letters: [Option<TextLine>; 2],
 }
 
 impl LetteredLine {
@@ -442,7 +442,7 @@ fn out_of(end: (f64, f64), other: (f64, f64), bbox: &PixelBox) -> (f64, f64) {
 /// Per section, its line, `None` when none was found.
 pub fn section_lines<E: From<VisionError>>(
     sections: &[(PixelBox, [String; 2])],
-    (words, lettered): (&[Line], &[LetteredLine]),
+    (words, lettered): (&[TextLine], &[LetteredLine]),
     main_map: &PixelBox,
     window: &dyn Fn((u32, u32, u32, u32)) -> Result<Rgb, E>,
     scan: (u32, u32),
@@ -527,7 +527,8 @@ mod tests {
 
     #[test]
     fn a_straight_line_lettered_at_both_ends_is_its_sections_line_ending_where_its_letters_begin() {
-        let read = |text: &str, (x0, y0, x1, y1): (f64, f64, f64, f64), score: f64| Line { text: text.to_owned(), bbox: PixelBox { x0, y0, x1, y1 }, score };
+        let read =
+            |text: &str, (x0, y0, x1, y1): (f64, f64, f64, f64), score: f64| TextLine { text: text.to_owned(), bbox: PixelBox { x0, y0, x1, y1 }, score };
         let main_map = PixelBox { x0: 0.0, y0: 0.0, x1: 1000.0, y1: 1000.0 };
         let sections = [(PixelBox { x0: 10.0, y0: 900.0, x1: 300.0, y1: 990.0 }, ["B".to_owned(), "B′".to_owned()])];
         // The line runs on into its primed letter at its first end; its other end stops short of its letter.
@@ -553,11 +554,11 @@ mod tests {
     }
     #[test]
     fn a_straight_line_with_one_letter_read_is_its_sections_line_only_when_as_long_as_the_section_is_wide() {
-        let read = |text: &str, (x0, y0, x1, y1): (f64, f64, f64, f64)| Line { text: text.to_owned(), bbox: PixelBox { x0, y0, x1, y1 }, score: 0.9 };
+        let read = |text: &str, (x0, y0, x1, y1): (f64, f64, f64, f64)| TextLine { text: text.to_owned(), bbox: PixelBox { x0, y0, x1, y1 }, score: 0.9 };
         let main_map = PixelBox { x0: 0.0, y0: 0.0, x1: 1000.0, y1: 1000.0 };
         // A section 500 px wide, drawn at the map's scale between its axes.
         let sections = [(PixelBox { x0: 100.0, y0: 900.0, x1: 600.0, y1: 990.0 }, ["C".to_owned(), "C′".to_owned()])];
-        let one_read = |ends: [(f64, f64); 2], letters: [Option<Line>; 2]| [LetteredLine { ends, letters }];
+        let one_read = |ends: [(f64, f64); 2], letters: [Option<TextLine>; 2]| [LetteredLine { ends, letters }];
         let no_window = |_| -> Result<Rgb, VisionError> { unreachable!("no words to pair: nothing is read from the scan") };
         let found = |lettered: &[LetteredLine]| section_lines(&sections, (&[], lettered), &main_map, &no_window, (1000, 1000)).expect("found").remove(0);
         // 470 px long, its prime missed at its right-hand end: C taken at the left.
@@ -655,9 +656,9 @@ mod tests {
 
     #[test]
     fn the_sheets_type_is_its_words_median_height_once_enough_are_read() {
-        let word = |height: f64| Line { text: "Qal".to_owned(), bbox: PixelBox { x0: 0.0, y0: 10.0, x1: 30.0, y1: 10.0 + height }, score: 0.9 };
+        let word = |height: f64| TextLine { text: "Qal".to_owned(), bbox: PixelBox { x0: 0.0, y0: 10.0, x1: 30.0, y1: 10.0 + height }, score: 0.9 };
         // A title and a heading among the body's words leave the median the body's.
-        let mut words: Vec<Line> = (0..TYPE_LEAST_WORDS - 1).map(|k| word(if k % 2 == 0 { 11.0 } else { 12.0 })).collect();
+        let mut words: Vec<TextLine> = (0..TYPE_LEAST_WORDS - 1).map(|k| word(if k % 2 == 0 { 11.0 } else { 12.0 })).collect();
         assert_eq!(type_height(&words), None, "too few words");
         words.extend([word(40.0), word(30.0), word(12.0)]);
         assert_eq!(type_height(&words), Some(12.0));
