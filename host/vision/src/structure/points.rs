@@ -21,7 +21,7 @@ use super::skeleton::{self, Branch, Spur};
 use crate::colour::{delta_e, lab};
 use crate::image::Rgb;
 use crate::layout::symbols::{SymbolEntry, SymbolKind};
-use geomap_model::layout::{PixelBox, segment_distance};
+use geomap_model::page::{PixelBox, segment_distance};
 use geomap_model::symbols::{Family, catalog};
 
 /// Arms whose bases are this close (pixels, plus [`JUNCTION_WIDTHS`] stroke widths) leave from one junction.
@@ -201,21 +201,8 @@ impl PointPrompt {
             .enumerate()
             .filter(|(_, entry)| entry.kind == SymbolKind::Point)
             .filter_map(|(index, entry)| {
-                let (ta1_type, shape) = ta1_point_type(&entry.symbol)?;
-                Some(PointPrompt {
-                    entry: Some(index),
-                    symbol: entry.symbol.clone(),
-                    words: entry.text.clone(),
-                    ta1_type,
-                    shape,
-                    colour: (0, 0, 0),
-                    width_px: 1.0,
-                    strike_px: 0.0,
-                    tick_px: 0.0,
-                    fill: 0.0,
-                    taper: 0.0,
-                    hairline: false,
-                })
+                let kind = ta1_point_type(&entry.symbol)?;
+                Some(PointPrompt::unmeasured(Some(index), (entry.symbol.clone(), entry.text.clone()), kind, (0, 0, 0)))
             })
             .collect()
     }
@@ -228,22 +215,17 @@ impl PointPrompt {
         catalog()
             .looks(Family::Point)
             .filter_map(|symbol| {
-                Some(PointPrompt {
-                    entry: None,
-                    symbol: symbol.name.clone(),
-                    words: symbol.look.clone()?,
-                    ta1_type: symbol.ta1.as_deref()?,
-                    shape: symbol.shape?,
-                    colour: super::LOOK_INK,
-                    width_px: 1.0,
-                    strike_px: 0.0,
-                    tick_px: 0.0,
-                    fill: 0.0,
-                    taper: 0.0,
-                    hairline: false,
-                })
+                let kind = (symbol.ta1.as_deref()?, symbol.shape?);
+                Some(PointPrompt::unmeasured(None, (symbol.name.clone(), symbol.look.clone()?), kind, super::LOOK_INK))
             })
             .collect()
+    }
+
+    /// A prompt for a symbol (its name and words, its TA1 kind and shape, the explanation's
+    /// `entry` of it if any) drawn in `colour`, its sizes unknown until measured on its sample or
+    /// on the map.
+    fn unmeasured(entry: Option<usize>, (symbol, words): (String, String), (ta1_type, shape): (&'static str, Shape), colour: (u8, u8, u8)) -> PointPrompt {
+        PointPrompt { entry, symbol, words, ta1_type, shape, colour, width_px: 1.0, strike_px: 0.0, tick_px: 0.0, fill: 0.0, taper: 0.0, hairline: false }
     }
 
     /// Measures a prompt looked for by its shape on the map's skeleton (`branches`, its strokes
