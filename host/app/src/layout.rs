@@ -17,7 +17,7 @@ use std::time::Instant;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use geomap_model::layout::{COMPONENT_CLASSES, PixelBox};
+use geomap_model::page::{COMPONENT_CLASSES, PixelBox};
 use geomap_model::trace;
 use geomap_store::media::{self, bundle::MapBundle};
 use geomap_store::registry::{Document, StoredDocument};

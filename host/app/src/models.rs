@@ -9,7 +9,7 @@ use crate::layout::{LayoutRequest, Method};
 use crate::preparation::{NobodyToAsk, PrepareDetectorsRequest, Prepared};
 use crate::testing::{TestApp, mirror, model_wheels, shared};
 use crate::text::ReadTextRequest;
-use geomap_model::layout::PixelBox;
+use geomap_model::page::PixelBox;
 use geomap_vision::graticule::labels::Hemisphere;
 use geomap_vision::layout::symbols::SymbolKind;
 

@@ -11,7 +11,7 @@
 
 use geomap_export::ta1::{MetadataRow, PageRow, RunRow, SheetRecord, TableName, georeference_id, metadata_id, polygon_type_id};
 use geomap_model::georeference::{PlacementSource, Revision};
-use geomap_model::layout::PixelBox;
+use geomap_model::page::PixelBox;
 
 use geomap_vision::models::ModelInfo;
 

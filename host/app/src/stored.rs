@@ -16,7 +16,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use geomap_model::layout::PixelBox;
+use geomap_model::page::PixelBox;
 use geomap_store::registry::{Document, StoredDocument};
 use geomap_store::sweep::Staged;
 use geomap_vision::VisionError;

@@ -13,8 +13,8 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use geomap_export::ta1::{LineRow, LineTypeRow, PointRow, PointTypeRow, SectionRow, Structure};
-use geomap_model::layout::PixelBox;
+use geomap_export::ta1::{LineRow, LineTypeRow, PointRow, PointTypeRow, SectionRow, StructureRows};
+use geomap_model::page::PixelBox;
 use geomap_vision::colour::hex;
 use geomap_vision::layout::symbols::Pattern;
 use geomap_vision::structure::points::{FoundPoint, PointPrompt, Shape};
@@ -94,9 +94,9 @@ fn prompted_by(entry: Option<usize>) -> String {
 
 /// The GeoPackage's line rows: a type per symbol (as its sample is drawn) and per other pattern
 /// its lines show; a feature per part of each line.
-pub(crate) fn line_rows(prompts: &[LinePrompt], found: &[FoundLine]) -> Structure {
-    let mut lines = Structure::default();
-    let add_type = |lines: &mut Structure, prompt: &LinePrompt, pattern: Pattern, ta1: &str| {
+pub(crate) fn line_rows(prompts: &[LinePrompt], found: &[FoundLine]) -> StructureRows {
+    let mut lines = StructureRows::default();
+    let add_type = |lines: &mut StructureRows, prompt: &LinePrompt, pattern: Pattern, ta1: &str| {
         let id = type_id(prompt, pattern);
         if !lines.line_types.iter().any(|t| t.id == id) {
             lines.line_types.push(LineTypeRow {
@@ -133,7 +133,7 @@ pub(crate) fn line_rows(prompts: &[LinePrompt], found: &[FoundLine]) -> Structur
 
 /// Per line symbol (contacts left out), what was found of it, with the features' ground lengths
 /// (`lengths_km`, in the order of `lines.lines`).
-pub(crate) fn line_summaries(prompts: &[LinePrompt], lines: &Structure, lengths_km: &[Option<f64>]) -> Vec<LineSummary> {
+pub(crate) fn line_summaries(prompts: &[LinePrompt], lines: &StructureRows, lengths_km: &[Option<f64>]) -> Vec<LineSummary> {
     prompts
         .iter()
         .filter_map(|prompt| {
@@ -218,7 +218,7 @@ fn point_type_id(prompt: &PointPrompt) -> String {
 /// found, with its dip (`dips`, per point) and its dip direction (`dip_directions`, per point:
 /// from grid north when georeferenced, else as found, from the sheet's up).
 pub(crate) fn add_point_rows(
-    structure: &mut Structure,
+    structure: &mut StructureRows,
     prompts: &[PointPrompt],
     found: &[FoundPoint],
     dips: &[Option<(u32, PixelBox)>],
@@ -252,7 +252,7 @@ pub(crate) fn add_point_rows(
 }
 
 /// Per attitude symbol, what was found of it (`georeferenced`: the dip directions are from grid north).
-pub(crate) fn point_summaries(prompts: &[PointPrompt], structure: &Structure, georeferenced: bool) -> Vec<PointSummary> {
+pub(crate) fn point_summaries(prompts: &[PointPrompt], structure: &StructureRows, georeferenced: bool) -> Vec<PointSummary> {
     prompts
         .iter()
         .map(|prompt| {
@@ -398,7 +398,7 @@ pub(crate) fn section_warnings(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use geomap_model::layout::PixelBox;
+    use geomap_model::page::PixelBox;
     use geomap_vision::ocr::reader::TextLine;
     use geomap_vision::structure::dips::dips;
     use geomap_vision::structure::points::FoundPoint;
@@ -462,7 +462,7 @@ mod tests {
         let points = [at(100.0, 100.0), at(140.0, 100.0), at(400.0, 400.0)];
         let words = [word("35", 105.0, 105.0), word("12", 150.0, 108.0), word("Tb", 395.0, 395.0), word("60", 600.0, 600.0)];
         let found = dips(&points, std::slice::from_ref(&prompt), &words);
-        let mut structure = Structure::default();
+        let mut structure = StructureRows::default();
         add_point_rows(&mut structure, std::slice::from_ref(&prompt), &points, &found, &[Some(91.0), Some(92.0), Some(93.0)]);
         assert_eq!(structure.point_types[0].id, "point_type_6");
         assert_eq!(structure.points[2].dip, None, "no number read: no dip");

@@ -20,7 +20,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Map;
 
-use geomap_model::layout::PixelBox;
+use geomap_model::page::PixelBox;
 use geomap_providers::{CallError, Kind, LookupRequest, ProviderError, ProviderFailure};
 use geomap_vision::detect::LegendEntry;
 use geomap_vision::layout::terms::{age_terms, lithology_terms, with_age_symbol};

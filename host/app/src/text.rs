@@ -13,7 +13,7 @@ use std::time::Instant;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use geomap_model::layout::PixelBox;
+use geomap_model::page::PixelBox;
 use geomap_model::trace;
 use geomap_store::registry::{Document, StoredDocument};
 use geomap_vision::ocr::reader::TextLine;

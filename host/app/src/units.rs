@@ -1,8 +1,8 @@
 //! A map's units: the legend unit under a point (`unit_at`), and the whole main
 //! map as GIS layers (`extract_units`): every pixel of the layout's main map to
-//! the nearest legend swatch in CIELAB (`geomap_vision::units`), linework
+//! the nearest legend swatch in CIELAB (`geomap_vision::classes`), linework
 //! filled, speckle under the minimum mapping unit sieved, and the regions
-//! polygonized (`geomap_georef::units`) into one `geomap_export::Extraction`
+//! polygonized (`geomap_georef::unit_raster`) into one `geomap_export::Extraction`
 //! with the structure and the sheet's record, placed on the ground through the
 //! newest revision when there is one, and written by every exporter (the TA1
 //! GeoPackage, GeoJSON) beside a unit raster and a preview; stored as a
@@ -26,17 +26,17 @@ use serde::{Deserialize, Serialize};
 use geomap_export::geopackage::{GEOPACKAGE, line_near};
 use geomap_export::ta1::{MapRow, UnitRow};
 use geomap_export::{Extraction, Ground, UnitPolygon, export_all};
-use geomap_georef::units::{UNIT_RASTER, UnitRaster};
-use geomap_model::layout::PixelBox;
+use geomap_georef::unit_raster::{UNIT_RASTER, UnitRaster};
+use geomap_model::page::PixelBox;
 use geomap_model::trace;
 use geomap_store::registry::{Document, StoredDocument};
+use geomap_vision::classes::{self, NO_MATCH_DELTA_E, filter, regions};
 use geomap_vision::colour::{delta_e, ground_colour, hex, lab};
 use geomap_vision::structure::dips::{dips, reread_dips};
 use geomap_vision::structure::points::{FoundPoint, PointPrompt, Shape, sample_box, sample_ink};
 use geomap_vision::structure::section_letters::{letters_at_ends, section_lines, type_height};
 use geomap_vision::structure::sections::ShrunkMap;
 use geomap_vision::structure::{LinePrompt, StructureFinder, sample_window};
-use geomap_vision::units::{self as classes, NO_MATCH_DELTA_E, filter, regions};
 use geomap_vision::{VisionError, millis};
 
 use crate::provenance::{Made, PROVENANCE_FILE, stored_uris};
@@ -394,7 +394,7 @@ impl App {
             return Ok(None);
         }
         let raster = layout_dir(&self.settings.artifact_root, map_id, &units_id).join(UNIT_RASTER);
-        let Some(class) = geomap_georef::units::class_at(&raster, x as u32, y as u32)? else { return Ok(None) };
+        let Some(class) = geomap_georef::unit_raster::class_at(&raster, x as u32, y as u32)? else { return Ok(None) };
         let entry = units.units.iter().find(|unit| unit.class == class).map(|unit| unit.legend_entry);
         Ok(Some((units_id, entry)))
     }
@@ -575,14 +575,14 @@ impl App {
         let revision = map.record.revisions.last();
         // Before any file is written, so a revision whose transform fails here leaves nothing behind.
         let centre = ((f64::from(left) + f64::from(right)) / 2.0, (f64::from(top) + f64::from(bottom)) / 2.0);
-        let pixel_km2 = revision.map(|revision| geomap_georef::units::pixel_area_km2(revision, centre.0, centre.1)).transpose()?;
+        let pixel_km2 = revision.map(|revision| geomap_georef::ground::pixel_area_km2(revision, centre.0, centre.1)).transpose()?;
         let dip_directions = match revision {
             Some(revision) => {
                 // A vertical joint's strike is carried to the ground, its dip direction square to it there (0–180°).
                 let joint = |p: &FoundPoint| points[p.prompt].shape == Shape::Strung;
                 let carried = |p: &FoundPoint, towards: f64| if joint(p) { towards - 90.0 } else { towards };
                 let directions: Vec<((f64, f64), f64)> = drawn.points.iter().filter_map(|p| Some((p.at, carried(p, p.dip_direction?)))).collect();
-                let mut bearings = geomap_georef::units::grid_bearings(revision, &directions)?.into_iter();
+                let mut bearings = geomap_georef::ground::grid_bearings(revision, &directions)?.into_iter();
                 let ground = |p: &FoundPoint, bearing: f64| if joint(p) { (bearing + 90.0).rem_euclid(180.0) } else { bearing };
                 drawn.points.iter().map(|p| p.dip_direction.and_then(|_| bearings.next()).map(|bearing| ground(p, bearing))).collect()
             }

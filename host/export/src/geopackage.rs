@@ -13,7 +13,7 @@ use gdal::spatial_ref::SpatialRef;
 use gdal::vector::{Geometry, LayerAccess, LayerOptions, OGRFieldType, OGRwkbGeometryType};
 use gdal::{Dataset, DatasetOptions, DriverManager, GdalOpenFlags};
 use geomap_georef::{GeorefError, Readiness, gdal_error, resolve_crs};
-use geomap_model::layout::segment_distance;
+use geomap_model::page::segment_distance;
 use geomap_model::progress::Progress;
 
 use crate::ta1::{self, TableName, add_feature, field_values, point_at};

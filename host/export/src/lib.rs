@@ -24,7 +24,7 @@ use geomap_georef::{GeorefError, PixelToCrs, gdal_error, ground, resolve_crs};
 use geomap_model::georeference::Revision;
 use geomap_model::progress::Progress;
 
-use ta1::{MapRow, SheetRecord, Structure, UnitRow};
+use ta1::{MapRow, SheetRecord, StructureRows, UnitRow};
 
 /// Everything an extraction found on a sheet, as the exporters take it.
 pub struct Extraction {
@@ -35,7 +35,7 @@ pub struct Extraction {
     /// The units' polygons, in the scan's pixels.
     pub polygons: Vec<UnitPolygon>,
     /// The line and point types, their features and the lines of section, in the scan's pixels.
-    pub structure: Structure,
+    pub structure: StructureRows,
     /// What the sheet says of itself: metadata, the page's parts, the runs.
     pub sheet: SheetRecord,
     /// Every feature placed on the ground, when the map is georeferenced.
@@ -78,7 +78,7 @@ type PlacedLines = (Vec<Vec<(f64, f64)>>, Vec<f64>);
 
 impl Ground {
     /// `polygons` and `structure` placed through `revision`, reporting through `progress`.
-    pub fn place(revision: &Revision, polygons: &[UnitPolygon], structure: &Structure, progress: &Progress) -> Result<Ground, GeorefError> {
+    pub fn place(revision: &Revision, polygons: &[UnitPolygon], structure: &StructureRows, progress: &Progress) -> Result<Ground, GeorefError> {
         let message = "placing the features on the ground";
         progress.fraction(0.0, message)?;
         let srs = resolve_crs(&revision.crs)?;

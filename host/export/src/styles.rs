@@ -13,7 +13,7 @@ use gdal::Dataset;
 use geomap_georef::{GeorefError, gdal_error};
 use geomap_model::symbols::catalog;
 
-use crate::ta1::{self, Structure, UnitRow};
+use crate::ta1::{self, StructureRows, UnitRow};
 
 /// A line symbol the catalog (`geomap_model::symbols`) has no width for is drawn this wide, in mm.
 const OTHER_LINE_MM: f64 = 0.4;
@@ -96,7 +96,7 @@ fn units_style(units: &[UnitRow]) -> String {
 
 /// The lines' style: each line type drawn black, heavier for faults and thrusts, dashed or
 /// dotted as its pattern is.
-fn lines_style(structure: &Structure) -> String {
+fn lines_style(structure: &StructureRows) -> String {
     let categories: Vec<_> = structure
         .line_types
         .iter()
@@ -124,7 +124,7 @@ fn lines_style(structure: &Structure) -> String {
 
 /// The point features' style: an attitude a strike line turned to the strike (the dip direction
 /// less 90°), the dip as its label; a filled mark a dot (a triangle) of its colour.
-fn points_style(structure: &Structure) -> String {
+fn points_style(structure: &StructureRows) -> String {
     let turned = "<data_defined_properties><Option type=\"Map\"><Option type=\"QString\" name=\"name\" value=\"\"/><Option type=\"Map\" name=\"properties\">\
          <Option type=\"Map\" name=\"angle\"><Option type=\"bool\" name=\"active\" value=\"true\"/><Option type=\"QString\" name=\"expression\" \
          value=\"coalesce(&quot;dip_direction&quot;, 90) - 90\"/><Option type=\"int\" name=\"type\" value=\"3\"/></Option></Option>\
@@ -160,7 +160,7 @@ fn points_style(structure: &Structure) -> String {
 
 /// Writes QGIS's `layer_styles` table into `package`: a default style for the units, lines and
 /// attitudes, in pixels and (when `georeferenced`) in the revision's CRS.
-pub(crate) fn write(package: &Dataset, units: &[UnitRow], structure: &Structure, georeferenced: bool) -> Result<(), GeorefError> {
+pub(crate) fn write(package: &Dataset, units: &[UnitRow], structure: &StructureRows, georeferenced: bool) -> Result<(), GeorefError> {
     let styles = [
         ("polygon_feature", "units in their legend colours", units_style(units)),
         ("line_feature", "line types by kind and pattern", lines_style(structure)),

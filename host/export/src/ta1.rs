@@ -248,7 +248,7 @@ pub struct SectionRow {
 /// The structure to write beside the units: the line and point types (every explanation symbol,
 /// found or not), their features and the lines of section.
 #[derive(Debug, Clone, Default)]
-pub struct Structure {
+pub struct StructureRows {
     /// `line_type` rows.
     pub line_types: Vec<LineTypeRow>,
     /// `line_feature` rows.
@@ -628,7 +628,7 @@ fn execute(package: &Dataset, statements: &[String]) -> Result<(), GeorefError> 
 
 /// The attribute rows: `map`, `geologic_unit`, `polygon_type`, `line_type`, `point_type`,
 /// `map_metadata`, `model_run` and the confidence scale.
-pub(crate) fn write_rows(package: &Dataset, map: &MapRow, units: &[UnitRow], structure: &Structure, sheet: &SheetRecord) -> Result<(), GeorefError> {
+pub(crate) fn write_rows(package: &Dataset, map: &MapRow, units: &[UnitRow], structure: &StructureRows, sheet: &SheetRecord) -> Result<(), GeorefError> {
     let mut statements = vec![format!(
         "INSERT INTO map VALUES ({}, {}, {}, {}, {}, {})",
         literal(Some(&map.map_id)),

@@ -4,7 +4,7 @@ use gdal::vector::Geometry;
 use geomap_model::georeference::{Bounds, Coordinate, Placement, Request};
 use geomap_model::progress::Progress;
 
-use crate::ta1::{LineRow, LineTypeRow, MapRow, PointRow, PointTypeRow, RunRow, SectionRow, SheetRecord, Structure, UnitRow};
+use crate::ta1::{LineRow, LineTypeRow, MapRow, PointRow, PointTypeRow, RunRow, SectionRow, SheetRecord, StructureRows, UnitRow};
 use crate::{Extraction, Ground, UnitPolygon};
 
 /// One unit's polygon over the whole scan, a dashed fault, two attitudes (one without a dip
@@ -15,7 +15,7 @@ pub(crate) fn extraction(georeferenced: bool) -> Extraction {
     let units = vec![UnitRow { code: Some("Qal".to_owned()), colour: (250, 235, 150), ..Default::default() }];
     let outline = Geometry::from_wkt("POLYGON((0 0,40 0,40 30,0 30,0 0))").unwrap().wkb().unwrap();
     let polygons = vec![UnitPolygon { id: 1, class: 1, confidence: 0.5, wkb: outline }];
-    let structure = Structure {
+    let structure = StructureRows {
         line_types: vec![LineTypeRow {
             id: "line_type_2_dashed".to_owned(),
             name: "fault".to_owned(),

@@ -1,6 +1,6 @@
 //! Distances and areas on the ground from a CRS's own units: the one
 //! conversion every ground figure goes through (a revision's RMSE in metres, a
-//! pixel's area in km²).
+//! pixel's area in km², a line's length in km, a direction's bearing from grid north).
 //!
 //! Invariants: a projected CRS's unit is what PROJ says it is (metres, feet,
 //! US survey feet: `OSRGetLinearUnits`), never assumed to be the metre; a
@@ -10,7 +10,7 @@
 
 use gdal::spatial_ref::SpatialRef;
 
-use crate::{GeorefError, Readiness, Revision, resolve_crs};
+use crate::{GeorefError, PixelToCrs, Readiness, Revision, resolve_crs};
 
 /// WGS84's semi-major axis, in metres.
 const SEMI_MAJOR_M: f64 = 6_378_137.0;
@@ -77,6 +77,49 @@ pub fn rmse_m(revision: &Revision) -> Result<Option<f64>, GeorefError> {
     Ok(Some((squares / revision.residuals.len() as f64).sqrt()))
 }
 
+/// Directions on the sheet as bearings from grid north: each `(at, degrees)` (a pixel and a
+/// direction there, clockwise from the sheet's up) through `revision`'s transform, measured on
+/// the ground ([`GroundScale`]) so a geographic CRS's degrees of longitude count at their length.
+pub fn grid_bearings(revision: &Revision, directions: &[((f64, f64), f64)]) -> Result<Vec<f64>, GeorefError> {
+    Readiness::check().require()?;
+    let srs = resolve_crs(&revision.crs)?;
+    let to_crs = PixelToCrs::of(revision)?;
+    let step = 10.0;
+    let (mut xs, mut ys): (Vec<f64>, Vec<f64>) = directions
+        .iter()
+        .flat_map(|&((x, y), degrees)| {
+            let (dx, dy) = (degrees.to_radians().sin(), -degrees.to_radians().cos());
+            [(x, y), (x + step * dx, y + step * dy)]
+        })
+        .unzip();
+    if !to_crs.apply(&mut xs, &mut ys) {
+        return Err(GeorefError::InvalidBounds("A point lies where the revision's transform does not reach.".to_owned()));
+    }
+    Ok((0..directions.len())
+        .map(|k| {
+            let scale = GroundScale::of(&srs, ys[2 * k]);
+            let (east, north) = ((xs[2 * k + 1] - xs[2 * k]) * scale.x, (ys[2 * k + 1] - ys[2 * k]) * scale.y);
+            (east.atan2(north).to_degrees().rem_euclid(360.0) * 10.0).round() / 10.0 % 360.0
+        })
+        .collect())
+}
+
+/// The area in km² of one scan pixel at `(col, row)` under `revision`: the transform's local
+/// Jacobian there, on the ground ([`GroundScale`]: the CRS's own unit, or degrees on the ellipsoid at that latitude).
+pub fn pixel_area_km2(revision: &Revision, col: f64, row: f64) -> Result<f64, GeorefError> {
+    Readiness::check().require()?;
+    let srs = resolve_crs(&revision.crs)?;
+    let to_crs = PixelToCrs::of(revision)?;
+    let (mut xs, mut ys) = (vec![col, col + 1.0, col], vec![row, row, row + 1.0]);
+    if !to_crs.apply(&mut xs, &mut ys) {
+        return Err(GeorefError::InvalidBounds("The revision's transform does not reach the map's centre.".to_owned()));
+    }
+    let (dx_col, dy_col, dx_row, dy_row) = (xs[1] - xs[0], ys[1] - ys[0], xs[2] - xs[0], ys[2] - ys[0]);
+    let area = (dx_col * dy_row - dx_row * dy_col).abs();
+    let scale = GroundScale::of(&srs, ys[0]);
+    Ok(area * scale.x * scale.y / 1e6)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -116,5 +159,21 @@ mod tests {
         assert!(in_feet > 0.5, "the odd point leaves a residual: {in_feet}");
         let in_metres = rmse_m(&revision).unwrap().unwrap();
         assert!((in_metres - in_feet * 1200.0 / 3937.0).abs() < 1e-6 * in_feet, "{in_metres} m for {in_feet} ftUS");
+    }
+
+    #[test]
+    fn a_direction_on_the_sheet_is_a_bearing_from_grid_north() {
+        // A north-up sheet twice as wide on the ground as it is tall, at 60°N: a pixel spans the
+        // same ground both ways only once longitude is counted at its length.
+        let bounds =
+            crate::Bounds { west: crate::Coordinate(10.0), south: crate::Coordinate(59.5), east: crate::Coordinate(11.0), north: crate::Coordinate(60.0) };
+        let request = crate::Request { crs: "EPSG:4326".to_owned(), placement: crate::Placement::Bounds { bounds, region: None } };
+        let revision = crate::describe(1000, 1000, &request, "rev_test").unwrap();
+        let bearings = grid_bearings(&revision, &[((500.0, 500.0), 0.0), ((500.0, 500.0), 90.0), ((500.0, 500.0), 45.0)]).unwrap();
+        assert_eq!(&bearings[..2], [0.0, 90.0]);
+        // One pixel east is 0.001° of longitude (about 55.6 m), one pixel south 0.0005° of latitude (about 55.7 m).
+        assert!((bearings[2] - 45.0).abs() < 0.5, "{bearings:?}");
+        let rotated = grid_bearings(&revision, &[((500.0, 500.0), 200.0)]).unwrap();
+        assert!((rotated[0] - 200.0).abs() < 0.5, "{rotated:?}");
     }
 }

@@ -24,7 +24,7 @@
 mod ffi;
 pub mod fit;
 pub mod ground;
-pub mod units;
+pub mod unit_raster;
 
 use std::fs;
 use std::path::Path;

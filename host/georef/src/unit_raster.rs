@@ -363,5 +363,4 @@ mod tests {
         let stopped = simplified_all(&shapes, 1, &mut |_| false).unwrap();
         assert_eq!(stopped.len(), 64, "told to stop after its first batch");
     }
-
 }

@@ -9,7 +9,7 @@
 pub mod data_root;
 pub mod errors;
 pub mod georeference;
-pub mod layout;
+pub mod page;
 pub mod progress;
 pub mod settings;
 pub mod symbols;

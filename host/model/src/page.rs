@@ -1,4 +1,4 @@
-//! The vocabulary of a map's layout that every part shares: the component
+//! The page's vocabulary every part shares: the component
 //! classes the detector knows, and boxes in the scan's pixels.
 
 use serde::{Deserialize, Serialize};

@@ -6,7 +6,7 @@
 //! Invariant: pure functions of pixels; a colour is `(r, g, b)` in sRGB bytes.
 
 use crate::image::Rgb;
-use geomap_model::layout::PixelBox;
+use geomap_model::page::PixelBox;
 
 /// PEACE's named colours (`utils/vision.py`, `rgb_to_color_name`).
 pub const NAMED_COLOURS: [((u8, u8, u8), &str); 25] = [

@@ -9,6 +9,7 @@
 //! crate in the original scan's pixels; nothing here speaks MCP; every failure
 //! is a [`VisionError`] (the georeference from labels adds what only labels can lack).
 
+pub mod classes;
 pub mod colour;
 pub mod detect;
 pub mod error;
@@ -18,7 +19,6 @@ pub mod layout;
 pub mod models;
 pub mod ocr;
 pub mod structure;
-pub mod units;
 
 use std::time::Instant;
 

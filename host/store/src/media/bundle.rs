@@ -12,8 +12,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use geomap_model::layout::COMPONENT_CLASSES;
-use geomap_model::layout::PixelBox;
+use geomap_model::page::COMPONENT_CLASSES;
+use geomap_model::page::PixelBox;
 
 /// The schema tag a bundle starts with.
 pub const BUNDLE_SCHEMA: &str = "geomap-map-bundle/v1";

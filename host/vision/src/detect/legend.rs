@@ -4,7 +4,7 @@
 //! Invariant: pure arithmetic on boxes.
 
 use super::postprocess::Detection;
-use geomap_model::layout::PixelBox;
+use geomap_model::page::PixelBox;
 
 /// Pairs each swatch (top to bottom, then left to right) with the nearest
 /// unused text box on its row: one whose vertical centre lies within the

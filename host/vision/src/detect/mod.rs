@@ -27,8 +27,8 @@ use crate::error::VisionError;
 use crate::image::{Resampling, Rgb};
 use crate::models::{Missing, ModelFiles, ModelInfo, RUNTIME_ASSET, current_files, locate, runtime};
 use geomap_assets::Catalog;
-use geomap_model::layout::COMPONENT_CLASSES;
-use geomap_model::layout::PixelBox;
+use geomap_model::page::COMPONENT_CLASSES;
+use geomap_model::page::PixelBox;
 use model::Model;
 use postprocess::{Detection, Letterbox, PAD_GREY, postprocess};
 

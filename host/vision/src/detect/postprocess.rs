@@ -14,7 +14,7 @@ pub const MAX_DETECTIONS: usize = 300;
 /// The default score floor.
 pub const DEFAULT_MIN_SCORE: f32 = 0.25;
 
-use geomap_model::layout::PixelBox;
+use geomap_model::page::PixelBox;
 
 /// One detection: a class index, its box on the original image, its score.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -24,7 +24,7 @@ use crate::error::VisionError;
 use crate::image::Rgb;
 use crate::millis;
 use crate::ocr::reader::{Reader, TextLine};
-use geomap_model::layout::PixelBox;
+use geomap_model::page::PixelBox;
 use geomap_model::progress::Progress;
 
 use datum::CrsDecision;

@@ -11,7 +11,7 @@ use super::Window;
 use super::solve::least_squares;
 use crate::error::VisionError;
 use crate::image::Rgb;
-use geomap_model::layout::PixelBox;
+use geomap_model::page::PixelBox;
 
 /// Darker than this (luma, 0–255) is ink on the reduced mask: light enough for a one-pixel frame line that JPEG has blurred to grey.
 const INK: u8 = 160;

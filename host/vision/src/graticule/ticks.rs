@@ -8,7 +8,7 @@
 use super::Window;
 use super::neatline::{Neatline, Side, luma};
 use crate::error::VisionError;
-use geomap_model::layout::PixelBox;
+use geomap_model::page::PixelBox;
 
 /// Darker than this (luma) is a tick's ink.
 const INK: u8 = 128;

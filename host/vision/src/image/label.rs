@@ -100,7 +100,7 @@ mod tests {
     #[test]
     fn every_glyph_is_five_by_seven_and_class_names_are_covered() {
         assert!(GLYPHS.iter().all(|(_, rows)| rows.iter().all(|row| row.len() == 5)));
-        for class in geomap_model::layout::COMPONENT_CLASSES {
+        for class in geomap_model::page::COMPONENT_CLASSES {
             assert!(class.chars().all(|c| glyph(c).is_some()), "{class}");
         }
     }

@@ -16,7 +16,7 @@ use fast_image_resize::images::{Image, ImageRef};
 use fast_image_resize::{FilterType, PixelType, ResizeAlg, ResizeOptions, Resizer};
 
 use crate::error::VisionError;
-use geomap_model::layout::PixelBox;
+use geomap_model::page::PixelBox;
 
 /// How a resize reads its source.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -11,7 +11,7 @@ use super::{TextLegend, UnitEntry, centre_x, centre_y, height, horizontal, overl
 use crate::colour::{ground_colour, lab};
 use crate::image::Rgb;
 use crate::ocr::reader::TextLine;
-use geomap_model::layout::PixelBox;
+use geomap_model::page::PixelBox;
 
 /// Headings that open a legend, written without spaces.
 const HEADINGS: [&str; 6] = ["EXPLANATION", "LISTOFMAPUNITS", "DESCRIPTIONOFMAPUNITS", "CORRELATIONOFMAPUNITS", "LEGEND", "图例"];

@@ -6,7 +6,7 @@
 
 use super::overlaps;
 use crate::image::Rgb;
-use geomap_model::layout::PixelBox;
+use geomap_model::page::PixelBox;
 
 /// The cells of the coarse grid the main map is looked for in, per longer side.
 const GRID: u32 = 256;

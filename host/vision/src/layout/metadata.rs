@@ -368,7 +368,7 @@ fn contour_interval(text: &str) -> Option<Field<Interval>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use geomap_model::layout::PixelBox;
+    use geomap_model::page::PixelBox;
 
     fn lines(texts: &[&str]) -> Vec<TextLine> {
         texts

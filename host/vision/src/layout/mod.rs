@@ -26,7 +26,7 @@ mod title;
 
 use crate::image::Rgb;
 use crate::ocr::reader::TextLine;
-use geomap_model::layout::PixelBox;
+use geomap_model::page::PixelBox;
 
 pub use legend::{legend_heading, unit_code};
 
@@ -133,7 +133,7 @@ fn horizontal(bbox: &PixelBox) -> bool {
 mod fixtures {
     use crate::image::Rgb;
     use crate::ocr::reader::TextLine;
-    use geomap_model::layout::PixelBox;
+    use geomap_model::page::PixelBox;
 
     pub(super) fn line(text: &str, x0: f64, y0: f64, x1: f64, y1: f64) -> TextLine {
         TextLine { text: text.to_owned(), bbox: PixelBox { x0, y0, x1, y1 }, score: 0.95 }

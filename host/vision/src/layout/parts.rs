@@ -15,7 +15,7 @@ use super::swatches::inked;
 use super::{centre_x, height, horizontal, overlaps, union};
 use crate::image::Rgb;
 use crate::ocr::reader::TextLine;
-use geomap_model::layout::PixelBox;
+use geomap_model::page::PixelBox;
 
 /// A part of the sheet found from its caption.
 #[derive(Debug, Clone, PartialEq)]

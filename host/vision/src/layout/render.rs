@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use geomap_model::layout::{COMPONENT_CLASSES, PixelBox};
+use geomap_model::page::{COMPONENT_CLASSES, PixelBox};
 
 use crate::image::{Resampling, Rgb, label};
 

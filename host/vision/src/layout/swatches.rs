@@ -9,7 +9,7 @@
 use super::{centre_x, centre_y, height, union};
 use crate::colour::{delta_e, ground_colour, lab, median_colour};
 use crate::image::Rgb;
-use geomap_model::layout::PixelBox;
+use geomap_model::page::PixelBox;
 
 /// A colour this close (CIE76 ΔE) to a sampled colour belongs to the same swatch.
 const SAME_COLOUR: f64 = 12.0;

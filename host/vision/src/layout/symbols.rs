@@ -21,7 +21,7 @@ use super::{height, horizontal, overlaps};
 use crate::colour::median_colour;
 use crate::image::Rgb;
 use crate::ocr::reader::TextLine;
-use geomap_model::layout::PixelBox;
+use geomap_model::page::PixelBox;
 
 /// Whether a symbol is drawn along a line or at a point.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]

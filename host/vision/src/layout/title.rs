@@ -5,7 +5,7 @@
 
 use super::{TitleText, centre_x, height, horizontal, overlaps, union};
 use crate::ocr::reader::TextLine;
-use geomap_model::layout::PixelBox;
+use geomap_model::page::PixelBox;
 
 /// The largest type outside the main map and the legends (horizontal lines of at least eight letters,
 /// a part's heading aside), with the lines of nearly the same size stacked with it.

@@ -23,7 +23,7 @@ use crate::millis;
 use crate::models::ModelInfo;
 use crate::models::{RUNTIME_ASSET, locate, runtime};
 use geomap_assets::Catalog;
-use geomap_model::layout::PixelBox;
+use geomap_model::page::PixelBox;
 use geomap_model::settings::OcrModels;
 use reader::{Generation, PP_OCR_V4, PP_OCR_V5, Reader, TextLine, on_every_core};
 

@@ -16,7 +16,7 @@ use super::db::{DbSettings, text_boxes};
 use super::swatch;
 use crate::image::{Resampling, Rgb};
 use crate::models::onnx::{OnnxError, SessionPool, cores};
-use geomap_model::layout::PixelBox;
+use geomap_model::page::PixelBox;
 
 /// The detector's tile side (a multiple of 32, as the network needs).
 pub const TILE: u32 = 1024;

@@ -11,7 +11,7 @@
 
 use crate::colour::{delta_e, lab};
 use crate::image::Rgb;
-use geomap_model::layout::PixelBox;
+use geomap_model::page::PixelBox;
 
 /// The part of a swatch's height left out at each edge of its inside when its code is looked
 /// for (the swatch's outline and the paper beyond it are not the code).

@@ -7,7 +7,7 @@
 //! is one attitude's at most (the nearest keeps it); the scan is read only through the caller's
 //! window reader, in regions clamped to the scan.
 
-use geomap_model::layout::PixelBox;
+use geomap_model::page::PixelBox;
 
 use super::clamped;
 use super::points::{FoundPoint, PointPrompt, Shape, hairline_number_boxes, number_box};

@@ -23,7 +23,7 @@ use crate::colour::{delta_e, delta_e94, lab};
 use crate::image::Rgb;
 use crate::layout::symbols::{Pattern, SymbolEntry, SymbolKind};
 use chains::{Chain, Joining};
-use geomap_model::layout::PixelBox;
+use geomap_model::page::PixelBox;
 use geomap_model::symbols::{Family, LineMarks, Symbol, catalog};
 use points::{FoundPoint, PointPrompt};
 use skeleton::{Branch, Piece, Spur};

@@ -10,7 +10,7 @@
 //! begin; a section's line has its primed end told by the prime read, else the wider letter, else
 //! left to right (or top to bottom), and says which.
 
-use geomap_model::layout::PixelBox;
+use geomap_model::page::PixelBox;
 
 use super::clamped;
 use super::sections::{Crossing, Straight};

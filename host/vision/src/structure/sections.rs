@@ -16,7 +16,7 @@
 //! them, and ends where their boxes begin; a straight line, only when it is mostly inked along
 //! its whole length.
 
-use geomap_model::layout::segment_distance;
+use geomap_model::page::segment_distance;
 
 use crate::image::{Rgb, grey};
 
