@@ -27,6 +27,7 @@ use geomap_export::geopackage::{GEOPACKAGE, line_near};
 use geomap_export::ta1::{MapRow, UnitRow};
 use geomap_export::{Extraction, Ground, UnitPolygon, export_all};
 use geomap_georef::unit_raster::{UNIT_RASTER, UnitRaster};
+use geomap_model::georeference::Revision;
 use geomap_model::page::PixelBox;
 use geomap_model::trace;
 use geomap_store::registry::{Document, StoredDocument};
@@ -41,6 +42,7 @@ use geomap_vision::{VisionError, millis};
 
 use crate::provenance::{Made, PROVENANCE_FILE, stored_uris};
 use crate::record;
+use crate::registered::RegisteredMap;
 use crate::stored::{LegendUnit, StoredEntry, StoredLayout, Swatch};
 use crate::structure::{
     LineSummary, PointSummary, SectionSummary, add_point_rows, line_rows, line_summaries, line_warnings, point_summaries, point_warnings, section_row,
@@ -423,38 +425,7 @@ impl App {
         let started = Instant::now();
         let classifying = progress.stage(0.0, 0.4);
         classifying.fraction(0.0, "classifying the main map")?;
-        // Each line symbol measured on its own sample the way its lines will be on the map; without
-        // any, lines are looked for by their look.
-        let mut prompts = Vec::new();
-        for (entry, prompt) in LinePrompt::of_entries(&layout.symbol_entries).into_iter().filter_map(|p| Some((p.entry?, p))) {
-            let around = sample_window(&layout.symbol_entries[entry]);
-            prompts.push(prompt.calibrated(&map.window(self, around.pixels(layout.width, layout.height))?));
-        }
-        if prompts.is_empty() {
-            prompts = LinePrompt::by_look();
-        }
-        // Each point symbol measured on its own sample (a tick symbol printed a pixel wide as a
-        // hairline); one whose sample shows no whole symbol of its shape is not looked for, but
-        // its ink, when no line's colour, is still kept off the lines' masks. Without any
-        // attitude symbol, attitudes are looked for by their shape.
-        let (mut points, mut unmeasured, mut unmeasured_inks) = (Vec::new(), Vec::new(), Vec::new());
-        let point_entries = PointPrompt::of_entries(&layout.symbol_entries);
-        let no_attitude_entries = point_entries.iter().all(|prompt| prompt.shape.is_mark());
-        for (entry, prompt) in point_entries.into_iter().filter_map(|p| Some((p.entry?, p))) {
-            let around = sample_box(&layout.symbol_entries[entry]);
-            let words = prompt.words.clone();
-            let sample = map.window(self, around.pixels(layout.width, layout.height))?;
-            match prompt.calibrated(&sample) {
-                Some(measured) => points.push(measured),
-                None => {
-                    unmeasured.push(words);
-                    unmeasured_inks.extend(sample_ink(&sample));
-                }
-            }
-        }
-        if no_attitude_entries {
-            points.extend(PointPrompt::by_look());
-        }
+        let Prompts { lines: prompts, points, unmeasured, unmeasured_inks } = self.measured_prompts(&map, &layout)?;
         let mut finder = StructureFinder::new(prompts, points, &unmeasured_inks, &plan.swatches, PAPER, (width, height), (left, top));
         // Each cross section's line between its letters on the main map, as the words read them.
         // Should one not be found so, and the OCR models be installed, the map is shrunk as it is
@@ -576,18 +547,7 @@ impl App {
         // Before any file is written, so a revision whose transform fails here leaves nothing behind.
         let centre = ((f64::from(left) + f64::from(right)) / 2.0, (f64::from(top) + f64::from(bottom)) / 2.0);
         let pixel_km2 = revision.map(|revision| geomap_georef::ground::pixel_area_km2(revision, centre.0, centre.1)).transpose()?;
-        let dip_directions = match revision {
-            Some(revision) => {
-                // A vertical joint's strike is carried to the ground, its dip direction square to it there (0–180°).
-                let joint = |p: &FoundPoint| points[p.prompt].shape == Shape::Strung;
-                let carried = |p: &FoundPoint, towards: f64| if joint(p) { towards - 90.0 } else { towards };
-                let directions: Vec<((f64, f64), f64)> = drawn.points.iter().filter_map(|p| Some((p.at, carried(p, p.dip_direction?)))).collect();
-                let mut bearings = geomap_georef::ground::grid_bearings(revision, &directions)?.into_iter();
-                let ground = |p: &FoundPoint, bearing: f64| if joint(p) { (bearing + 90.0).rem_euclid(180.0) } else { bearing };
-                drawn.points.iter().map(|p| p.dip_direction.and_then(|_| bearings.next()).map(|bearing| ground(p, bearing))).collect()
-            }
-            None => drawn.points.iter().map(|p| p.dip_direction).collect::<Vec<_>>(),
-        };
+        let dip_directions = dip_directions(&drawn.points, points, revision)?;
         add_point_rows(&mut structure, points, &drawn.points, &dips, &dip_directions);
         let units_id = format!("unt_{}", geomap_model::random_hex(10));
         let title = layout.title.clone().filter(|title| !title.trim().is_empty()).unwrap_or_else(|| map.record.relative_path.clone());
@@ -706,6 +666,66 @@ impl App {
         let _ = progress.fraction(1.0, "done"); // stored: a cancellation now changes nothing
         Ok(extraction)
     }
+}
+
+/// What the line and point symbols are looked for with: the measured prompts, and the words of each
+/// point symbol whose sample shows no whole symbol of its shape, with its ink's colour.
+struct Prompts {
+    lines: Vec<LinePrompt>,
+    points: Vec<PointPrompt>,
+    unmeasured: Vec<String>,
+    unmeasured_inks: Vec<(u8, u8, u8)>,
+}
+
+impl App {
+    /// The extraction's first stage: each line symbol of `layout`'s explanation measured on its
+    /// own sample (read from `map`) the way its lines will be on the map, else the lines looked
+    /// for by their look; each point symbol measured on its sample (a tick symbol printed a pixel
+    /// wide as a hairline), one whose sample shows no whole symbol of its shape not looked for but
+    /// its ink, when no line's colour, still kept off the lines' masks; without any attitude
+    /// symbol, attitudes looked for by their shape.
+    fn measured_prompts(&self, map: &RegisteredMap, layout: &StoredLayout) -> Result<Prompts, AppError> {
+        let mut lines = Vec::new();
+        for (entry, prompt) in LinePrompt::of_entries(&layout.symbol_entries).into_iter().filter_map(|p| Some((p.entry?, p))) {
+            let around = sample_window(&layout.symbol_entries[entry]);
+            lines.push(prompt.calibrated(&map.window(self, around.pixels(layout.width, layout.height))?));
+        }
+        if lines.is_empty() {
+            lines = LinePrompt::by_look();
+        }
+        let (mut points, mut unmeasured, mut unmeasured_inks) = (Vec::new(), Vec::new(), Vec::new());
+        let point_entries = PointPrompt::of_entries(&layout.symbol_entries);
+        let no_attitude_entries = point_entries.iter().all(|prompt| prompt.shape.is_mark());
+        for (entry, prompt) in point_entries.into_iter().filter_map(|p| Some((p.entry?, p))) {
+            let around = sample_box(&layout.symbol_entries[entry]);
+            let words = prompt.words.clone();
+            let sample = map.window(self, around.pixels(layout.width, layout.height))?;
+            match prompt.calibrated(&sample) {
+                Some(measured) => points.push(measured),
+                None => {
+                    unmeasured.push(words);
+                    unmeasured_inks.extend(sample_ink(&sample));
+                }
+            }
+        }
+        if no_attitude_entries {
+            points.extend(PointPrompt::by_look());
+        }
+        Ok(Prompts { lines, points, unmeasured, unmeasured_inks })
+    }
+}
+
+/// Each found point's dip direction (`found`, of `prompts`): from grid north through `revision`,
+/// else as found, from the sheet's up. A vertical joint's strike is carried to the ground, its
+/// dip direction square to it there (0–180°).
+fn dip_directions(found: &[FoundPoint], prompts: &[PointPrompt], revision: Option<&Revision>) -> Result<Vec<Option<f64>>, AppError> {
+    let Some(revision) = revision else { return Ok(found.iter().map(|p| p.dip_direction).collect()) };
+    let joint = |p: &FoundPoint| prompts[p.prompt].shape == Shape::Strung;
+    let carried = |p: &FoundPoint, towards: f64| if joint(p) { towards - 90.0 } else { towards };
+    let directions: Vec<((f64, f64), f64)> = found.iter().filter_map(|p| Some((p.at, carried(p, p.dip_direction?)))).collect();
+    let mut bearings = geomap_georef::ground::grid_bearings(revision, &directions)?.into_iter();
+    let ground = |p: &FoundPoint, bearing: f64| if joint(p) { (bearing + 90.0).rem_euclid(180.0) } else { bearing };
+    Ok(found.iter().map(|p| p.dip_direction.and_then(|_| bearings.next()).map(|bearing| ground(p, bearing))).collect())
 }
 
 /// The progress message while the line and point symbols are traced and nothing else is left.
