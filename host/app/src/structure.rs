@@ -399,8 +399,6 @@ pub(crate) fn section_warnings(
 mod tests {
     use super::*;
     use geomap_model::page::PixelBox;
-    use geomap_vision::ocr::reader::TextLine;
-    use geomap_vision::structure::dips::dips;
     use geomap_vision::structure::points::FoundPoint;
     use geomap_vision::structure::ta1_line_type;
 
@@ -444,24 +442,21 @@ mod tests {
     #[test]
     fn each_attitude_is_a_feature_with_the_dip_read_beside_it_and_one_without_is_warned_of() {
         let prompt = PointPrompt {
-            entry: Some(5),
-            symbol: "strike and dip of beds".to_owned(),
-            words: "Strike and dip of beds".to_owned(),
-            ta1_type: "inclined bedding",
-            shape: Shape::Tick,
-            colour: (0, 0, 0),
             width_px: 3.0,
             strike_px: 26.0,
             tick_px: 8.0,
-            fill: 0.0,
-            taper: 0.0,
-            hairline: false,
+            ..PointPrompt::unmeasured(
+                Some(5),
+                ("strike and dip of beds".to_owned(), "Strike and dip of beds".to_owned()),
+                ("inclined bedding", Shape::Tick),
+                (0, 0, 0),
+            )
         };
         let at = |x: f64, y: f64| FoundPoint { prompt: 0, at: (x, y), dip_direction: Some(90.0), confidence: 0.9 };
-        let word = |text: &str, x: f64, y: f64| TextLine { text: text.to_owned(), bbox: PixelBox { x0: x, y0: y, x1: x + 20.0, y1: y + 14.0 }, score: 0.9 };
+        let number = |x: f64, y: f64| PixelBox { x0: x, y0: y, x1: x + 20.0, y1: y + 14.0 };
         let points = [at(100.0, 100.0), at(140.0, 100.0), at(400.0, 400.0)];
-        let words = [word("35", 105.0, 105.0), word("12", 150.0, 108.0), word("Tb", 395.0, 395.0), word("60", 600.0, 600.0)];
-        let found = dips(&points, std::slice::from_ref(&prompt), &words);
+        // The dips read beside the first two (geomap_vision::structure::dips), none beside the third.
+        let found = [Some((35, number(105.0, 105.0))), Some((12, number(150.0, 108.0))), None];
         let mut structure = StructureRows::default();
         add_point_rows(&mut structure, std::slice::from_ref(&prompt), &points, &found, &[Some(91.0), Some(92.0), Some(93.0)]);
         assert_eq!(structure.point_types[0].id, "point_type_6");

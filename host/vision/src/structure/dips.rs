@@ -142,18 +142,15 @@ mod tests {
         assert_eq!([dip_of("35"), dip_of("8"), dip_of("T35"), dip_of("35'"), dip_of("90")], [Some(35), Some(8), Some(35), Some(35), Some(90)]);
         assert_eq!([dip_of("95"), dip_of("Tb"), dip_of("135")], [None; 3]);
         let prompt = PointPrompt {
-            entry: Some(5),
-            symbol: "strike and dip of beds".to_owned(),
-            words: "Strike and dip of beds".to_owned(),
-            ta1_type: "inclined bedding",
-            shape: Shape::Tick,
-            colour: (0, 0, 0),
             width_px: 3.0,
             strike_px: 26.0,
             tick_px: 8.0,
-            fill: 0.0,
-            taper: 0.0,
-            hairline: false,
+            ..PointPrompt::unmeasured(
+                Some(5),
+                ("strike and dip of beds".to_owned(), "Strike and dip of beds".to_owned()),
+                ("inclined bedding", Shape::Tick),
+                (0, 0, 0),
+            )
         };
         let at = |x: f64, y: f64| FoundPoint { prompt: 0, at: (x, y), dip_direction: Some(90.0), confidence: 0.9 };
         let word = |text: &str, x: f64, y: f64| TextLine { text: text.to_owned(), bbox: PixelBox { x0: x, y0: y, x1: x + 20.0, y1: y + 14.0 }, score: 0.9 };

@@ -224,7 +224,7 @@ impl PointPrompt {
     /// A prompt for a symbol (its name and words, its TA1 kind and shape, the explanation's
     /// `entry` of it if any) drawn in `colour`, its sizes unknown until measured on its sample or
     /// on the map.
-    fn unmeasured(entry: Option<usize>, (symbol, words): (String, String), (ta1_type, shape): (&'static str, Shape), colour: (u8, u8, u8)) -> PointPrompt {
+    pub fn unmeasured(entry: Option<usize>, (symbol, words): (String, String), (ta1_type, shape): (&'static str, Shape), colour: (u8, u8, u8)) -> PointPrompt {
         PointPrompt { entry, symbol, words, ta1_type, shape, colour, width_px: 1.0, strike_px: 0.0, tick_px: 0.0, fill: 0.0, taper: 0.0, hairline: false }
     }
 
