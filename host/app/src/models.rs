@@ -10,8 +10,8 @@ use crate::preparation::{NobodyToAsk, PrepareDetectorsRequest, Prepared};
 use crate::testing::{TestApp, mirror, model_wheels, shared};
 use crate::text::ReadTextRequest;
 use geomap_model::page::PixelBox;
+use geomap_model::symbols::Family;
 use geomap_vision::graticule::labels::Hemisphere;
-use geomap_vision::layout::symbols::SymbolKind;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn with_the_models_the_usgs_sample_is_read_laid_out_and_georeferenced_from_its_labels() {
@@ -44,13 +44,13 @@ async fn with_the_models_the_usgs_sample_is_read_laid_out_and_georeferenced_from
     let sections: Vec<Option<&[String; 2]>> = layout.components.iter().filter(|c| c.class == "cross_section").map(|c| c.letters.as_ref()).collect();
     assert_eq!(sections.len(), 3, "{sections:?}");
     assert!(["A", "B", "C"].iter().all(|letter| sections.iter().flatten().any(|letters| letters[0] == *letter)), "{sections:?}");
-    let symbols = |kind: SymbolKind| -> Vec<&str> { layout.symbol_entries.iter().filter(|e| e.kind == kind).map(|e| e.symbol.as_str()).collect() };
+    let symbols = |kind: Family| -> Vec<&str> { layout.symbol_entries.iter().filter(|e| e.kind == kind).map(|e| e.symbol.as_str()).collect() };
     for line in ["contact", "fault", "thrust fault", "anticline", "syncline", "monocline"] {
-        assert!(symbols(SymbolKind::Line).contains(&line), "{line} in {:?}", symbols(SymbolKind::Line));
+        assert!(symbols(Family::Line).contains(&line), "{line} in {:?}", symbols(Family::Line));
     }
     // "Inclined" and "Approximate", listed under the heading "Strike and dip of beds", are its entries.
     for point in ["dome", "inclined bedding", "strike of vertical", "collapse structure", "breccia pipe", "sinkhole", "volcanic vent"] {
-        assert!(symbols(SymbolKind::Point).contains(&point), "{point} in {:?}", symbols(SymbolKind::Point));
+        assert!(symbols(Family::Point).contains(&point), "{point} in {:?}", symbols(Family::Point));
     }
     // The sheet's metadata, read through the recogniser's misreadings ("Base frm U.S. Glogical Survey").
     let metadata = layout.metadata.as_ref().expect("the words were read");

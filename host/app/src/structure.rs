@@ -132,8 +132,8 @@ pub(crate) fn line_rows(prompts: &[LinePrompt], found: &[FoundLine]) -> Structur
 }
 
 /// Per line symbol (contacts left out), what was found of it, with the features' ground lengths
-/// (`lengths_km`, in the order of `lines.lines`).
-pub(crate) fn line_summaries(prompts: &[LinePrompt], lines: &StructureRows, lengths_km: &[Option<f64>]) -> Vec<LineSummary> {
+/// (`lengths_km`, in the order of `lines.lines`, when the map is georeferenced).
+pub(crate) fn line_summaries(prompts: &[LinePrompt], lines: &StructureRows, lengths_km: Option<&[f64]>) -> Vec<LineSummary> {
     prompts
         .iter()
         .filter_map(|prompt| {
@@ -143,7 +143,7 @@ pub(crate) fn line_summaries(prompts: &[LinePrompt], lines: &StructureRows, leng
             // Sums start from 0.0 (an empty float sum is -0.0).
             let length_px =
                 mine.iter().map(|(_, f)| f.points.windows(2).map(|w| (w[1].0 - w[0].0).hypot(w[1].1 - w[0].1)).sum::<f64>()).fold(0.0, |a, b| a + b);
-            let length_km = mine.iter().map(|(i, _)| lengths_km.get(*i).copied().flatten()).sum::<Option<f64>>();
+            let length_km = mine.iter().map(|(i, _)| lengths_km.and_then(|lengths| lengths.get(*i).copied())).sum::<Option<f64>>();
             let mean_confidence = mine.iter().map(|(_, f)| f.confidence).fold(0.0, |a, b| a + b) / mine.len().max(1) as f64;
             Some(LineSummary {
                 line_type: ta1.to_owned(),
@@ -430,10 +430,11 @@ mod tests {
         assert_eq!(ids, ["line_type_2_dashed", "line_type_3_solid", "line_type_2_solid"], "no contact type");
         assert_eq!(lines.lines.len(), 2);
         assert_eq!(lines.lines[0].type_id, "line_type_2_solid");
-        let summaries = line_summaries(&prompts, &lines, &[Some(1.5), Some(1.0)]);
+        let summaries = line_summaries(&prompts, &lines, Some(&[1.5, 1.0]));
         assert_eq!(summaries.len(), 2);
         assert_eq!((summaries[0].count, summaries[0].length_px, summaries[0].length_km), (2, 100.0, Some(2.5)));
         assert_eq!(summaries[1].length_km, None);
+        assert_eq!(line_summaries(&prompts, &lines, None)[0].length_km, None, "not georeferenced");
         let warnings = line_warnings(&prompts, &summaries);
         assert_eq!(warnings, ["The explanation's line symbol “thrust fault—words” was found nowhere on the main map."]);
         assert!(line_warnings(&[], &[])[0].starts_with("No explanation of line symbols"));

@@ -572,13 +572,13 @@ impl App {
         let extracted = Extraction { map: map_row, units: rows, polygons, structure, sheet, ground };
         let staged = self.stage(&map_id, &units_id)?;
         let exported = export_all(&extracted, staged.path(), &progress.stage(0.86, 0.94))?;
-        let classes: Vec<((u8, u8, u8), String)> = extracted
+        let raster_classes: Vec<((u8, u8, u8), String)> = extracted
             .units
             .iter()
             .enumerate()
             .map(|(index, unit)| (unit.colour, unit.code.clone().or(unit.description.clone()).unwrap_or_else(|| format!("unit {}", index + 1))))
             .collect();
-        gdal_raster.write_raster(staged.path(), &classes, revision, &progress.stage(0.94, 0.97))?;
+        gdal_raster.write_raster(staged.path(), &raster_classes, revision, &progress.stage(0.94, 0.97))?;
         preview
             .image
             .write_png(&staged.path().join(PREVIEW), (0, 0, preview.image.width, preview.image.height))
@@ -587,14 +587,11 @@ impl App {
         timings.write_ms += millis(started);
 
         let Extraction { structure, ground, .. } = &extracted;
-        let lengths_km = |lengths: Option<&Vec<f64>>, count: usize| -> Vec<Option<f64>> { (0..count).map(|k| lengths.map(|lengths| lengths[k])).collect() };
-        let line_lengths_km = lengths_km(ground.as_ref().map(|ground| &ground.line_lengths_km), structure.lines.len());
-        let section_lengths_km = lengths_km(ground.as_ref().map(|ground| &ground.section_lengths_km), structure.sections.len());
         let units = unit_summaries(&plan.legend, &tally, &extracted.polygons_per_class(), plan.pixels(), pixel_km2);
         let unclassified_share = round(tally.area_px[0] as f64 / plan.pixels() as f64, 5);
         let (min_area, mut warnings) = (plan.min_area, plan.warnings);
         warnings.extend(extraction_warnings(&units, unclassified_share, min_area));
-        let line_summaries = line_summaries(prompts, structure, &line_lengths_km);
+        let line_summaries = line_summaries(prompts, structure, ground.as_ref().map(|ground| ground.line_lengths_km.as_slice()));
         warnings.extend(line_warnings(prompts, &line_summaries));
         let mut point_summaries = point_summaries(points, structure, revision.is_some());
         warnings.extend(point_warnings(&unmeasured, points, &point_summaries, words_read));
@@ -602,8 +599,12 @@ impl App {
         point_summaries.retain(|summary| summary.prompted_by != "look" || summary.count > 0);
         let unlettered = layout.components.iter().filter(|c| c.class == "cross_section" && c.letters.is_none()).count();
         warnings.extend(section_warnings(&cross_sections, &sections, unlettered, (words_read, ends_read)));
-        let mut lengths = section_lengths_km.into_iter();
-        let sections: Vec<SectionSummary> = sections.into_iter().flatten().map(|line| section_summary(line, lengths.next().flatten())).collect();
+        let sections: Vec<SectionSummary> = sections
+            .into_iter()
+            .flatten()
+            .enumerate()
+            .map(|(k, line)| section_summary(line, ground.as_ref().map(|ground| ground.section_lengths_km[k])))
+            .collect();
         warnings.extend(exported.warnings);
         let folder = layout_dir(&self.settings.artifact_root, &map_id, &units_id);
         // The files made, then the provenance that says what made them.

@@ -18,7 +18,7 @@ use geomap_georef::{GeorefError, Readiness, gdal_error, resolve_crs};
 use geomap_model::progress::Progress;
 
 use crate::ta1::{self, Fields, json_value};
-use crate::{Exported, Exporter, Extraction, Ground};
+use crate::{Exported, Exporter, Extraction};
 
 /// GeoJSON's media type (RFC 7946).
 pub const GEOJSON_MEDIA_TYPE: &str = "application/geo+json";
@@ -27,10 +27,6 @@ pub const GEOJSON_MEDIA_TYPE: &str = "application/geo+json";
 pub struct GeoJson;
 
 impl Exporter for GeoJson {
-    fn format(&self) -> &'static str {
-        "GeoJSON"
-    }
-
     fn file_type(&self) -> (&'static str, &'static str) {
         (".geojson", GEOJSON_MEDIA_TYPE)
     }
@@ -50,7 +46,7 @@ impl Exporter for GeoJson {
         let map_id = &extraction.map.map_id;
         let structure = &extraction.structure;
         let mut files = Vec::new();
-        let mut layer = |name: &str, features: Vec<(Fields, Geometry)>| -> Result<(), GeorefError> {
+        let mut layer = |name: &str, features: &mut dyn Iterator<Item = Feature>| -> Result<(), GeorefError> {
             let file = format!("{name}.geojson");
             write_collection(&folder.join(&file), name, features, &to_wgs84)?;
             files.push(file);
@@ -60,24 +56,19 @@ impl Exporter for GeoJson {
         let polygons = extraction.polygons.iter().zip(&ground.polygons);
         layer(
             "polygon_feature",
-            polygons
-                .map(|(polygon, placed)| Ok((ta1::polygon_fields(map_id, polygon), Geometry::from_wkb(placed).map_err(gdal_error("read a polygon"))?)))
-                .collect::<Result<_, GeorefError>>()?,
+            &mut polygons
+                .map(|(polygon, placed)| Ok((ta1::polygon_fields(map_id, polygon), Geometry::from_wkb(placed).map_err(gdal_error("read a polygon"))?))),
         )?;
         progress.fraction(0.6, "writing the GeoJSON layers")?;
         let lines = structure.lines.iter().zip(&ground.lines).enumerate();
-        layer(
-            "line_feature",
-            lines.map(|(k, (line, placed))| Ok((ta1::line_fields(map_id, k, line), line_string(placed)?))).collect::<Result<_, GeorefError>>()?,
-        )?;
+        layer("line_feature", &mut lines.map(|(k, (line, placed))| Ok((ta1::line_fields(map_id, k, line), line_string(placed)?))))?;
         let points = structure.points.iter().zip(&ground.points).enumerate();
-        layer("point_feature", points.map(|(k, (point, &at))| Ok((ta1::point_fields(map_id, k, point), point_at(at)?))).collect::<Result<_, GeorefError>>()?)?;
+        layer("point_feature", &mut points.map(|(k, (point, &at))| Ok((ta1::point_fields(map_id, k, point), point_at(at)?))))?;
         let sections = structure.sections.iter().zip(&ground.sections).enumerate();
-        layer(
-            "cross_section",
-            sections.map(|(k, (section, placed))| Ok((ta1::section_fields(map_id, k, section), line_string(placed)?))).collect::<Result<_, GeorefError>>()?,
-        )?;
-        layer("ground_control_point", control_points(map_id, ground)?)?;
+        layer("cross_section", &mut sections.map(|(k, (section, placed))| Ok((ta1::section_fields(map_id, k, section), line_string(placed)?))))?;
+        let revision = &ground.revision;
+        let controls = revision.control_points.iter().enumerate();
+        layer("ground_control_point", &mut controls.map(|(k, point)| Ok((ta1::control_point_fields(map_id, revision, k), point_at((point.x.0, point.y.0))?))))?;
         progress.fraction(1.0, "writing the GeoJSON layers")?;
         Ok(Exported { files, warnings: Vec::new() })
     }
@@ -89,17 +80,6 @@ fn to_wgs84(crs: &str) -> Result<CoordTransform, GeorefError> {
     let mut wgs84 = SpatialRef::from_epsg(4326).map_err(gdal_error("find WGS 84 in PROJ's database"))?;
     wgs84.set_axis_mapping_strategy(AxisMappingStrategy::TraditionalGisOrder);
     CoordTransform::new(&source, &wgs84).map_err(gdal_error("take the features to WGS 84"))
-}
-
-/// The revision's control points at their ground coordinates, with their fields.
-fn control_points(map_id: &str, ground: &Ground) -> Result<Vec<(Fields, Geometry)>, GeorefError> {
-    let revision = &ground.revision;
-    (0..revision.control_points.len())
-        .map(|k| {
-            let point = &revision.control_points[k];
-            Ok((ta1::control_point_fields(map_id, revision, k), point_at((point.x.0, point.y.0))?))
-        })
-        .collect()
 }
 
 /// A POINT at `(x, y)`.
@@ -116,13 +96,17 @@ fn line_string(points: &[(f64, f64)]) -> Result<Geometry, GeorefError> {
     Ok(line)
 }
 
-/// Writes `features` (in the ground CRS) as the FeatureCollection `name` at `path`, each taken
-/// through `to_wgs84`.
-fn write_collection(path: &Path, name: &str, features: Vec<(Fields, Geometry)>, to_wgs84: &CoordTransform) -> Result<(), GeorefError> {
+/// One feature to write: its fields and its geometry in the ground CRS.
+type Feature = Result<(Fields, Geometry), GeorefError>;
+
+/// Writes `features` (in the ground CRS) as the FeatureCollection `name` at `path`, one at a time,
+/// each taken through `to_wgs84`.
+fn write_collection(path: &Path, name: &str, features: &mut dyn Iterator<Item = Feature>, to_wgs84: &CoordTransform) -> Result<(), GeorefError> {
     let failed = |source: std::io::Error| GeorefError::Io { action: "write a GeoJSON layer", source };
     let mut out = BufWriter::new(File::create(path).map_err(failed)?);
     write!(out, "{{\"type\":\"FeatureCollection\",\"name\":{},\"features\":[", serde_json::Value::from(name)).map_err(failed)?;
-    for (k, (fields, geometry)) in features.into_iter().enumerate() {
+    for (k, feature) in features.enumerate() {
+        let (fields, geometry) = feature?;
         let placed = geometry.transform(to_wgs84).map_err(gdal_error("take a feature to WGS 84"))?;
         let id = fields.iter().find(|(name, _)| *name == "id").map(|(_, value)| json_value(value)).unwrap_or(serde_json::Value::Null);
         let properties: serde_json::Map<String, serde_json::Value> = fields.iter().map(|(name, value)| ((*name).to_owned(), json_value(value))).collect();

@@ -28,10 +28,6 @@ pub const GEOPACKAGE_MEDIA_TYPE: &str = "application/geopackage+sqlite3";
 pub struct GeoPackage;
 
 impl Exporter for GeoPackage {
-    fn format(&self) -> &'static str {
-        "TA1 GeoPackage"
-    }
-
     fn file_type(&self) -> (&'static str, &'static str) {
         (".gpkg", GEOPACKAGE_MEDIA_TYPE)
     }

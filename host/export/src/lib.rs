@@ -137,8 +137,6 @@ pub struct Exported {
 
 /// A format an extraction is written in.
 pub trait Exporter: Sync {
-    /// Its name, as the result and the docs say it ("TA1 GeoPackage").
-    fn format(&self) -> &'static str;
     /// The end of its files' names (`.gpkg`) and the media type they are served as.
     fn file_type(&self) -> (&'static str, &'static str);
     /// Writes `extraction` into `folder`, reporting through `progress`.

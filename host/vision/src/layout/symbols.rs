@@ -14,7 +14,7 @@
 
 use std::sync::OnceLock;
 
-use geomap_model::symbols::{Family, Symbol, catalog};
+use geomap_model::symbols::{Symbol, catalog};
 
 use super::swatches::inked;
 use super::{height, horizontal, overlaps};
@@ -23,15 +23,7 @@ use crate::image::Rgb;
 use crate::ocr::reader::TextLine;
 use geomap_model::page::PixelBox;
 
-/// Whether a symbol is drawn along a line or at a point.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum SymbolKind {
-    /// Contacts, faults, fold axes, dikes.
-    Line,
-    /// Bedding attitudes, pipes, sinkholes, localities.
-    Point,
-}
+pub use geomap_model::symbols::Family;
 
 /// How a line is drawn along its length.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
@@ -77,7 +69,7 @@ pub struct LineStyle {
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct SymbolEntry {
     /// A line or a point symbol.
-    pub kind: SymbolKind,
+    pub kind: Family,
     /// What it is, as its words begin ("fault", "strike and dip of beds"), or as the heading it is
     /// listed under makes it ("Inclined" under "Strike and dip of beds": "inclined bedding").
     pub symbol: String,
@@ -98,20 +90,10 @@ pub struct SymbolEntry {
 /// The symbol a line of words begins with: its name or word as the catalog
 /// (`geomap_model::symbols`) gives it, the longer first, and its kind, when the name stands alone
 /// or is followed by a dash, a colon, a comma or words of its own ("Fault—Dashed where …").
-fn symbol_of(text: &str) -> Option<(&'static str, SymbolKind)> {
+fn symbol_of(text: &str) -> Option<(&'static str, Family)> {
     static BEGINNINGS: OnceLock<Vec<(&'static str, &'static Symbol)>> = OnceLock::new();
     let beginnings = BEGINNINGS.get_or_init(|| catalog().beginnings());
-    beginnings.iter().find(|(name, _)| begins_with(text, name)).map(|&(name, symbol)| (name, SymbolKind::of(symbol.family)))
-}
-
-impl SymbolKind {
-    /// The kind of a symbol of `family`.
-    fn of(family: Family) -> SymbolKind {
-        match family {
-            Family::Line => SymbolKind::Line,
-            Family::Point => SymbolKind::Point,
-        }
-    }
+    beginnings.iter().find(|(name, _)| begins_with(text, name)).map(|&(name, symbol)| (name, symbol.family))
 }
 
 /// Whether a line of words begins an entry named `name` (lower case): with a capital, the name
@@ -171,7 +153,7 @@ pub(super) fn symbol_entries(lines: &[TextLine], image: &Rgb, taken: &[PixelBox]
     let mut headings = Vec::new();
     for line in lines.iter().filter(|line| horizontal(&line.bbox) && line.score >= 0.5) {
         let listed = listed_under(lines, line);
-        let Some((name, kind)) = listed.map(|(symbol, _)| (symbol, SymbolKind::Point)).or_else(|| symbol_of(&line.text)) else { continue };
+        let Some((name, kind)) = listed.map(|(symbol, _)| (symbol, Family::Point)).or_else(|| symbol_of(&line.text)) else { continue };
         if taken.iter().any(|t| overlaps(t, &line.bbox)) {
             continue;
         }
@@ -186,16 +168,16 @@ pub(super) fn symbol_entries(lines: &[TextLine], image: &Rgb, taken: &[PixelBox]
         // unless they name a point symbol with its number printed beside it (a strike line and its
         // dip); a point's name asks for a longer, thinner sample (a strike line is long too).
         let number = number_beside(lines, &sample, h);
-        let (named_point, thin) = (kind == SymbolKind::Point, if kind == SymbolKind::Point { 5.0 } else { 3.0 });
+        let (named_point, thin) = (kind == Family::Point, if kind == Family::Point { 5.0 } else { 3.0 });
         let kind = if width >= thin * tall && width >= 2.0 * h && !(named_point && number.is_some()) {
-            SymbolKind::Line
-        } else if kind == SymbolKind::Line && width < 1.5 * h {
-            SymbolKind::Point
+            Family::Line
+        } else if kind == Family::Line && width < 1.5 * h {
+            Family::Point
         } else {
             kind
         };
-        let line_style = (kind == SymbolKind::Line).then(|| line_style(image, &sample));
-        let number = number.filter(|_| kind == SymbolKind::Point);
+        let line_style = (kind == Family::Line).then(|| line_style(image, &sample));
+        let number = number.filter(|_| kind == Family::Point);
         entries.push(SymbolEntry { kind, symbol: name.to_owned(), text: line.text.clone(), text_box: line.bbox, sample, line: line_style, number });
         headings.extend(listed.map(|(_, heading)| lines[heading].bbox));
     }
@@ -353,13 +335,13 @@ mod tests {
 
     #[test]
     fn an_entry_begins_with_its_symbol() {
-        assert_eq!(symbol_of("Fault—Dashed where approximately located"), Some(("fault", SymbolKind::Line)));
-        assert_eq!(symbol_of("Thrust fault—Teeth on upper plate"), Some(("thrust fault", SymbolKind::Line)));
-        assert_eq!(symbol_of("Strike and dip of beds"), Some(("strike and dip of beds", SymbolKind::Point)));
+        assert_eq!(symbol_of("Fault—Dashed where approximately located"), Some(("fault", Family::Line)));
+        assert_eq!(symbol_of("Thrust fault—Teeth on upper plate"), Some(("thrust fault", Family::Line)));
+        assert_eq!(symbol_of("Strike and dip of beds"), Some(("strike and dip of beds", Family::Point)));
         assert_eq!(symbol_of("Faulted basalt flows (Miocene)"), None);
         assert_eq!(symbol_of("Mineralized zone"), None);
         assert_eq!(symbol_of("reverse fault. Faults shown bounding surficial deposits"), None, "a continuation line");
-        assert_eq!(symbol_of("Collapse structureCircular collapse structures"), Some(("collapse structure", SymbolKind::Point)));
+        assert_eq!(symbol_of("Collapse structureCircular collapse structures"), Some(("collapse structure", Family::Point)));
     }
 
     #[test]
@@ -396,7 +378,7 @@ mod tests {
         assert_eq!((fault.pattern, fault.period_px, fault.colour_hex.as_str()), (Pattern::Dashed, Some(30.0), "#c80000"));
         let thrust = entries[2].line.as_ref().unwrap();
         assert_eq!(thrust.decorations, [Decoration { kind: "teeth".into(), side: "below".into(), count: 4 }], "{thrust:?}");
-        assert_eq!((entries[3].kind, entries[3].number.as_deref()), (SymbolKind::Point, Some("35")));
+        assert_eq!((entries[3].kind, entries[3].number.as_deref()), (Family::Point, Some("35")));
     }
 
     #[test]
@@ -419,7 +401,7 @@ mod tests {
         let entries = symbol_entries(&lines, &picture, &[]);
         let named: Vec<(&str, &str, Option<&str>)> = entries.iter().map(|e| (e.symbol.as_str(), e.text.as_str(), e.number.as_deref())).collect();
         assert_eq!(named, [("inclined bedding", "Inclined—Measured in the field", Some("12")), ("vertical bedding", "Vertical", None)], "{entries:?}");
-        assert!(entries.iter().all(|e| e.kind == SymbolKind::Point));
+        assert!(entries.iter().all(|e| e.kind == Family::Point));
 
         // Under the list, less indented and within reach of the heading: a unit's words. A thin
         // dash read just above the listed line is passed (the walk always goes upwards). Under a

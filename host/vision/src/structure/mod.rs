@@ -21,7 +21,7 @@ pub mod skeleton;
 
 use crate::colour::{delta_e, delta_e94, lab};
 use crate::image::Rgb;
-use crate::layout::symbols::{Pattern, SymbolEntry, SymbolKind};
+use crate::layout::symbols::{Pattern, SymbolEntry};
 use chains::{Chain, Joining};
 use geomap_model::page::PixelBox;
 use geomap_model::symbols::{Family, LineMarks, Symbol, catalog};
@@ -214,7 +214,7 @@ impl LinePrompt {
         entries
             .iter()
             .enumerate()
-            .filter(|(_, entry)| entry.kind == SymbolKind::Line)
+            .filter(|(_, entry)| entry.kind == Family::Line)
             .filter_map(|(index, entry)| {
                 let style = entry.line.as_ref()?;
                 let colour = geomap_model::parse_hex(&style.colour_hex)?;

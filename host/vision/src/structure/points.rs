@@ -20,7 +20,7 @@ use std::collections::HashMap;
 use super::skeleton::{self, Branch, Spur};
 use crate::colour::{delta_e, lab};
 use crate::image::Rgb;
-use crate::layout::symbols::{SymbolEntry, SymbolKind};
+use crate::layout::symbols::SymbolEntry;
 use geomap_model::page::{PixelBox, segment_distance};
 use geomap_model::symbols::{Family, catalog};
 
@@ -199,7 +199,7 @@ impl PointPrompt {
         entries
             .iter()
             .enumerate()
-            .filter(|(_, entry)| entry.kind == SymbolKind::Point)
+            .filter(|(_, entry)| entry.kind == Family::Point)
             .filter_map(|(index, entry)| {
                 let kind = ta1_point_type(&entry.symbol)?;
                 Some(PointPrompt::unmeasured(Some(index), (entry.symbol.clone(), entry.text.clone()), kind, (0, 0, 0)))
