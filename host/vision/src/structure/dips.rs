@@ -1,7 +1,6 @@
 //! Attitudes' dips: the number printed beside each strike-and-dip symbol, matched from the words
-//! the sheet's readings hold ([`dips`]) and read again where its ink stands ([`reread_dips`]:
-//! [`number_box`] beside the symbol, and for a hairline symbol the grey ink of
-//! [`hairline_number_boxes`]).
+//! the sheet's readings hold ([`dips`]) and read again where its ink stands ([`reread_dips`], in
+//! the boxes its detector gives: [`PointDetector::number_boxes`]).
 //!
 //! Invariants: a dip is a number read on the map, never guessed, at most [`MAX_DIP`]; each number
 //! is one attitude's at most (the nearest keeps it); the scan is read only through the caller's
@@ -10,7 +9,9 @@
 use geomap_model::page::PixelBox;
 
 use super::clamped;
-use super::points::{FoundPoint, PointPrompt, Shape, hairline_number_boxes, number_box};
+#[cfg(doc)]
+use super::points::PointDetector;
+use super::points::{FoundPoint, NumberBox, PointPrompt, Shape};
 use crate::VisionError;
 use crate::image::Rgb;
 use crate::layout::numbers::printed_number;
@@ -65,13 +66,13 @@ pub fn dips(points: &[FoundPoint], prompts: &[PointPrompt], words: &[TextLine]) 
 /// Smallest recogniser score a number read beside an attitude is kept at.
 const DIP_MIN_SCORE: f64 = 0.6;
 /// Smallest recogniser score a number read beside a hairline attitude, in grey ink not its own
-/// ([`hairline_number_boxes`]), is kept at: those boxes also hold pieces of other grey lines, and
+/// ([`NumberBox::own_ink`] false), is kept at: those boxes also hold pieces of other grey lines, and
 /// on the USGS sample one such piece beside an 8 read as 1 at 0.63.
 const HAIRLINE_DIP_MIN_SCORE: f64 = 0.8;
 
-/// Each attitude's dip read where its number's ink stands ([`number_box`] in the scan around it,
-/// `window` giving the scan's pixels in a region, then `reader`'s recogniser; for a hairline
-/// attitude, where that reads no number, each of its [`hairline_number_boxes`] in turn), else as
+/// Each attitude's dip read where its number's ink stands (in the scan around it, `window` giving
+/// the scan's pixels in a region, each of the boxes its detector gives in turn,
+/// [`PointDetector::number_boxes`], by `reader`'s recogniser, until one reads), else as
 /// `from_words` gave it (the words the layout and the readings read, matched by [`dips`]).
 pub fn reread_dips<E: From<VisionError>>(
     points: &[FoundPoint],
@@ -84,9 +85,7 @@ pub fn reread_dips<E: From<VisionError>>(
     let mut dips = from_words;
     for (point, dip) in points.iter().zip(dips.iter_mut()) {
         let prompt = &prompts[point.prompt];
-        if prompt.shape != Shape::Tick {
-            continue;
-        }
+        let Some(detector) = prompt.detector.filter(|_| prompt.shape == Shape::Tick) else { continue };
         let reach = 2.5 * prompt.strike_px;
         let Some(region) = clamped((point.at.0 - reach, point.at.1 - reach, point.at.0 + reach, point.at.1 + reach), (width, height)) else { continue };
         let pixels = window(region)?;
@@ -94,15 +93,8 @@ pub fn reread_dips<E: From<VisionError>>(
         let at = (point.at.0 - left, point.at.1 - top);
         // Where the symbol's own ink is printed, then (a hairline's, only when that reads no number)
         // where grey ink of a number's size is.
-        let beside = number_box(&pixels, at, prompt);
-        let hairline_boxes = std::iter::once_with(|| match point.dip_direction {
-            Some(towards) if prompt.hairline => hairline_number_boxes(&pixels, at, prompt, towards),
-            _ => Vec::new(),
-        })
-        .flatten()
-        .filter(|number| Some(*number) != beside);
-        for (number, min_score) in beside.map(|number| (number, DIP_MIN_SCORE)).into_iter().chain(hairline_boxes.map(|number| (number, HAIRLINE_DIP_MIN_SCORE)))
-        {
+        for NumberBox { region: number, own_ink } in detector.number_boxes(&pixels, at, prompt, point.dip_direction) {
+            let min_score = if own_ink { DIP_MIN_SCORE } else { HAIRLINE_DIP_MIN_SCORE };
             let read = reader.recognise(&pixels, vec![number], min_score).map_err(|error| E::from(VisionError::Inference(error.to_string())))?;
             if let Some(degrees) = read.first().and_then(|line| dip_of(&line.text)) {
                 *dip = Some((degrees, PixelBox { x0: number.x0 + left, y0: number.y0 + top, x1: number.x1 + left, y1: number.y1 + top }));

@@ -25,7 +25,7 @@ use crate::layout::symbols::{Pattern, SymbolEntry};
 use chains::{Chain, Joining};
 use geomap_model::page::PixelBox;
 use geomap_model::symbols::{Family, LineMarks, Symbol, catalog};
-use points::{FoundPoint, PointPrompt};
+use points::{DETECTORS, FoundPoint, PointMap, PointPrompt, hairline};
 use skeleton::{Branch, Piece, Spur};
 
 /// The whole pixels of box `(x0, y0, x1, y1)` within a `width × height` scan, `None` when none are.
@@ -306,10 +306,10 @@ pub struct StructureFinder {
     height: u32,
     origin: (u32, u32),
     marks: Vec<u8>,
-    /// Quantised colour → its lightness as [`points::Lightness`] holds it; empty unless a point
+    /// Quantised colour → its lightness as [`hairline::Lightness`] holds it; empty unless a point
     /// symbol is printed as a hairline.
     light_table: Vec<u8>,
-    /// The main map's lightness ([`points::Lightness`]), marked with the colours; empty unless a
+    /// The main map's lightness ([`hairline::Lightness`]), marked with the colours; empty unless a
     /// point symbol is printed as a hairline.
     lightness: Vec<u8>,
 }
@@ -395,9 +395,9 @@ impl StructureFinder {
                 .collect()
         };
         let marks = if line_labs.is_empty() { Vec::new() } else { vec![0; width as usize * height as usize] };
-        let hairlines = points.iter().any(|p| p.hairline) && !line_labs.is_empty();
+        let hairlines = points.iter().any(|p| p.detector.is_some_and(|detector| detector.reads() == points::Reads::Lightness)) && !line_labs.is_empty();
         let light_table: Vec<u8> =
-            if hairlines { (0..1_usize << (3 * TABLE_BITS)).map(|key| points::lightness_byte(key_rgb(key))).collect() } else { Vec::new() };
+            if hairlines { (0..1_usize << (3 * TABLE_BITS)).map(|key| hairline::lightness_byte(key_rgb(key))).collect() } else { Vec::new() };
         let lightness = if hairlines { vec![0; width as usize * height as usize] } else { Vec::new() };
         StructureFinder { prompts, points, colours, table, width, height, origin, marks, light_table, lightness }
     }
@@ -422,10 +422,11 @@ impl StructureFinder {
     }
 
     /// The lines and point symbols of every prompt, colour by colour; `cancelled` is asked
-    /// between steps and every 64 lines. A colour's filled marks are taken from its mask, its
-    /// hairline attitudes from the map's lightness and its other attitude symbols from its
-    /// skeleton first, so their ink is never a piece of a line. Prompts
-    /// looked for by their look alone are measured on their colour's skeleton first.
+    /// between steps and every 64 lines. A colour's point symbols are found first, by each of
+    /// [`DETECTORS`] in turn (its marks taken from its mask, its hairline attitudes from the map's
+    /// lightness, its other attitude symbols from its skeleton), so their ink is never a piece of
+    /// a line; its lines are traced on the rest of its skeleton. Prompts looked for by their look
+    /// alone are measured on their colour's skeleton first.
     pub fn found(mut self, cancelled: &dyn Fn() -> bool) -> Option<Structure> {
         let (width, height) = (self.width as usize, self.height as usize);
         let mut found = Structure::default();
@@ -441,23 +442,22 @@ impl StructureFinder {
             }
             self.stroke_mask(colour as u8 + 1, &mut mask);
             let dark = |at: (f64, f64)| index_at(at, width, height).is_some_and(|i| self.marks[i] & DARK != 0);
-            found.points.extend(points::filled_marks(&mut mask, (width, height), &dark, &self.points, &group.points, origin));
-            let lightness = points::Lightness { pixels: &self.lightness, width, height };
-            found.points.extend(points::hairline_attitudes(&mut mask, &lightness, &self.points, &group.points, origin));
-            let mut branches = skeleton::branches(&mask, width, height);
-            if cancelled() {
-                return None;
-            }
-            self.measured_by_look(group, &branches);
+            let lightness = hairline::Lightness { pixels: &self.lightness, width, height };
+            let mut map = PointMap::new(&mut mask, (width, height), origin, &dark, lightness);
             if !group.points.is_empty() {
-                let (points, used) = points::attitudes(&branches, &self.points, &group.points, origin);
-                found.points.extend(points);
-                let used: std::collections::HashSet<usize> = used.into_iter().collect();
-                branches = branches.into_iter().enumerate().filter(|(index, _)| !used.contains(index)).map(|(_, branch)| branch).collect();
+                for detector in DETECTORS {
+                    found.points.extend(detector.find(&mut map, &mut self.points, &group.points));
+                }
             }
             if group.lines.is_empty() {
                 continue;
             }
+            let (branches, used) = map.into_skeleton();
+            if cancelled() {
+                return None;
+            }
+            measured_by_look(&mut self.prompts, &group.lines, &branches);
+            let branches: Vec<Branch> = branches.into_iter().zip(used).filter(|(_, used)| !used).map(|(branch, _)| branch).collect();
             let widest = group.lines.iter().map(|&p| self.prompts[p].width_px).fold(1.0, f64::max);
             let gap = group
                 .lines
@@ -480,26 +480,6 @@ impl StructureFinder {
         }
         (found.line_prompts, found.point_prompts) = (self.prompts, self.points);
         Some(found)
-    }
-
-    /// Measures `group`'s prompts looked for by their look alone on their colour's skeleton
-    /// (`branches`): a contact's width is the colour's common stroke, every other line's [`HEAVY`]
-    /// times it, and an attitude's lengths are the median of those its shape shows.
-    fn measured_by_look(&mut self, group: &ColourGroup, branches: &[Branch]) {
-        let lines = group.lines.iter().copied().filter(|&p| self.prompts[p].entry.is_none());
-        let points = group.points.iter().copied().filter(|&p| self.points[p].entry.is_none());
-        let (lines, points): (Vec<usize>, Vec<usize>) = (lines.collect(), points.collect());
-        if lines.is_empty() && points.is_empty() {
-            return;
-        }
-        let common = common_width(branches);
-        for p in lines {
-            let prompt = &mut self.prompts[p];
-            prompt.width_px = if prompt.ta1_type.is_none() { common } else { HEAVY * common };
-        }
-        for p in points {
-            self.points[p].measure_on_map(branches, common);
-        }
     }
 
     /// Into `mask`, the pixels of colour `label`'s strokes: those marked with it, and its edge
@@ -545,6 +525,21 @@ impl StructureFinder {
             .collect();
         let polarity = if matches!(seen, Marks::Teeth | Marks::Ball) { side } else { 0 };
         Some(FoundLine { prompt, parts, polarity, confidence: (confidence * 1000.0).round() / 1000.0 })
+    }
+}
+
+/// Measures the line prompts of `group` (indices into `prompts`, drawn in one colour) looked for
+/// by their look alone on their colour's skeleton (`branches`): a contact's width is the colour's
+/// common stroke, every other line's [`HEAVY`] times it.
+fn measured_by_look(prompts: &mut [LinePrompt], group: &[usize], branches: &[Branch]) {
+    let by_look: Vec<usize> = group.iter().copied().filter(|&p| prompts[p].entry.is_none()).collect();
+    if by_look.is_empty() {
+        return;
+    }
+    let common = common_width(branches);
+    for p in by_look {
+        let prompt = &mut prompts[p];
+        prompt.width_px = if prompt.ta1_type.is_none() { common } else { HEAVY * common };
     }
 }
 
