@@ -24,20 +24,24 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use geomap_export::geopackage::{GEOPACKAGE, line_near};
-use geomap_export::ta1::{MapRow, UnitRow};
-use geomap_export::{Extraction, Ground, UnitPolygon, export_all};
-use geomap_georef::unit_raster::{UNIT_RASTER, UnitRaster};
+use geomap_export::ta1::{MapRow, StructureRows, UnitRow};
+use geomap_export::{Exported, Extraction, Ground, UnitPolygon, export_all};
+use geomap_georef::unit_raster::{Outlines, UNIT_RASTER, UnitRaster};
 use geomap_model::georeference::Revision;
 use geomap_model::page::PixelBox;
 use geomap_model::trace;
 use geomap_store::registry::{Document, StoredDocument};
-use geomap_vision::classes::{self, NO_MATCH_DELTA_E, filter, regions};
+use geomap_store::sweep::Staged;
+use geomap_vision::classes::preview::Preview;
+use geomap_vision::classes::{self, Classified, NO_MATCH_DELTA_E, filter, regions};
 use geomap_vision::colour::{delta_e, ground_colour, hex, lab};
+use geomap_vision::models::ModelInfo;
+use geomap_vision::ocr::reader::{Reader, TextLine};
 use geomap_vision::structure::dips::{dips, reread_dips};
 use geomap_vision::structure::points::{FoundPoint, PointPrompt, Shape, sample_box, sample_ink};
-use geomap_vision::structure::section_letters::{letters_at_ends, section_lines, type_height};
-use geomap_vision::structure::sections::ShrunkMap;
-use geomap_vision::structure::{LinePrompt, StructureFinder, sample_window};
+use geomap_vision::structure::section_letters::{SectionLine, letters_at_ends, section_lines, type_height};
+use geomap_vision::structure::sections::{ShrunkMap, Straight};
+use geomap_vision::structure::{LinePrompt, Structure, StructureFinder, sample_window};
 use geomap_vision::{VisionError, millis};
 
 use crate::provenance::{Made, PROVENANCE_FILE, stored_uris};
@@ -282,6 +286,8 @@ struct Plan<'a> {
     swatches: Vec<(u8, u8, u8)>,
     /// `(left, top, right, bottom)` in the scan's pixels.
     region: (u32, u32, u32, u32),
+    /// The scan's width and height in pixels.
+    scan: (u32, u32),
     min_area: u64,
     warnings: Vec<String>,
 }
@@ -297,6 +303,12 @@ impl Plan<'_> {
 
     fn pixels(&self) -> u64 {
         u64::from(self.width()) * u64::from(self.height())
+    }
+
+    /// The main map's box in the scan's pixels, its edges on whole pixels.
+    fn main_map(&self) -> PixelBox {
+        let (left, top, right, bottom) = self.region;
+        PixelBox { x0: f64::from(left), y0: f64::from(top), x1: f64::from(right), y1: f64::from(bottom) }
     }
 }
 
@@ -412,260 +424,52 @@ impl App {
         trace::spawn_blocking(move || app.extract_now(&request, &progress)).await
     }
 
+    /// The blocking part of `geomap_extract_units`: the plan, then the stages in turn, each handing
+    /// the next what it made.
     fn extract_now(&self, request: &ExtractRequest, progress: &Progress) -> Result<UnitExtraction, AppError> {
         let begun = crate::now();
         let map = self.open_registered(&request.map_id)?;
         map.pixels("classify")?;
-        let map_id = map.id().to_owned();
-        let (layout_id, layout) = self.chosen_layout(&map_id, request.layout_id.as_deref())?;
-        let plan = plan(&layout, &map_id, (map.record.width as u32, map.record.height as u32), request.min_area_px)?;
+        let (layout_id, layout) = self.chosen_layout(map.id(), request.layout_id.as_deref())?;
+        let plan = plan(&layout, map.id(), (map.record.width as u32, map.record.height as u32), request.min_area_px)?;
+        let sheet = Sheet { map: &map, layout_id: &layout_id, layout: &layout, plan };
         let mut timings = UnitTimings::default();
-        let (width, height, (left, top, right, bottom)) = (plan.width(), plan.height(), plan.region);
-
+        // Classifying is timed from its first report, the prompts measured included and the lines
+        // of section read from the words left to the lines' time.
         let started = Instant::now();
         let classifying = progress.stage(0.0, 0.4);
-        classifying.fraction(0.0, "classifying the main map")?;
-        let Prompts { lines: prompts, points, unmeasured, unmeasured_inks } = self.measured_prompts(&map, &layout)?;
-        let mut finder = StructureFinder::new(prompts, points, &unmeasured_inks, &plan.swatches, PAPER, (width, height), (left, top));
-        // Each cross section's line between its letters on the main map, as the words read them.
-        // Should one not be found so, and the OCR models be installed, the map is shrunk as it is
-        // classified, for its thin straight lines (the letters at whose ends are read once they
-        // are traced).
-        let sections_started = Instant::now();
-        let (words, words_read) = self.words_read(&map_id, &layout_id)?;
-        let cross_sections = layout.cross_sections();
-        let scan = (map.record.width as u32, map.record.height as u32);
-        let main_map = PixelBox { x0: f64::from(left), y0: f64::from(top), x1: f64::from(right), y1: f64::from(bottom) };
-        let mut sections = section_lines(&cross_sections, (&words, &[]), &main_map, &|region| Ok::<_, AppError>(map.window(self, region)?), scan)?;
-        let reader = self.text_reader().ok();
-        let mut shrunk = (reader.is_some() && sections.iter().any(Option::is_none)).then(|| ShrunkMap::new((width, height), (left, top)));
-        let ends_read = shrunk.is_some();
-        let sections_ms = millis(sections_started);
-        let classified = classes::classify_map(&plan.swatches, width, height, |first_row, rows| {
-            classifying.fraction(f64::from(first_row) / f64::from(height.max(1)), "classifying the main map")?;
-            let strip = map.window(self, (left, top + first_row, right, top + first_row + rows))?;
-            finder.mark(&strip, first_row);
-            if let Some(shrunk) = shrunk.as_mut() {
-                shrunk.mark(&strip, first_row);
-            }
-            Ok::<_, AppError>(strip)
-        })?;
-        let classes::Classified { classes: mut raster, mut confidence, mut preview } = classified;
-        timings.classify_ms = millis(started) - sections_ms;
-
-        // With two worker threads or more, the structure is traced on a thread of its own while this
-        // one fills, sieves and polygonizes the units: neither needs the other until the GeoPackage
-        // is written. Should the units fail or panic, the tracing stops at its next check. With one
-        // worker thread, the structure is traced first. (A progress report that fails means a
-        // cancellation, which the tracing and the units' stages see for themselves.)
-        let abandoned = AtomicBool::new(false);
-        let tracing = || {
-            let started = Instant::now();
-            let stop = || progress.is_cancelled() || abandoned.load(Ordering::Relaxed);
-            let drawn = finder.found(&stop);
-            let straights = shrunk.map(|shrunk| shrunk.straight_lines(&stop));
-            (drawn, straights, millis(started))
-        };
-        let beside = self.settings.worker_threads > 1;
-        let (traced, drawn_units) = std::thread::scope(|scope| {
-            let tracing = if beside {
-                Tracing::Beside(scope.spawn(trace::within_call(tracing)))
-            } else {
-                let _ = progress.fraction(0.4, TRACING);
-                Tracing::Done(tracing())
-            };
-            let mut stop_tracing = StopUnlessDone { flag: &abandoned, done: false };
-            let drawn_units = (|| {
-                let started = Instant::now();
-                progress.fraction(0.4, if beside { "filling linework while the line and point symbols are traced" } else { "filling linework" })?;
-                if !filter::fill_strokes(&mut raster, &mut confidence, width as usize, height as usize, plan.swatches.len() as u8, &|| progress.is_cancelled())
-                {
-                    return Err(AppError::from(VisionError::Cancelled));
-                }
-                timings.fill_ms = millis(started);
-                let started = Instant::now();
-                let gdal_raster = UnitRaster::new(raster, (width as usize, height as usize), (left, top), self.settings.worker_threads)?;
-                gdal_raster.sieve(plan.min_area as usize, &progress.stage(0.45, 0.5))?;
-                let mut raster = vec![0_u8; plan.pixels() as usize];
-                gdal_raster.read_classes(&mut raster)?;
-                timings.sieve_ms = millis(started);
-                progress.check()?;
-                let started = Instant::now();
-                let found = regions::regions(&raster, &confidence, width as usize, height as usize);
-                drop(confidence);
-                let by_first: HashMap<(u32, u32), f64> = found.iter().map(|r| ((r.first_x + left, r.first_y + top), r.confidence)).collect();
-                let tally = tally(&found, plan.swatches.len(), plan.pixels());
-                preview.paint_classes(&raster, &plan.swatches);
-                drop(raster);
-                let outlines = gdal_raster.outlines(&progress.stage(0.5, 0.8))?;
-                timings.write_ms = millis(started);
-                Ok((gdal_raster, outlines, by_first, tally))
-            })();
-            stop_tracing.done = drawn_units.is_ok();
-            drop(stop_tracing);
-            let traced = match tracing {
-                Tracing::Beside(thread) => {
-                    if !thread.is_finished() {
-                        let _ = progress.fraction(0.8, TRACING);
-                    }
-                    trace::rejoin(thread.join())
-                }
-                Tracing::Done(traced) => traced,
-            };
-            (traced, drawn_units)
-        });
-        let (mut gdal_raster, outlines, by_first, tally) = drawn_units?;
-        let (drawn, straights, traced_ms) = traced;
-        let drawn = drawn.ok_or(VisionError::Cancelled)?;
-        let straights = straights.map(|straights| straights.ok_or(VisionError::Cancelled)).transpose()?.unwrap_or_default();
-
+        classifying.fraction(0.0, CLASSIFYING)?;
+        let (finder, unmeasured) = self.measured_prompts(&map, &layout)?.finder(&sheet.plan);
+        let (mut sections, shrunk) = self.sections_by_words(&sheet)?;
+        let marked = self.classified(&sheet, (finder, shrunk), &classifying)?;
+        timings.classify_ms = millis(started) - sections.ms;
+        let traced = self.traced(&sheet.plan, marked, progress, &mut timings)?;
+        let readings = self.dips_and_sections(&sheet, &traced, &mut sections, progress, &mut timings)?;
+        let Traced { units, structure, .. } = traced;
+        // Placing on the ground is timed with the writing.
         let started = Instant::now();
-        progress.fraction(0.8, "reading the attitudes' dips and finding the lines of section")?;
-        let (prompts, points) = (&drawn.line_prompts, &drawn.point_prompts);
-        let mut structure = line_rows(prompts, &drawn.lines);
-        let mut dips = dips(&drawn.points, points, &words);
-        // Each number read again where its ink stands, and the letters at the thin straight lines'
-        // ends, when the OCR models are installed.
-        let mut models = Vec::new();
-        if let (false, Some(reader)) = (drawn.points.is_empty() && straights.is_empty(), reader) {
-            models = reader.models().to_vec();
-            let window = |region| Ok::<_, AppError>(map.window(self, region)?);
-            dips = reread_dips(&drawn.points, points, dips, &reader, scan, &window)?;
-            let unfound: Vec<usize> = (0..sections.len()).filter(|&k| sections[k].is_none()).collect();
-            let wanted: Vec<&str> = unfound.iter().map(|&k| cross_sections[k].1[0].as_str()).collect();
-            let lettered = letters_at_ends(&straights, &wanted, type_height(&words), &reader, scan, &window, &|| progress.is_cancelled())?;
-            let unfound_sections: Vec<(PixelBox, [String; 2])> = unfound.iter().map(|&k| cross_sections[k].clone()).collect();
-            for (k, found) in unfound.into_iter().zip(section_lines(&unfound_sections, (&[], &lettered), &main_map, &window, scan)?) {
-                sections[k] = found;
-            }
-        }
-        structure.sections = sections.iter().flatten().map(section_row).collect();
-        timings.lines_ms = sections_ms + traced_ms + millis(started);
-
-        let started = Instant::now();
-        let revision = map.record.revisions.last();
-        // Before any file is written, so a revision whose transform fails here leaves nothing behind.
-        let centre = ((f64::from(left) + f64::from(right)) / 2.0, (f64::from(top) + f64::from(bottom)) / 2.0);
-        let pixel_km2 = revision.map(|revision| geomap_georef::ground::pixel_area_km2(revision, centre.0, centre.1)).transpose()?;
-        let dip_directions = dip_directions(&drawn.points, points, revision)?;
-        add_point_rows(&mut structure, points, &drawn.points, &dips, &dip_directions);
-        let units_id = format!("unt_{}", geomap_model::random_hex(10));
-        let title = layout.title.clone().filter(|title| !title.trim().is_empty()).unwrap_or_else(|| map.record.relative_path.clone());
-        let map_row = MapRow { map_id: map_id.clone(), name: title, image_url: map_uri(&map_id), width: map.record.width, height: map.record.height };
-        let rows: Vec<UnitRow> = plan.legend.iter().map(|swatch| unit_row(swatch.entry, swatch.colour)).collect();
-        let created_at = crate::now();
-        let sheet = record::sheet_record(&map_id, (&layout_id, &layout), &plan.legend, revision, (&units_id, &created_at, &models));
-        // A region of a class beyond the legend's is no unit's.
-        let polygons: Vec<UnitPolygon> = outlines
-            .into_outlines()
-            .into_iter()
-            .filter(|outline| outline.class <= rows.len())
-            .map(|outline| UnitPolygon {
-                id: outline.index + 1,
-                class: outline.class,
-                confidence: by_first.get(&outline.first_pixel).copied().unwrap_or(0.0),
-                wkb: outline.wkb,
-            })
-            .collect();
-        // Placed before any file is written, so a revision whose transform fails here leaves nothing behind.
-        let ground = revision.map(|revision| Ground::place(revision, &polygons, &structure, &progress.stage(0.82, 0.86))).transpose()?;
-        let extracted = Extraction { map: map_row, units: rows, polygons, structure, sheet, ground };
-        let staged = self.stage(&map_id, &units_id)?;
-        let exported = export_all(&extracted, staged.path(), &progress.stage(0.86, 0.94))?;
-        let raster_classes: Vec<((u8, u8, u8), String)> = extracted
-            .units
-            .iter()
-            .enumerate()
-            .map(|(index, unit)| (unit.colour, unit.code.clone().or(unit.description.clone()).unwrap_or_else(|| format!("unit {}", index + 1))))
-            .collect();
-        gdal_raster.write_raster(staged.path(), &raster_classes, revision, &progress.stage(0.94, 0.97))?;
-        preview
-            .image
-            .write_png(&staged.path().join(PREVIEW), (0, 0, preview.image.width, preview.image.height))
-            .map_err(|error| VisionError::Storage(format!("cannot write the preview: {error}")))?;
-        drop(gdal_raster);
+        let placed = placed(&sheet, &structure, readings, (units.outlines, &units.by_first), progress)?;
+        let (staged, exported) = self.written(&sheet, &placed, (units.raster, &units.preview), progress)?;
         timings.write_ms += millis(started);
+        let summaries = summaries(&sheet, &placed, &units.tally, &structure, &unmeasured, sections);
+        let extraction = self.unit_extraction(&sheet, &placed, summaries, exported, timings);
+        self.recorded(&sheet, extraction, staged, &placed.models, (request, &begun), progress)
+    }
+}
 
-        let Extraction { structure, ground, .. } = &extracted;
-        let units = unit_summaries(&plan.legend, &tally, &extracted.polygons_per_class(), plan.pixels(), pixel_km2);
-        let unclassified_share = round(tally.area_px[0] as f64 / plan.pixels() as f64, 5);
-        let (min_area, mut warnings) = (plan.min_area, plan.warnings);
-        warnings.extend(extraction_warnings(&units, unclassified_share, min_area));
-        let line_summaries = line_summaries(prompts, structure, ground.as_ref().map(|ground| ground.line_lengths_km.as_slice()));
-        warnings.extend(line_warnings(prompts, &line_summaries));
-        let mut point_summaries = point_summaries(points, structure, revision.is_some());
-        warnings.extend(point_warnings(&unmeasured, points, &point_summaries, words_read));
-        // A shape looked for without an explanation and found nowhere is said in the warnings alone.
-        point_summaries.retain(|summary| summary.prompted_by != "look" || summary.count > 0);
-        let unlettered = layout.components.iter().filter(|c| c.class == "cross_section" && c.letters.is_none()).count();
-        warnings.extend(section_warnings(&cross_sections, &sections, unlettered, (words_read, ends_read)));
-        let sections: Vec<SectionSummary> = sections
-            .into_iter()
-            .flatten()
-            .enumerate()
-            .map(|(k, line)| section_summary(line, ground.as_ref().map(|ground| ground.section_lengths_km[k])))
-            .collect();
-        warnings.extend(exported.warnings);
-        let folder = layout_dir(&self.settings.artifact_root, &map_id, &units_id);
-        // The files made, then the provenance that says what made them.
-        let mut files = vec!["units.json".to_owned()];
-        files.extend(exported.files.iter().cloned());
-        files.extend([UNIT_RASTER.to_owned(), PREVIEW.to_owned()]);
-        let made = stored_uris(&map_id, &units_id, &files);
-        files.push(PROVENANCE_FILE.to_owned());
-        let path_of = |name: &str| folder.join(name).to_string_lossy().into_owned();
-        let extraction = UnitExtraction {
-            schema: UNITS_SCHEMA.to_owned(),
-            resource_uri: layout_uri(&map_id, &units_id, "units.json"),
-            geopackage_uri: layout_uri(&map_id, &units_id, GEOPACKAGE),
-            raster_uri: layout_uri(&map_id, &units_id, UNIT_RASTER),
-            preview_uri: layout_uri(&map_id, &units_id, PREVIEW),
-            geopackage_path: path_of(GEOPACKAGE),
-            raster_path: path_of(UNIT_RASTER),
-            geojson_uris: exported.files.iter().filter(|name| name.ends_with(".geojson")).map(|name| layout_uri(&map_id, &units_id, name)).collect(),
-            map_id,
-            units_id,
-            layout_id,
-            revision_id: revision.map(|revision| revision.revision_id.clone()),
-            crs: revision.map(|revision| revision.crs.clone()),
-            created_at,
-            region: PixelBox { x0: f64::from(left), y0: f64::from(top), x1: f64::from(right), y1: f64::from(bottom) },
-            min_area_px: min_area,
-            units,
-            lines: line_summaries,
-            points: point_summaries,
-            sections,
-            unclassified_share,
-            timings,
-            warnings,
-            files,
-        };
-        let mut used = vec![(layout_uri(&extraction.map_id, &extraction.layout_id, "layout.json"), "layout")];
-        used.extend(extraction.revision_id.iter().map(|revision_id| (format!("{}/revisions/{revision_id}", map_uri(&extraction.map_id)), "revision")));
-        Made {
-            tool: EXTRACT_TOOL,
-            run_id: &extraction.units_id,
-            made,
-            scan: (&extraction.map_id, &map.record.sha256),
-            used,
-            models: &models,
-            parameters: serde_json::to_value(request).expect("requests serialize"),
-            started: &begun,
-            ended: &crate::now(),
-        }
-        .write(staged.path())?;
-        progress.check()?; // the staged folder goes with a cancelled call
-        let document = serde_json::to_string_pretty(&extraction).expect("extractions serialize");
-        let record = StoredDocument {
-            kind: Document::Units,
-            id: extraction.units_id.clone(),
-            map_id: extraction.map_id.clone(),
-            created_at: extraction.created_at.clone(),
-            document,
-        };
-        self.store(staged, "units.json", &record)?;
-        let _ = progress.fraction(1.0, "done"); // stored: a cancellation now changes nothing
-        Ok(extraction)
+/// What an extraction is of, which each of its stages reads: the map, the layout chosen (its ID
+/// and itself) and the plan.
+struct Sheet<'a> {
+    map: &'a RegisteredMap,
+    layout_id: &'a str,
+    layout: &'a StoredLayout,
+    plan: Plan<'a>,
+}
+
+impl Sheet<'_> {
+    /// The map's newest georeference revision, which the extraction is placed through.
+    fn revision(&self) -> Option<&Revision> {
+        self.map.record.revisions.last()
     }
 }
 
@@ -676,6 +480,94 @@ struct Prompts {
     points: Vec<PointPrompt>,
     unmeasured: Vec<String>,
     unmeasured_inks: Vec<(u8, u8, u8)>,
+}
+
+impl Prompts {
+    /// A finder of these prompts over `plan`'s main map, the point symbols not looked for kept off
+    /// its masks by their inks; with those symbols' words, for the warnings.
+    fn finder(self, plan: &Plan<'_>) -> (StructureFinder, Vec<String>) {
+        let origin = (plan.region.0, plan.region.1);
+        let finder = StructureFinder::new(self.lines, self.points, &self.unmeasured_inks, &plan.swatches, PAPER, (plan.width(), plan.height()), origin);
+        (finder, self.unmeasured)
+    }
+}
+
+/// Each cross section's line of section on the main map, and what it is read with: the sheet's
+/// words and the OCR reader.
+struct Sections {
+    /// The words the layout and the readings read of the sheet.
+    words: Vec<TextLine>,
+    /// Whether any of them may cover the main map.
+    words_read: bool,
+    /// The layout's cross sections: each one's box and letters.
+    cross_sections: Vec<(PixelBox, [String; 2])>,
+    /// Per cross section, its line on the main map; `None` while it is not found.
+    lines: Vec<Option<SectionLine>>,
+    /// The OCR reader, when its models are installed.
+    reader: Option<Arc<Reader>>,
+    /// Whether the letters at the thin straight lines' ends are read, for the lines the words left unfound.
+    ends_read: bool,
+    /// The time the words took, in milliseconds: counted as the lines', not the classifying's.
+    ms: f64,
+}
+
+/// The main map classified, and what its structure is traced from: the finder with the prompts'
+/// colours marked, and the shrunk map when its thin straight lines are looked for.
+struct Marked {
+    classified: Classified,
+    finder: StructureFinder,
+    shrunk: Option<ShrunkMap>,
+}
+
+/// The units drawn: GDAL's raster of their classes after the sieve (written as the unit raster),
+/// its regions' outlines and each region's confidence by its first pixel (placed as the polygons),
+/// what the classes come to, and the preview with the classes painted.
+struct Units {
+    raster: UnitRaster,
+    outlines: Outlines,
+    by_first: HashMap<(u32, u32), f64>,
+    tally: Tally,
+    preview: Preview,
+}
+
+/// The units drawn beside the structure traced: the lines and attitude symbols found, the thin
+/// straight lines (none unless they were looked for), and the tracing's time in milliseconds.
+struct Traced {
+    units: Units,
+    structure: Structure,
+    straights: Vec<Straight>,
+    ms: f64,
+}
+
+/// The structure read: its rows so far (the lines and the lines of section; the points' are added
+/// once their directions are on the ground), each found attitude's dip with its number's box, and
+/// the OCR models that read any.
+struct Readings {
+    rows: StructureRows,
+    dips: Vec<Option<(u32, PixelBox)>>,
+    models: Vec<ModelInfo>,
+}
+
+/// The extraction as one value, placed on the ground when the map is georeferenced, with its ID,
+/// when it was made, a pixel's area on the ground in km² (at the main map's centre) and the OCR
+/// models its sheet record names.
+struct Placed {
+    extraction: Extraction,
+    units_id: String,
+    created_at: String,
+    pixel_km2: Option<f64>,
+    models: Vec<ModelInfo>,
+}
+
+/// What an extraction found, as its result tells it: per legend unit, line and point symbol and
+/// line of section, the share of the main map that matches no unit, and what to check so far.
+struct Summaries {
+    units: Vec<UnitSummary>,
+    lines: Vec<LineSummary>,
+    points: Vec<PointSummary>,
+    sections: Vec<SectionSummary>,
+    unclassified_share: f64,
+    warnings: Vec<String>,
 }
 
 impl App {
@@ -714,6 +606,314 @@ impl App {
         }
         Ok(Prompts { lines, points, unmeasured, unmeasured_inks })
     }
+
+    /// Each cross section's line between its letters on the main map, as the sheet's words read
+    /// them; handed on with the words and the OCR reader. Should one not be found so, and the OCR
+    /// models be installed, a blank shrunk map is handed on too, to be filled as the map is
+    /// classified, for its thin straight lines (the letters at whose ends are read once they are
+    /// traced).
+    fn sections_by_words(&self, sheet: &Sheet<'_>) -> Result<(Sections, Option<ShrunkMap>), AppError> {
+        let started = Instant::now();
+        let (map, plan) = (sheet.map, &sheet.plan);
+        let (words, words_read) = self.words_read(map.id(), sheet.layout_id)?;
+        let cross_sections = sheet.layout.cross_sections();
+        let lines = section_lines(&cross_sections, (&words, &[]), &plan.main_map(), &|region| Ok::<_, AppError>(map.window(self, region)?), plan.scan)?;
+        let reader = self.text_reader().ok();
+        let shrunk =
+            (reader.is_some() && lines.iter().any(Option::is_none)).then(|| ShrunkMap::new((plan.width(), plan.height()), (plan.region.0, plan.region.1)));
+        let sections = Sections { words, words_read, cross_sections, lines, reader, ends_read: shrunk.is_some(), ms: millis(started) };
+        Ok((sections, shrunk))
+    }
+
+    /// The main map classified against the plan's swatches strip by strip, reporting through
+    /// `classifying`: each strip's pixels of the prompts' colours marked in `finder`, and the strip
+    /// shrunk into `shrunk`, as it is read. Hands on the classes with the marks.
+    fn classified(
+        &self,
+        sheet: &Sheet<'_>,
+        (mut finder, mut shrunk): (StructureFinder, Option<ShrunkMap>),
+        classifying: &Progress,
+    ) -> Result<Marked, AppError> {
+        let plan = &sheet.plan;
+        let (height, (left, top, right, _)) = (plan.height(), plan.region);
+        let classified = classes::classify_map(&plan.swatches, plan.width(), height, |first_row, rows| {
+            classifying.fraction(f64::from(first_row) / f64::from(height.max(1)), CLASSIFYING)?;
+            let strip = sheet.map.window(self, (left, top + first_row, right, top + first_row + rows))?;
+            finder.mark(&strip, first_row);
+            if let Some(shrunk) = shrunk.as_mut() {
+                shrunk.mark(&strip, first_row);
+            }
+            Ok::<_, AppError>(strip)
+        })?;
+        Ok(Marked { classified, finder, shrunk })
+    }
+
+    /// The units drawn ([`App::drawn_units`]) beside the structure traced from `marked`'s marks:
+    /// hands on both, with the thin straight lines and the tracing's time.
+    fn traced(&self, plan: &Plan<'_>, marked: Marked, progress: &Progress, timings: &mut UnitTimings) -> Result<Traced, AppError> {
+        let Marked { classified, finder, shrunk } = marked;
+        // With two worker threads or more, the structure is traced on a thread of its own while this
+        // one fills, sieves and polygonizes the units: neither needs the other until the GeoPackage
+        // is written. Should the units fail or panic, the tracing stops at its next check. With one
+        // worker thread, the structure is traced first. (A progress report that fails means a
+        // cancellation, which the tracing and the units' stages see for themselves.)
+        let abandoned = AtomicBool::new(false);
+        let tracing = || {
+            let started = Instant::now();
+            let stop = || progress.is_cancelled() || abandoned.load(Ordering::Relaxed);
+            let structure = finder.found(&stop);
+            let straights = shrunk.map(|shrunk| shrunk.straight_lines(&stop));
+            (structure, straights, millis(started))
+        };
+        let beside = self.settings.worker_threads > 1;
+        let (traced, units) = std::thread::scope(|scope| {
+            let tracing = if beside {
+                Tracing::Beside(scope.spawn(trace::within_call(tracing)))
+            } else {
+                let _ = progress.fraction(0.4, TRACING);
+                Tracing::Done(tracing())
+            };
+            let mut stop_tracing = StopUnlessDone { flag: &abandoned, done: false };
+            let units = self.drawn_units(plan, classified, beside, progress, timings);
+            stop_tracing.done = units.is_ok();
+            drop(stop_tracing);
+            let traced = match tracing {
+                Tracing::Beside(thread) => {
+                    if !thread.is_finished() {
+                        let _ = progress.fraction(0.8, TRACING);
+                    }
+                    trace::rejoin(thread.join())
+                }
+                Tracing::Done(traced) => traced,
+            };
+            (traced, units)
+        });
+        let units = units?;
+        let (structure, straights, ms) = traced;
+        let structure = structure.ok_or(VisionError::Cancelled)?;
+        let straights = straights.map(|straights| straights.ok_or(VisionError::Cancelled)).transpose()?.unwrap_or_default();
+        Ok(Traced { units, structure, straights, ms })
+    }
+
+    /// The units drawn from `classified`: linework filled, speckle under the plan's minimum mapping
+    /// unit sieved in GDAL's raster, the regions tallied and painted on the preview, and their
+    /// outlines polygonized, each step timed in `timings` (`beside`: while the structure is traced).
+    fn drawn_units(&self, plan: &Plan<'_>, classified: Classified, beside: bool, progress: &Progress, timings: &mut UnitTimings) -> Result<Units, AppError> {
+        let Classified { classes: mut raster, mut confidence, mut preview } = classified;
+        let (width, height, (left, top, _, _)) = (plan.width(), plan.height(), plan.region);
+        let started = Instant::now();
+        progress.fraction(0.4, if beside { "filling linework while the line and point symbols are traced" } else { "filling linework" })?;
+        if !filter::fill_strokes(&mut raster, &mut confidence, width as usize, height as usize, plan.swatches.len() as u8, &|| progress.is_cancelled()) {
+            return Err(AppError::from(VisionError::Cancelled));
+        }
+        timings.fill_ms = millis(started);
+        let started = Instant::now();
+        let gdal_raster = UnitRaster::new(raster, (width as usize, height as usize), (left, top), self.settings.worker_threads)?;
+        gdal_raster.sieve(plan.min_area as usize, &progress.stage(0.45, 0.5))?;
+        let mut raster = vec![0_u8; plan.pixels() as usize];
+        gdal_raster.read_classes(&mut raster)?;
+        timings.sieve_ms = millis(started);
+        progress.check()?;
+        let started = Instant::now();
+        let found = regions::regions(&raster, &confidence, width as usize, height as usize);
+        drop(confidence);
+        let by_first: HashMap<(u32, u32), f64> = found.iter().map(|r| ((r.first_x + left, r.first_y + top), r.confidence)).collect();
+        let tally = tally(&found, plan.swatches.len(), plan.pixels());
+        preview.paint_classes(&raster, &plan.swatches);
+        drop(raster);
+        let outlines = gdal_raster.outlines(&progress.stage(0.5, 0.8))?;
+        timings.write_ms = millis(started);
+        Ok(Units { raster: gdal_raster, outlines, by_first, tally, preview })
+    }
+
+    /// The structure read from `traced`: the lines' rows and each attitude's dip as the words give
+    /// it; when the OCR models are installed, each dip read again where its number's ink stands, and
+    /// the lines of section the words left unfound looked for by the letters at the thin straight
+    /// lines' ends (set in `sections`). Timed with the tracing and the words as the lines'.
+    fn dips_and_sections(
+        &self,
+        sheet: &Sheet<'_>,
+        traced: &Traced,
+        sections: &mut Sections,
+        progress: &Progress,
+        timings: &mut UnitTimings,
+    ) -> Result<Readings, AppError> {
+        let started = Instant::now();
+        progress.fraction(0.8, "reading the attitudes' dips and finding the lines of section")?;
+        let (found, plan) = (&traced.structure, &sheet.plan);
+        let mut rows = line_rows(&found.line_prompts, &found.lines);
+        let mut dips = dips(&found.points, &found.point_prompts, &sections.words);
+        // Each number read again where its ink stands, and the letters at the thin straight lines'
+        // ends, when the OCR models are installed.
+        let mut models = Vec::new();
+        if let (false, Some(reader)) = (found.points.is_empty() && traced.straights.is_empty(), &sections.reader) {
+            models = reader.models().to_vec();
+            let window = |region| Ok::<_, AppError>(sheet.map.window(self, region)?);
+            dips = reread_dips(&found.points, &found.point_prompts, dips, reader, plan.scan, &window)?;
+            let unfound: Vec<usize> = (0..sections.lines.len()).filter(|&k| sections.lines[k].is_none()).collect();
+            let wanted: Vec<&str> = unfound.iter().map(|&k| sections.cross_sections[k].1[0].as_str()).collect();
+            let lettered = letters_at_ends(&traced.straights, &wanted, type_height(&sections.words), reader, plan.scan, &window, &|| progress.is_cancelled())?;
+            let unfound_sections: Vec<(PixelBox, [String; 2])> = unfound.iter().map(|&k| sections.cross_sections[k].clone()).collect();
+            for (k, line) in unfound.into_iter().zip(section_lines(&unfound_sections, (&[], &lettered), &plan.main_map(), &window, plan.scan)?) {
+                sections.lines[k] = line;
+            }
+        }
+        rows.sections = sections.lines.iter().flatten().map(section_row).collect();
+        timings.lines_ms = sections.ms + traced.ms + millis(started);
+        Ok(Readings { rows, dips, models })
+    }
+
+    /// Writes `placed`'s extraction by every exporter into a staged folder, then the unit `raster`
+    /// (georeferenced through the sheet's revision, when there is one) and the `preview`, in that
+    /// order. Hands on the folder and what the exporters wrote.
+    fn written(
+        &self,
+        sheet: &Sheet<'_>,
+        placed: &Placed,
+        (mut raster, preview): (UnitRaster, &Preview),
+        progress: &Progress,
+    ) -> Result<(Staged, Exported), AppError> {
+        let staged = self.stage(sheet.map.id(), &placed.units_id)?;
+        let exported = export_all(&placed.extraction, staged.path(), &progress.stage(0.86, 0.94))?;
+        let raster_classes: Vec<((u8, u8, u8), String)> = placed
+            .extraction
+            .units
+            .iter()
+            .enumerate()
+            .map(|(index, unit)| (unit.colour, unit.code.clone().or(unit.description.clone()).unwrap_or_else(|| format!("unit {}", index + 1))))
+            .collect();
+        raster.write_raster(staged.path(), &raster_classes, sheet.revision(), &progress.stage(0.94, 0.97))?;
+        preview
+            .image
+            .write_png(&staged.path().join(PREVIEW), (0, 0, preview.image.width, preview.image.height))
+            .map_err(|error| VisionError::Storage(format!("cannot write the preview: {error}")))?;
+        Ok((staged, exported))
+    }
+
+    /// The result of `geomap_extract_units`: `summaries` (the exporters' warnings last) with the
+    /// extraction's IDs, region and `timings`, and the files made (the document, what the exporters
+    /// wrote, the unit raster and the preview) as resources and paths.
+    fn unit_extraction(&self, sheet: &Sheet<'_>, placed: &Placed, summaries: Summaries, exported: Exported, timings: UnitTimings) -> UnitExtraction {
+        let Summaries { units, lines, points, sections, unclassified_share, mut warnings } = summaries;
+        warnings.extend(exported.warnings);
+        let (map_id, units_id) = (sheet.map.id(), placed.units_id.as_str());
+        let folder = layout_dir(&self.settings.artifact_root, map_id, units_id);
+        let mut files = vec!["units.json".to_owned()];
+        files.extend(exported.files.iter().cloned());
+        files.extend([UNIT_RASTER.to_owned(), PREVIEW.to_owned()]);
+        let path_of = |name: &str| folder.join(name).to_string_lossy().into_owned();
+        UnitExtraction {
+            schema: UNITS_SCHEMA.to_owned(),
+            resource_uri: layout_uri(map_id, units_id, "units.json"),
+            geopackage_uri: layout_uri(map_id, units_id, GEOPACKAGE),
+            raster_uri: layout_uri(map_id, units_id, UNIT_RASTER),
+            preview_uri: layout_uri(map_id, units_id, PREVIEW),
+            geopackage_path: path_of(GEOPACKAGE),
+            raster_path: path_of(UNIT_RASTER),
+            geojson_uris: exported.files.iter().filter(|name| name.ends_with(".geojson")).map(|name| layout_uri(map_id, units_id, name)).collect(),
+            map_id: map_id.to_owned(),
+            units_id: units_id.to_owned(),
+            layout_id: sheet.layout_id.to_owned(),
+            revision_id: sheet.revision().map(|revision| revision.revision_id.clone()),
+            crs: sheet.revision().map(|revision| revision.crs.clone()),
+            created_at: placed.created_at.clone(),
+            region: sheet.plan.main_map(),
+            min_area_px: sheet.plan.min_area,
+            units,
+            lines,
+            points,
+            sections,
+            unclassified_share,
+            timings,
+            warnings,
+            files,
+        }
+    }
+
+    /// Writes the provenance of `extraction`'s files into `staged` (`request` run from `begun` with
+    /// `models`), then stores the folder with the extraction as its document unless the call was
+    /// cancelled meanwhile. Hands the extraction back, the provenance among its files.
+    fn recorded(
+        &self,
+        sheet: &Sheet<'_>,
+        mut extraction: UnitExtraction,
+        staged: Staged,
+        models: &[ModelInfo],
+        (request, begun): (&ExtractRequest, &str),
+        progress: &Progress,
+    ) -> Result<UnitExtraction, AppError> {
+        // The files made, then the provenance that says what made them.
+        let made = stored_uris(&extraction.map_id, &extraction.units_id, &extraction.files);
+        extraction.files.push(PROVENANCE_FILE.to_owned());
+        let mut used = vec![(layout_uri(&extraction.map_id, &extraction.layout_id, "layout.json"), "layout")];
+        used.extend(extraction.revision_id.iter().map(|revision_id| (format!("{}/revisions/{revision_id}", map_uri(&extraction.map_id)), "revision")));
+        Made {
+            tool: EXTRACT_TOOL,
+            run_id: &extraction.units_id,
+            made,
+            scan: (&extraction.map_id, &sheet.map.record.sha256),
+            used,
+            models,
+            parameters: serde_json::to_value(request).expect("requests serialize"),
+            started: begun,
+            ended: &crate::now(),
+        }
+        .write(staged.path())?;
+        progress.check()?; // the staged folder goes with a cancelled call
+        let document = serde_json::to_string_pretty(&extraction).expect("extractions serialize");
+        let record = StoredDocument {
+            kind: Document::Units,
+            id: extraction.units_id.clone(),
+            map_id: extraction.map_id.clone(),
+            created_at: extraction.created_at.clone(),
+            document,
+        };
+        self.store(staged, "units.json", &record)?;
+        let _ = progress.fraction(1.0, "done"); // stored: a cancellation now changes nothing
+        Ok(extraction)
+    }
+}
+
+/// The extraction as one value under a new ID: the map's and the units' rows, the units'
+/// `outlines` as polygons with their regions' confidences (`by_first`), the structure's rows with
+/// the points' added (their dips from `readings`, their directions on the ground) and the sheet's
+/// record; placed on the ground through the sheet's revision, when there is one, before any file
+/// is written, so a revision whose transform fails here leaves nothing behind.
+fn placed(
+    sheet: &Sheet<'_>,
+    found: &Structure,
+    readings: Readings,
+    (outlines, by_first): (Outlines, &HashMap<(u32, u32), f64>),
+    progress: &Progress,
+) -> Result<Placed, AppError> {
+    let Readings { mut rows, dips, models } = readings;
+    let (map, plan, revision) = (sheet.map, &sheet.plan, sheet.revision());
+    let (left, top, right, bottom) = plan.region;
+    let centre = ((f64::from(left) + f64::from(right)) / 2.0, (f64::from(top) + f64::from(bottom)) / 2.0);
+    let pixel_km2 = revision.map(|revision| geomap_georef::ground::pixel_area_km2(revision, centre.0, centre.1)).transpose()?;
+    let dip_directions = dip_directions(&found.points, &found.point_prompts, revision)?;
+    add_point_rows(&mut rows, &found.point_prompts, &found.points, &dips, &dip_directions);
+    let units_id = format!("unt_{}", geomap_model::random_hex(10));
+    let title = sheet.layout.title.clone().filter(|title| !title.trim().is_empty()).unwrap_or_else(|| map.record.relative_path.clone());
+    let map_row = MapRow { map_id: map.id().to_owned(), name: title, image_url: map_uri(map.id()), width: map.record.width, height: map.record.height };
+    let units: Vec<UnitRow> = plan.legend.iter().map(|swatch| unit_row(swatch.entry, swatch.colour)).collect();
+    let created_at = crate::now();
+    let sheet_record = record::sheet_record(map.id(), (sheet.layout_id, sheet.layout), &plan.legend, revision, (&units_id, &created_at, &models));
+    // A region of a class beyond the legend's is no unit's.
+    let polygons: Vec<UnitPolygon> = outlines
+        .into_outlines()
+        .into_iter()
+        .filter(|outline| outline.class <= units.len())
+        .map(|outline| UnitPolygon {
+            id: outline.index + 1,
+            class: outline.class,
+            confidence: by_first.get(&outline.first_pixel).copied().unwrap_or(0.0),
+            wkb: outline.wkb,
+        })
+        .collect();
+    let ground = revision.map(|revision| Ground::place(revision, &polygons, &rows, &progress.stage(0.82, 0.86))).transpose()?;
+    let extraction = Extraction { map: map_row, units, polygons, structure: rows, sheet: sheet_record, ground };
+    Ok(Placed { extraction, units_id, created_at, pixel_km2, models })
 }
 
 /// Each found point's dip direction (`found`, of `prompts`): from grid north through `revision`,
@@ -728,6 +928,38 @@ fn dip_directions(found: &[FoundPoint], prompts: &[PointPrompt], revision: Optio
     let ground = |p: &FoundPoint, bearing: f64| if joint(p) { (bearing + 90.0).rem_euclid(180.0) } else { bearing };
     Ok(found.iter().map(|p| p.dip_direction.and_then(|_| bearings.next()).map(|bearing| ground(p, bearing))).collect())
 }
+
+/// What `placed` comes to, per legend unit (with the `tally` of its classes), line and point
+/// symbol (as `found` looked for them; `unmeasured` the point symbols not looked for) and line of
+/// section (the lines in `sections`), with what to check: the plan's warnings, then the units',
+/// the lines', the points' and the sections'.
+fn summaries(sheet: &Sheet<'_>, placed: &Placed, tally: &Tally, found: &Structure, unmeasured: &[String], sections: Sections) -> Summaries {
+    let plan = &sheet.plan;
+    let Extraction { structure, ground, .. } = &placed.extraction;
+    let units = unit_summaries(&plan.legend, tally, &placed.extraction.polygons_per_class(), plan.pixels(), placed.pixel_km2);
+    let unclassified_share = round(tally.area_px[0] as f64 / plan.pixels() as f64, 5);
+    let mut warnings = plan.warnings.clone();
+    warnings.extend(extraction_warnings(&units, unclassified_share, plan.min_area));
+    let lines = line_summaries(&found.line_prompts, structure, ground.as_ref().map(|ground| ground.line_lengths_km.as_slice()));
+    warnings.extend(line_warnings(&found.line_prompts, &lines));
+    let mut points = point_summaries(&found.point_prompts, structure, sheet.revision().is_some());
+    warnings.extend(point_warnings(unmeasured, &found.point_prompts, &points, sections.words_read));
+    // A shape looked for without an explanation and found nowhere is said in the warnings alone.
+    points.retain(|summary| summary.prompted_by != "look" || summary.count > 0);
+    let unlettered = sheet.layout.components.iter().filter(|c| c.class == "cross_section" && c.letters.is_none()).count();
+    warnings.extend(section_warnings(&sections.cross_sections, &sections.lines, unlettered, (sections.words_read, sections.ends_read)));
+    let sections = sections
+        .lines
+        .into_iter()
+        .flatten()
+        .enumerate()
+        .map(|(k, line)| section_summary(line, ground.as_ref().map(|ground| ground.section_lengths_km[k])))
+        .collect();
+    Summaries { units, lines, points, sections, unclassified_share, warnings }
+}
+
+/// The progress message while the main map is classified.
+const CLASSIFYING: &str = "classifying the main map";
 
 /// The progress message while the line and point symbols are traced and nothing else is left.
 const TRACING: &str = "tracing the line and point symbols";
@@ -773,7 +1005,7 @@ fn plan<'a>(layout: &'a StoredLayout, map_id: &str, (width, height): (u32, u32),
             legend[b].unit.name()
         ));
     }
-    let mut plan = Plan { legend, swatches, region: region.pixels(width, height), min_area: 0, warnings };
+    let mut plan = Plan { legend, swatches, region: region.pixels(width, height), scan: (width, height), min_area: 0, warnings };
     plan.min_area = asked.unwrap_or((plan.pixels() / 20_000).max(16));
     Ok(plan)
 }
