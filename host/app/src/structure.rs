@@ -17,9 +17,9 @@ use geomap_export::ta1::{LineRow, LineTypeRow, PointRow, PointTypeRow, SectionRo
 use geomap_model::page::PixelBox;
 use geomap_vision::colour::hex;
 use geomap_vision::layout::symbols::Pattern;
+use geomap_vision::structure::lines::{Away, FoundLine, LinePrompt, Marks};
 use geomap_vision::structure::points::{FoundPoint, PointPrompt, Shape};
 use geomap_vision::structure::section_letters::SectionLine;
-use geomap_vision::structure::{Away, FoundLine, LinePrompt, Marks};
 
 /// One line symbol of the explanation and what the extraction found of it.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -399,8 +399,8 @@ pub(crate) fn section_warnings(
 mod tests {
     use super::*;
     use geomap_model::page::PixelBox;
+    use geomap_vision::structure::lines::ta1_line_type;
     use geomap_vision::structure::points::FoundPoint;
-    use geomap_vision::structure::ta1_line_type;
 
     fn prompt(entry: usize, symbol: &str, pattern: Pattern) -> LinePrompt {
         LinePrompt {

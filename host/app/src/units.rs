@@ -38,10 +38,11 @@ use geomap_vision::colour::{delta_e, ground_colour, hex, lab};
 use geomap_vision::models::ModelInfo;
 use geomap_vision::ocr::reader::{Reader, TextLine};
 use geomap_vision::structure::dips::{dips, reread_dips};
+use geomap_vision::structure::lines::{LinePrompt, sample_window};
 use geomap_vision::structure::points::{FoundPoint, PointPrompt, Shape, sample_box, sample_ink};
 use geomap_vision::structure::section_letters::{SectionLine, letters_at_ends, section_lines, type_height};
 use geomap_vision::structure::sections::{ShrunkMap, Straight};
-use geomap_vision::structure::{LinePrompt, Structure, StructureFinder, sample_window};
+use geomap_vision::structure::{Structure, StructureFinder};
 use geomap_vision::{VisionError, millis};
 
 use crate::provenance::{Made, PROVENANCE_FILE, stored_uris};
