@@ -191,6 +191,33 @@ async def test_faults_a_thrust_and_folds_become_ta1_line_features_scored_against
 
 
 
+async def test_the_same_sheet_at_twice_the_resolution_has_half_the_millimetres_a_pixel_and_the_same_features(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache, era):  # noqa: F811
+    """The drawn structure map at its own size and at twice it: the extraction reports the sheet's
+    scale (paper millimetres per pixel, from the explanation's symbols measured on their samples),
+    halved at twice the resolution, and its features score within 0.03 of one another."""
+    server = reading_server(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache)
+    found = {}
+    for size in (1, 2):
+        unit_maps.draw(server.map_root / f"structure_{size}.jpg", structure=True, scale=size)
+        layout = await prepared_layout(server, f"structure_{size}.jpg")
+        async with server.connect(era) as client:
+            result = await client.call_tool("geomap_extract_units", {"map_id": layout["map_id"]})
+        assert result.is_error is False, result
+        units = result.structured_content
+        _, _, scores = line_scores(units, size)
+        points = layer(units["geopackage_path"], "point_feature")
+        point_types = {row["properties"]["id"]: row["properties"]["symbol"] for row in layer(units["geopackage_path"], "point_type")}
+        got = [(*f["geometry"]["coordinates"], f["properties"]["dip_direction"], f["properties"]["dip"]) for f in points if point_types[f["properties"]["type"]] == "inclined bedding"]
+        scores["attitudes"] = unit_maps.point_scores(unit_maps.attitude_truth(size), got, unit_maps.STRIKE_PX * size / 2)["f1"]
+        print(f"{size}×: scale {units['scale']}, scores {scores}")
+        found[size] = (units["scale"], scores)
+    (once, at_once), (twice, at_twice) = found[1], found[2]
+    assert once["source"] == twice["source"] == "symbol_samples", (once, twice)
+    assert [e["source"] for e in once["estimates"]].count("type_height") == 1, once
+    assert abs(once["mm_per_px"] / twice["mm_per_px"] - 2) <= 0.2 and abs(twice["dpi"] / once["dpi"] - 2) <= 0.2, (once, twice)
+    assert at_once.keys() == at_twice.keys() and all(abs(at_once[kind] - at_twice[kind]) <= 0.03 for kind in at_once), (at_once, at_twice)
+
+
 async def test_without_an_explanation_the_structure_is_found_by_its_look_at_lower_confidence(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache, era):  # noqa: F811
     server = reading_server(tmp_path, mirror, runtime_wheel, ocr_wheel, compile_cache)
     unit_maps.draw(server.map_root / "bare.jpg", structure=True, explanation=False)

@@ -3,7 +3,8 @@
 strike-and-dip symbols with their dips, four vertical and four horizontal beds, under contours, contacts, codes, a slight skew and JPEG),
 scored the TA1 way per line type (buffer F1 against the lines as drawn) and for the attitudes (F1
 within a symbol's radius, then the dip directions within 10° and the dips read exactly), with its
-explanation and with the explanation cut off; then the whole extraction's time (units, lines,
+explanation and with the explanation cut off, and at half to three times its size (the spread of
+each score across the sizes, and the scale each extraction reports); then the whole extraction's time (units, lines,
 points, GeoPackage written) on the drawn map at 10000 pixels wide and, when ../shared/assets has it,
 on the USGS scan enlarged to 10000×6185; on that scan at its own size, resized to 5000 px and
 enlarged to 7000 and 10000 px wide, how much of three of its named faults the line features follow
@@ -11,7 +12,7 @@ enlarged to 7000 and 10000 px wide, how much of three of its named faults the li
 
 Goals (issue 35): fault buffer F1 at least 0.85, fold axes at least 0.70, attitudes F1 at least 0.85
 with 90 % of dips read exactly, the whole extraction of a 10000×6185 scan in at most 15 s on this
-2-core machine. A benchmark, not a test: run with ./dev bench.
+2-core machine; (issue 60) the drawn map's scores within 0.03 of one another from 2/3× to 3×. A benchmark, not a test: run with ./dev bench.
 """
 
 import math
@@ -37,6 +38,9 @@ GOAL_S = 15.0
 # Three faults the USGS sample names on its main map, traced by eye (tests/test_structure.py): the
 # Hurricane fault's eastern strand, the Toroweap fault and the Grand Wash fault's dotted stretch.
 NAMED_FAULTS = {**USGS_NAMED_FAULTS, "Grand Wash": USGS_GRAND_WASH}
+# The drawn map at half, two thirds, once, twice and three times its size (at half its type is 12 px
+# tall): the same sheet should give the same features, scores within 0.03 of one another.
+SCALES = (0.5, 2 / 3, 1.0, 2.0, 3.0)
 
 
 async def extract(client, name: str) -> tuple[dict, float]:
@@ -85,6 +89,8 @@ async def measure(base: Path) -> None:
         unit_maps.draw(server.map_root / "no_explanation.jpg", structure=True, explanation=False)
         large = 10_000 / unit_maps.STRUCTURE_SCAN[0]
         unit_maps.draw(server.map_root / "structure_10000.jpg", structure=True, scale=large)
+        for scale in SCALES:
+            unit_maps.draw(server.map_root / f"structure_{scale:.3f}.jpg", structure=True, scale=scale)
         if SCAN.exists():
             shutil.copy(SCAN, server.map_root / "usgs.jpg")
             Image.open(SCAN).resize(ENLARGED, Image.LANCZOS).save(server.map_root / "usgs_10000.png", compress_level=1)
@@ -96,6 +102,22 @@ async def measure(base: Path) -> None:
             for name, what in (("structure.jpg", "with its explanation"), ("no_explanation.jpg", "explanation cut off")):
                 units, seconds = await extract(client, name)
                 print(f"drawn map, {what}: buffer F1 {scores(units, 1.0)} (goals: fault 0.85, folds 0.70, attitudes 0.85 with 90 % of dips exact); extraction {seconds:.1f} s")
+            # The same sheet at other resolutions: its scores, their spread per measure, and the
+            # scale the extraction reports.
+            by_scale = {}
+            for scale in SCALES:
+                units, _ = await extract(client, f"structure_{scale:.3f}.jpg")
+                found = scores(units, scale)
+                by_scale[scale] = {kind: found[kind] for kind in ("fault", "thrust fault", "anticline", "syncline")} | {
+                    "attitudes": found["attitudes"]["f1"],
+                    "dips exact": found["attitudes"]["dip_exact"],
+                    **{kind: found[kind]["f1"] for kind, _, _ in unit_maps.BED_SYMBOLS},
+                }
+                reported = units["scale"]
+                print(f"drawn map at {scale:.2f}× ({round(unit_maps.STRUCTURE_SCAN[0] * scale)} px wide): {by_scale[scale]}; scale {reported and (reported['mm_per_px'], reported['source'])}")
+            spread = {kind: round(max(s[kind] for s in by_scale.values()) - min(s[kind] for s in by_scale.values()), 3) for kind in by_scale[1.0]}
+            within = {kind: round(max(s[kind] for k, s in by_scale.items() if k >= 2 / 3 - 1e-9) - min(s[kind] for k, s in by_scale.items() if k >= 2 / 3 - 1e-9), 3) for kind in by_scale[1.0]}
+            print(f"drawn map across {', '.join(f'{k:.2f}×' for k in SCALES)}: spread of each score {spread}; from 0.67× up {within} (goal: within 0.03)")
             units, seconds = await extract(client, "structure_10000.jpg")
             print(f"drawn map at 10000×{round(unit_maps.SCAN[1] * large)}: buffer F1 {scores(units, large)}; extraction {seconds:.1f} s (lines {units['timings']['lines_ms'] / 1e3:.1f} s)")
             if SCAN.exists():

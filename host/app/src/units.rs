@@ -29,6 +29,8 @@ use geomap_export::{Exported, Extraction, Ground, UnitPolygon, export_all};
 use geomap_georef::unit_raster::{Outlines, UNIT_RASTER, UnitRaster};
 use geomap_model::georeference::Revision;
 use geomap_model::page::PixelBox;
+use geomap_model::scale::{ScaleEstimate, SheetScale};
+use geomap_model::symbols::catalog;
 use geomap_model::trace;
 use geomap_store::registry::{Document, StoredDocument};
 use geomap_store::sweep::Staged;
@@ -252,6 +254,10 @@ pub struct UnitExtraction {
     pub sections: Vec<SectionSummary>,
     /// The share of the main map that matches no unit (water, paper, colours the legend lacks).
     pub unclassified_share: f64,
+    /// The sheet's scale: paper millimetres per pixel, from its printed ratio through its
+    /// georeference, its explanation's symbols or its type, with every estimate made; absent when
+    /// none could be.
+    pub scale: Option<SheetScale>,
     /// The stored document as an MCP resource.
     pub resource_uri: String,
     /// The GeoPackage (TA1 schema: `map`, `geologic_unit`, `polygon_type`, `polygon_feature`,
@@ -568,6 +574,7 @@ struct Summaries {
     points: Vec<PointSummary>,
     sections: Vec<SectionSummary>,
     unclassified_share: f64,
+    scale: Option<SheetScale>,
     warnings: Vec<String>,
 }
 
@@ -795,7 +802,7 @@ impl App {
     /// extraction's IDs, region and `timings`, and the files made (the document, what the exporters
     /// wrote, the unit raster and the preview) as resources and paths.
     fn unit_extraction(&self, sheet: &Sheet<'_>, placed: &Placed, summaries: Summaries, exported: Exported, timings: UnitTimings) -> UnitExtraction {
-        let Summaries { units, lines, points, sections, unclassified_share, mut warnings } = summaries;
+        let Summaries { units, lines, points, sections, unclassified_share, scale, mut warnings } = summaries;
         warnings.extend(exported.warnings);
         let (map_id, units_id) = (sheet.map.id(), placed.units_id.as_str());
         let folder = layout_dir(&self.settings.artifact_root, map_id, units_id);
@@ -825,6 +832,7 @@ impl App {
             points,
             sections,
             unclassified_share,
+            scale,
             timings,
             warnings,
             files,
@@ -947,6 +955,7 @@ fn summaries(sheet: &Sheet<'_>, placed: &Placed, tally: &Tally, found: &Structur
     warnings.extend(point_warnings(unmeasured, &found.point_prompts, &points, sections.words_read));
     // A shape looked for without an explanation and found nowhere is said in the warnings alone.
     points.retain(|summary| summary.prompted_by != "look" || summary.count > 0);
+    let scale = sheet_scale(sheet, placed.pixel_km2, found, &sections.words);
     let unlettered = sheet.layout.components.iter().filter(|c| c.class == "cross_section" && c.letters.is_none()).count();
     warnings.extend(section_warnings(&sections.cross_sections, &sections.lines, unlettered, (sections.words_read, sections.ends_read)));
     let sections = sections
@@ -956,7 +965,28 @@ fn summaries(sheet: &Sheet<'_>, placed: &Placed, tally: &Tally, found: &Structur
         .enumerate()
         .map(|(k, line)| section_summary(line, ground.as_ref().map(|ground| ground.section_lengths_km[k])))
         .collect();
-    Summaries { units, lines, points, sections, unclassified_share, warnings }
+    Summaries { units, lines, points, sections, unclassified_share, scale, warnings }
+}
+
+/// The sheet's scale from what it prints: its scale ratio with the ground a pixel spans at the
+/// main map's middle (`pixel_km2`, through its georeference), the point symbols of its explanation
+/// measured on their samples (`found`'s prompts; its line symbols when it has none: a stroke's
+/// width is known to a pixel) against the catalog's sizes, and the height of its type (`words`).
+fn sheet_scale(sheet: &Sheet<'_>, pixel_km2: Option<f64>, found: &Structure, words: &[TextLine]) -> Option<SheetScale> {
+    let ratio = sheet.layout.metadata.as_ref().and_then(|metadata| metadata.scale.as_ref()).map(|scale| scale.value);
+    let mut estimates: Vec<ScaleEstimate> =
+        ratio.zip(pixel_km2).and_then(|(ratio, km2)| ScaleEstimate::from_ratio(ratio, km2.sqrt() * 1000.0)).into_iter().collect();
+    let measured_points = found.point_prompts.iter().filter(|prompt| prompt.entry.is_some() && prompt.detector.is_some());
+    let points: Vec<ScaleEstimate> =
+        measured_points.filter_map(|prompt| ScaleEstimate::from_symbol(&prompt.symbol, catalog().named(&prompt.symbol)?.size_mm?, prompt.strike_px)).collect();
+    if points.is_empty() {
+        let measured_lines = found.line_prompts.iter().filter(|prompt| prompt.entry.is_some());
+        estimates
+            .extend(measured_lines.filter_map(|prompt| ScaleEstimate::from_symbol(&prompt.symbol, catalog().named(&prompt.symbol)?.line_mm?, prompt.width_px)));
+    }
+    estimates.extend(points);
+    estimates.extend(type_height(words).and_then(ScaleEstimate::from_type));
+    SheetScale::reconciled(estimates)
 }
 
 /// The progress message while the main map is classified.

@@ -1,7 +1,8 @@
 //! The plain data every part of Stratigraphic Amenity shares: error codes and
 //! the `geomap-error/v1` envelope, the settings, the trace scope of a call, the
-//! georeference's request and revision, the layout's vocabulary, the data
-//! root's layout, and small helpers (hex, file hashes and times).
+//! georeference's request and revision, the layout's vocabulary, the symbol
+//! catalog, a sheet's scale, the data root's layout, and small helpers (hex,
+//! file hashes and times).
 //!
 //! Invariant: nothing here does I/O beyond reading a file it is handed or the
 //! settings' own sources; no GDAL, ONNX Runtime, wasmtime or MCP.
@@ -11,6 +12,7 @@ pub mod errors;
 pub mod georeference;
 pub mod page;
 pub mod progress;
+pub mod scale;
 pub mod settings;
 pub mod symbols;
 #[doc(hidden)]
