@@ -15,6 +15,7 @@ use serde::Serialize;
 
 use geomap_export::ta1::{LineRow, LineTypeRow, PointRow, PointTypeRow, SectionRow, StructureRows};
 use geomap_model::page::PixelBox;
+use geomap_model::symbols::{Family, catalog};
 use geomap_vision::colour::hex;
 use geomap_vision::layout::symbols::Pattern;
 use geomap_vision::structure::lines::{Away, FoundLine, LinePrompt, Marks};
@@ -289,7 +290,9 @@ pub(crate) fn point_warnings(unmeasured: &[String], prompts: &[PointPrompt], sum
         .collect();
     let looked: Vec<&PointSummary> = summaries.iter().filter(|s| s.prompted_by == "look").collect();
     let found: Vec<String> = looked.iter().filter(|s| s.count > 0).map(|s| format!("{} {}", s.count, s.point_type)).collect();
-    let shapes = "a dark strike line with one tick, a dark cross in a circle";
+    // The shapes looked for, as the catalog's looks begin ("Dark strike line with a dip tick (…)").
+    let looks = catalog().looks(Family::Point).filter_map(|symbol| symbol.look.as_deref()?.split(" (").next().map(str::to_lowercase));
+    let shapes = looks.collect::<Vec<String>>().join(", ");
     if !found.is_empty() {
         warnings.push(format!(
             "No explanation of attitude symbols was read on this sheet: attitudes were found by their shape alone ({shapes}), their sizes measured on the map, at lower confidence: {}.",

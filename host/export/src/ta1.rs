@@ -18,6 +18,7 @@ use gdal::Dataset;
 use gdal::vector::{Geometry, LayerAccess, OGRwkbGeometryType};
 use geomap_georef::{GeorefError, gdal_error};
 use geomap_model::georeference::{PlacementSource, Revision};
+use geomap_model::symbols::catalog;
 
 /// The schema's line types (`enum_line_type`).
 pub const LINE_TYPES: [&str; 21] = [
@@ -366,25 +367,13 @@ pub fn line_type_name(name: &str) -> &str {
     if LINE_TYPES.contains(&name) { name } else { "other" }
 }
 
-/// The schema's point type for a finer `kind` ("inclined bedding" is `bedding`, "inclined
-/// metamorphic" foliation `foliation`, "vertical joint" `joint`, a mine shaft a `mine site`),
-/// `other` when none fits.
+/// The schema's point type for a finer `kind`, as the catalog files it ("inclined bedding" under
+/// `bedding`, "vertical joint" under `joint`); a schema type is its own; `other` for any other.
 pub fn point_type_name(kind: &str) -> &'static str {
-    if let Some(&name) = POINT_TYPES.iter().find(|&&name| name == kind) {
-        return name;
+    if let Some(filed) = catalog().point_of_kind(kind).and_then(|symbol| symbol.point_type.as_deref()) {
+        return filed;
     }
-    let has = |word: &str| kind.split_whitespace().any(|w| w == word);
-    if has("bedding") {
-        "bedding"
-    } else if has("joint") || has("joints") {
-        "joint"
-    } else if has("metamorphic") || has("foliation") {
-        "foliation"
-    } else if has("mine") || has("quarry") || has("prospect") || has("pit") {
-        "mine site"
-    } else {
-        "other"
-    }
+    POINT_TYPES.iter().copied().find(|&name| name == kind).unwrap_or("other")
 }
 
 /// A field's value in a feature layer, the same in every format.
@@ -846,17 +835,28 @@ fn number(value: Option<f64>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use geomap_model::symbols::Family;
 
     #[test]
     fn finer_kinds_take_the_schemas_broader_name() {
         assert_eq!(point_type_name("inclined bedding"), "bedding");
         assert_eq!(point_type_name("vertical bedding"), "bedding");
-        assert_eq!(point_type_name("inclined metamorphic"), "foliation");
-        assert_eq!(point_type_name("mine shaft"), "mine site");
+        assert_eq!(point_type_name("foliation"), "foliation");
+        assert_eq!(point_type_name("sample location"), "sample location");
         assert_eq!(point_type_name("joint"), "joint");
         assert_eq!(point_type_name("vertical joint"), "joint");
         assert_eq!(point_type_name("volcanic vent"), "other");
+        assert_eq!(point_type_name("mine shaft"), "other", "a kind the catalog does not hold");
         assert_eq!(line_type_name("thrust fault"), "thrust fault");
         assert_eq!(line_type_name("vein"), "other");
+    }
+
+    #[test]
+    fn every_point_kind_of_the_catalog_is_filed_under_a_type_of_the_schema() {
+        for symbol in catalog().symbols.iter().filter(|symbol| symbol.family == Family::Point) {
+            if let Some(filed) = &symbol.point_type {
+                assert!(POINT_TYPES.contains(&filed.as_str()), "{}: {filed}", symbol.name);
+            }
+        }
     }
 }

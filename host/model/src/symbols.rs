@@ -78,6 +78,8 @@ pub struct Symbol {
     pub family: Family,
     /// A line's TA1 type, or a point's finer kind; `None`: no feature is written.
     pub ta1: Option<String>,
+    /// The TA1 point type (`enum_point_type`) a point's finer kind is filed under.
+    pub point_type: Option<String>,
     /// What a line's marks say it is.
     pub marks: Option<LineMarks>,
     /// Whether publishers draw its marks several ways (its sample's are used).
@@ -144,11 +146,11 @@ impl Catalog {
                 }
             }
             let fits = match symbol.family {
-                Family::Line => symbol.shape.is_none() && symbol.size_mm.is_none(),
-                Family::Point => symbol.marks.is_none() && symbol.line_mm.is_none(),
+                Family::Line => symbol.shape.is_none() && symbol.size_mm.is_none() && symbol.point_type.is_none(),
+                Family::Point => symbol.marks.is_none() && symbol.line_mm.is_none() && symbol.ta1.is_some() == symbol.point_type.is_some(),
             };
             if !fits {
-                return Err(format!("{} has a field of the other family", symbol.name));
+                return Err(format!("{} has a field of the other family, or a point kind without its TA1 point type", symbol.name));
             }
         }
         Ok(catalog)
