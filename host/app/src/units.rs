@@ -41,7 +41,7 @@ use geomap_vision::models::ModelInfo;
 use geomap_vision::ocr::reader::{Reader, TextLine};
 use geomap_vision::structure::dips::{dips, reread_dips};
 use geomap_vision::structure::lines::{LinePrompt, sample_window};
-use geomap_vision::structure::points::{FoundPoint, PointPrompt, Shape, sample_box, sample_ink};
+use geomap_vision::structure::points::{FoundPoint, PointPrompt, Reads, Shape, sample_box, sample_ink};
 use geomap_vision::structure::section_letters::{SectionLine, letters_at_ends, section_lines, type_height};
 use geomap_vision::structure::sections::{ShrunkMap, Straight};
 use geomap_vision::structure::{Structure, StructureFinder};
@@ -599,12 +599,11 @@ impl App {
         let no_attitude_entries = point_entries.iter().all(|prompt| prompt.shape.is_mark());
         for (entry, prompt) in point_entries.into_iter().filter_map(|p| Some((p.entry?, p))) {
             let around = sample_box(&layout.symbol_entries[entry]);
-            let words = prompt.words.clone();
             let sample = map.window(self, around.pixels(layout.width, layout.height))?;
             match prompt.calibrated(&sample) {
                 Some(measured) => points.push(measured),
                 None => {
-                    unmeasured.push(words);
+                    unmeasured.push(prompt.words);
                     unmeasured_inks.extend(sample_ink(&sample));
                 }
             }
@@ -972,13 +971,20 @@ fn summaries(sheet: &Sheet<'_>, placed: &Placed, tally: &Tally, found: &Structur
 /// main map's middle (`pixel_km2`, through its georeference), the point symbols of its explanation
 /// measured on their samples (`found`'s prompts; its line symbols when it has none: a stroke's
 /// width is known to a pixel) against the catalog's sizes, and the height of its type (`words`).
+/// A symbol measured on its skeleton is a stroke longer than its skeleton; a strung dot is left
+/// out (the catalog sizes its strike line, its sample measures its dot).
 fn sheet_scale(sheet: &Sheet<'_>, pixel_km2: Option<f64>, found: &Structure, words: &[TextLine]) -> Option<SheetScale> {
     let ratio = sheet.layout.metadata.as_ref().and_then(|metadata| metadata.scale.as_ref()).map(|scale| scale.value);
     let mut estimates: Vec<ScaleEstimate> =
         ratio.zip(pixel_km2).and_then(|(ratio, km2)| ScaleEstimate::from_ratio(ratio, km2.sqrt() * 1000.0)).into_iter().collect();
-    let measured_points = found.point_prompts.iter().filter(|prompt| prompt.entry.is_some() && prompt.detector.is_some());
-    let points: Vec<ScaleEstimate> =
-        measured_points.filter_map(|prompt| ScaleEstimate::from_symbol(&prompt.symbol, catalog().named(&prompt.symbol)?.size_mm?, prompt.strike_px)).collect();
+    let measured_points = found.point_prompts.iter().filter(|prompt| prompt.entry.is_some() && prompt.shape != Shape::Strung);
+    let points: Vec<ScaleEstimate> = measured_points
+        .filter_map(|prompt| {
+            let on_skeleton = prompt.detector?.reads() == Reads::Skeleton;
+            let across = prompt.strike_px + if on_skeleton { prompt.width_px } else { 0.0 };
+            ScaleEstimate::from_symbol(&prompt.symbol, catalog().named(&prompt.symbol)?.size_mm?, across)
+        })
+        .collect();
     if points.is_empty() {
         let measured_lines = found.line_prompts.iter().filter(|prompt| prompt.entry.is_some());
         estimates

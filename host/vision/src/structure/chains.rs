@@ -175,10 +175,12 @@ const ROW_FILLED: f64 = 0.5;
 /// A row whose one-spacing gaps are dark at their middles more often than this share is a
 /// stroke's darkest pixels along it, not dots on paper.
 const ROW_INKED_GAPS: f64 = 0.5;
-/// A row's dots are alike in width: each within this share of their median width and its
-/// inverse, but for at most [`ROW_CROWDED`] of them (a row's last dot may merge with the line's
-/// next part, a crossing line's ink widen one).
+/// A row's dots are alike in width: the thinnest at least this share of the widest, but for at
+/// most [`ROW_UNLIKE`] of them left out (a row's last dot may merge with the line's next part, a
+/// crossing line's ink widen one).
 const ROW_ALIKE: f64 = 0.6;
+/// See [`ROW_ALIKE`].
+const ROW_UNLIKE: f64 = 0.25;
 /// A row is tried from a dot towards each of this many dots nearest it.
 const ROW_SEEDS: usize = 3;
 
@@ -285,8 +287,10 @@ pub fn dot_rows(dots: &[Piece], max_gap: f64, inked: &dyn Fn((f64, f64)) -> bool
             row.dots.iter().filter(|&&dot| near(centres[dot]).any(|k| !row.members.contains(&k) && distance(centres[k], centres[dot]) <= clear)).count();
         let mut widths: Vec<f64> = row.dots.iter().map(|&dot| dots[dot].width()).collect();
         widths.sort_by(f64::total_cmp);
-        let median = widths[widths.len() / 2];
-        let unlike = widths.iter().filter(|&&w| w < ROW_ALIKE * median || ROW_ALIKE * w > median).count();
+        // Alike once some of the thinnest (`thinner`) and the rest of the unlike share of the
+        // widest are left out.
+        let unlike = (ROW_UNLIKE * widths.len() as f64).floor() as usize;
+        let alike = (0..=unlike).any(|thinner| ROW_ALIKE * widths[widths.len() - 1 - (unlike - thinner)] <= widths[thinner]);
         let places = 1.0 + row.steps.iter().sum::<f64>();
         let filled = row.dots.len() as f64 >= ROW_FILLED * places;
         let gaps: Vec<((f64, f64), (f64, f64))> =
@@ -301,8 +305,7 @@ pub fn dot_rows(dots: &[Piece], max_gap: f64, inked: &dyn Fn((f64, f64)) -> bool
             inked((middle.0 - half.0, middle.1 - half.1)) && inked((middle.0 + half.0, middle.1 + half.1))
         };
         let papered = gaps.iter().filter(|&&gap| gap_inked(gap)).count() as f64 <= ROW_INKED_GAPS * gaps.len() as f64;
-        let few = |count: usize| count as f64 <= ROW_CROWDED * row.dots.len() as f64;
-        few(crowded) && filled && papered && few(unlike)
+        crowded as f64 <= ROW_CROWDED * row.dots.len() as f64 && filled && papered && alike
     };
     let mut pieces = Vec::new();
     // Dots of a row grown in full and turned down: from any of them the same row grows again.

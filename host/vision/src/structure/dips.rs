@@ -65,10 +65,10 @@ pub fn dips(points: &[FoundPoint], prompts: &[PointPrompt], words: &[TextLine]) 
 
 /// Smallest recogniser score a number read beside an attitude is kept at.
 const DIP_MIN_SCORE: f64 = 0.6;
-/// Smallest recogniser score a number read beside a hairline attitude, in grey ink not its own
-/// ([`NumberBox::own_ink`] false), is kept at: those boxes also hold pieces of other grey lines, and
+/// Smallest recogniser score a number read in grey ink not its symbol's own ([`NumberBox::own_ink`]
+/// false: beside a hairline attitude) is kept at: those boxes also hold pieces of other grey lines, and
 /// on the USGS sample one such piece beside an 8 read as 1 at 0.63.
-const HAIRLINE_DIP_MIN_SCORE: f64 = 0.8;
+const GREY_INK_DIP_MIN_SCORE: f64 = 0.8;
 
 /// Each attitude's dip read where its number's ink stands (in the scan around it, `window` giving
 /// the scan's pixels in a region, each of the boxes its detector gives in turn,
@@ -91,10 +91,10 @@ pub fn reread_dips<E: From<VisionError>>(
         let pixels = window(region)?;
         let (left, top) = (f64::from(region.0), f64::from(region.1));
         let at = (point.at.0 - left, point.at.1 - top);
-        // Where the symbol's own ink is printed, then (a hairline's, only when that reads no number)
-        // where grey ink of a number's size is.
+        // Each box its detector gives, in turn (a later one looked for only when the one before
+        // read no number).
         for NumberBox { region: number, own_ink } in detector.number_boxes(&pixels, at, prompt, point.dip_direction) {
-            let min_score = if own_ink { DIP_MIN_SCORE } else { HAIRLINE_DIP_MIN_SCORE };
+            let min_score = if own_ink { DIP_MIN_SCORE } else { GREY_INK_DIP_MIN_SCORE };
             let read = reader.recognise(&pixels, vec![number], min_score).map_err(|error| E::from(VisionError::Inference(error.to_string())))?;
             if let Some(degrees) = read.first().and_then(|line| dip_of(&line.text)) {
                 *dip = Some((degrees, PixelBox { x0: number.x0 + left, y0: number.y0 + top, x1: number.x1 + left, y1: number.y1 + top }));

@@ -239,7 +239,7 @@ impl StructureFinder {
             }
             self.stroke_mask(colour as u8 + 1, &mut mask);
             let dark = |at: (f64, f64)| index_at(at, width, height).is_some_and(|i| self.marks[i] & DARK != 0);
-            let lightness = hairline::Lightness { pixels: &self.lightness, width, height };
+            let lightness = (!self.lightness.is_empty()).then(|| hairline::Lightness { pixels: &self.lightness, width, height });
             let mut map = PointMap::new(&mut mask, (width, height), origin, &dark, lightness);
             if !group.points.is_empty() {
                 for detector in DETECTORS {
@@ -253,8 +253,7 @@ impl StructureFinder {
             if cancelled() {
                 return None;
             }
-            let inked = |at: (f64, f64)| index_at(at, width, height).is_some_and(|i| self.marks[i] & DARK != 0);
-            let on = lines::LineMap { mask: &mask, size: (width, height), origin, inked: &inked };
+            let on = lines::LineMap { mask: &mask, size: (width, height), origin, inked: &dark };
             found.lines.extend(lines::find(&mut self.prompts, &group.lines, skeleton, &on, cancelled)?);
         }
         (found.line_prompts, found.point_prompts) = (self.prompts, self.points);

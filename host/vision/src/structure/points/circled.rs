@@ -133,7 +133,7 @@ impl OnSkeleton for CircledCrosses {
     }
 
     /// A circle is as wide as its bar, give or take.
-    fn largest(&self, prompt: &PointPrompt) -> f64 {
+    fn largest_px(&self, prompt: &PointPrompt) -> f64 {
         1.4 * prompt.strike_px
     }
 

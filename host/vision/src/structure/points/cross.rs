@@ -44,7 +44,7 @@ impl OnSkeleton for Crosses {
     }
 
     /// A cross's arms are shorter than its strike line.
-    fn largest(&self, prompt: &PointPrompt) -> f64 {
+    fn largest_px(&self, prompt: &PointPrompt) -> f64 {
         0.8 * prompt.strike_px
     }
 

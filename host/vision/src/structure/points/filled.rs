@@ -36,14 +36,14 @@ impl PointDetector for FilledMarks {
 
 impl Mark for FilledMarks {
     /// A filled mark has no line through it, and no dip direction.
-    fn with_line(&self, line: Option<f64>) -> Option<Option<f64>> {
+    fn dip_if_mine(&self, line: Option<f64>) -> Option<Option<f64>> {
         line.is_none().then_some(None)
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::samples::{Drawn, drawn, found_by, marked, prompt, scan_of};
+    use super::super::samples::{TestMap, drawn, found_by, marked, prompt, scan_of};
     use super::*;
 
     /// A filled mark's prompt: its size, fill and taper as measured on its sample.
@@ -78,7 +78,7 @@ mod tests {
             mask[20 * 260 + x] = 1;
         }
         let dark = |(x, y): (f64, f64)| (y - 20.0).abs() < 1.0 && (125.0..=155.0).contains(&x);
-        let map = Drawn { mask: &mut mask, size: (260, 60), dark: &dark, lightness: &[], origin: (1000.0, 0.0) };
+        let map = TestMap { mask: &mut mask, size: (260, 60), dark: &dark, lightness: &[], origin: (1000.0, 0.0) };
         let (mut found, _) = found_by(&[&FilledMarks], map, &mut [dot.clone(), triangle.clone()]);
         found.sort_by(|a, b| a.at.0.total_cmp(&b.at.0).then(a.at.1.total_cmp(&b.at.1)));
         let at: Vec<(usize, (f64, f64))> = found.iter().map(|p| (p.prompt, p.at)).collect();
@@ -95,7 +95,7 @@ mod tests {
             mask[y * 200 + 25] = 1;
         }
         let dark_unit = |(x, _): (f64, f64)| x >= 140.0;
-        let map = Drawn { mask: &mut mask, size: (200, 60), dark: &dark_unit, lightness: &[], origin: (0.0, 0.0) };
+        let map = TestMap { mask: &mut mask, size: (200, 60), dark: &dark_unit, lightness: &[], origin: (0.0, 0.0) };
         let (found, _) = found_by(&[&FilledMarks], map, &mut [dot, triangle]);
         let at: Vec<(f64, f64)> = found.iter().map(|p| p.at).collect();
         assert_eq!(at, [(160.0, 20.0)], "{found:?}");
@@ -129,7 +129,7 @@ mod tests {
             let centres: Vec<(f64, f64)> = (0..3).map(|k| (gap * (f64::from(k) + 0.5), gap / 2.0)).collect();
             let size = ((gap * 3.0) as usize, gap as usize);
             let mut mask = marked(size.0, size.1, &centres, radius, &[], 0.0);
-            let map = Drawn { mask: &mut mask, size, dark: &|_| false, lightness: &[], origin: (0.0, 0.0) };
+            let map = TestMap { mask: &mut mask, size, dark: &|_| false, lightness: &[], origin: (0.0, 0.0) };
             let (found, _) = found_by(&[&FilledMarks], map, &mut [measured]);
             assert_eq!(found.len(), 3, "{scale}×: {found:?}");
         }

@@ -244,7 +244,7 @@ impl Ground {
 /// takes them up.
 fn hairline_attitudes(map: &mut PointMap, all: &[PointPrompt], group: &[usize]) -> Vec<FoundPoint> {
     let (width, height, origin) = (map.width, map.height, map.origin);
-    let lightness = &map.lightness;
+    let Some(lightness) = &map.lightness else { return Vec::new() };
     let hairlines: Vec<usize> = group.iter().copied().filter(|&p| all[p].measured_by(&HairlineTicks) && all[p].strike_px > 0.0).collect();
     let Some(longest) = hairlines.iter().map(|&p| HAIRLINE_LENGTHS.end() * all[p].strike_px).reduce(f64::max) else {
         return Vec::new();
@@ -434,7 +434,7 @@ impl PointDetector for HairlineTicks {
 
 #[cfg(test)]
 mod tests {
-    use super::super::samples::{Drawn, Stroke, attitude, drawn, found_by, lit, prompt, scan_of};
+    use super::super::samples::{Stroke, TestMap, attitude, drawn, found_by, lit, prompt, scan_of};
     use super::*;
 
     /// A stroke a pixel wide drawn on a window of the scan: its segments, their colour.
@@ -486,7 +486,7 @@ mod tests {
         let (width, height) = (180, 140);
         let pixels = lit(width, height, &strokes);
         let mut mask = vec![0; width * height];
-        let map = Drawn { mask: &mut mask, size: (width, height), dark: &|_| false, lightness: &pixels, origin: (100.0, 200.0) };
+        let map = TestMap { mask: &mut mask, size: (width, height), dark: &|_| false, lightness: &pixels, origin: (100.0, 200.0) };
         let (mut found, _) = found_by(&[&HairlineTicks], map, &mut [hairline_prompt()]);
         found.sort_by(|a, b| a.at.0.total_cmp(&b.at.0));
         assert_eq!(found.len(), towards.len(), "{found:?}");
@@ -514,7 +514,7 @@ mod tests {
             let size = ((gap * 3.0) as usize, gap as usize);
             let pixels = lit(size.0, size.1, &strokes);
             let mut mask = vec![0; size.0 * size.1];
-            let map = Drawn { mask: &mut mask, size, dark: &|_| false, lightness: &pixels, origin: (0.0, 0.0) };
+            let map = TestMap { mask: &mut mask, size, dark: &|_| false, lightness: &pixels, origin: (0.0, 0.0) };
             let (found, _) = found_by(&[&HairlineTicks], map, &mut [measured]);
             assert_eq!(found.len(), 3, "{strike}: {found:?}");
         }

@@ -132,14 +132,13 @@ pub(super) trait Mark: PointDetector {
     /// Whether a piece of ink a mark's size is this detector's, given the direction of the dark
     /// line running through it if one does ([`thread`]): `None` when it is not; else its dip
     /// direction, if it has one.
-    fn with_line(&self, line: Option<f64>) -> Option<Option<f64>>;
+    fn dip_if_mine(&self, line: Option<f64>) -> Option<Option<f64>>;
 }
 
 /// `prompt` measured on the largest piece of `mask` (its sample's ink, `ink.size`), when it is a
 /// mark: it fills at least [`FILLED_SHARE`] of its box, is [`FILLED_SQUARE`] as wide as tall at
-/// least and [`FILLED_LEAST_PX`] across either way; with the direction of a dark line running
-/// through it (or through it grown by [`RIM_PX`] all round), if one does ([`thread`]).
-pub(super) fn measured_mark(prompt: &PointPrompt, ink: &SampleInk, mask: &[u8]) -> Option<(PointPrompt, Option<f64>)> {
+/// least and [`FILLED_LEAST_PX`] across either way; with that piece.
+pub(super) fn measured_mark(prompt: &PointPrompt, ink: &SampleInk, mask: &[u8]) -> Option<(PointPrompt, InkPiece)> {
     let (width, height) = ink.size;
     let (label, pieces) = ink_pieces(mask, width, height);
     let (index, largest) = pieces.iter().enumerate().max_by_key(|(_, piece)| piece.pixels)?;
@@ -148,11 +147,6 @@ pub(super) fn measured_mark(prompt: &PointPrompt, ink: &SampleInk, mask: &[u8]) 
     if fill < FILLED_SHARE || square < FILLED_SQUARE || wide.min(tall) < FILLED_LEAST_PX {
         return None;
     }
-    // A line through it as dark as the map's dark ink is (the map's marks are told apart so),
-    // from the strongest ink or from its blurred rim, which the map's mask takes with it.
-    let inked = |at: (f64, f64)| crate::structure::index_at(at, width, height).is_some_and(|i| ink.labs[i][0] < crate::structure::DARK_LIGHTNESS);
-    let grown = |by: f64| InkPiece { bbox: (largest.bbox.0 - by, largest.bbox.1 - by, largest.bbox.2 + by, largest.bbox.3 + by), ..*largest };
-    let line = [0.0, RIM_PX].iter().find_map(|&by| thread(&grown(by), &inked));
     let measured = PointPrompt {
         colour: ink.core,
         width_px: wide.min(tall),
@@ -162,14 +156,24 @@ pub(super) fn measured_mark(prompt: &PointPrompt, ink: &SampleInk, mask: &[u8]) 
         taper: largest.taper(index as u32 + 1, &label, width),
         ..prompt.clone()
     };
-    Some((measured, line))
+    Some((measured, *largest))
+}
+
+/// Whether a line as dark as the map's dark ink runs through `piece` of a sample's `ink` (the
+/// map's marks are told apart so), from the piece or from its blurred rim ([`RIM_PX`] all round),
+/// which the map's mask takes with it ([`thread`]).
+pub(super) fn threaded_on_sample(piece: &InkPiece, ink: &SampleInk) -> bool {
+    let (width, height) = ink.size;
+    let inked = |at: (f64, f64)| crate::structure::index_at(at, width, height).is_some_and(|i| ink.labs[i][0] < crate::structure::DARK_LIGHTNESS);
+    let grown = |by: f64| InkPiece { bbox: (piece.bbox.0 - by, piece.bbox.1 - by, piece.bbox.2 + by, piece.bbox.3 + by), ..*piece };
+    [0.0, RIM_PX].iter().any(|&by| thread(&grown(by), &inked).is_some())
 }
 
 /// The marks `detector` finds on `map` for the prompts of `group` (indices into `prompts`, all
 /// drawn in the map's colour) it measured: each piece of ink whose wider side is 0.6–1.6 times a
 /// mark's sample's, as square as it within a third, filling its box at least 0.7 times as much
 /// (and 0.45 of it), its top and bottom rows as the sample's (a dot, not a triangle), and that
-/// the detector takes with the dark line through it or none ([`Mark::with_line`]); when it is
+/// the detector takes with the dark line through it or none ([`Mark::dip_if_mine`]); when it is
 /// inked at its middle, on its own (clear of the colour's other ink by half its size) and not one
 /// of a row of its like (a dotted line). Each is given to the prompt it fits best; the marks'
 /// pixels are cleared from the mask, so no line takes them up.
@@ -220,7 +224,7 @@ pub(super) fn find_marks<D: Mark>(detector: &D, map: &mut PointMap, prompts: &[P
         let Some((prompt, fit)) = marks.iter().map(|&p| (p, fit(p))).filter(|(_, fit)| *fit >= 0.2).max_by(|a, b| a.1.total_cmp(&b.1)) else {
             continue;
         };
-        let Some(dip_direction) = detector.with_line(thread(piece, dark)) else { continue };
+        let Some(dip_direction) = detector.dip_if_mine(thread(piece, dark)) else { continue };
         // A mark is inked at its middle (a ring, a letter C is not).
         let centre = piece.centre();
         if label[centre.1 as usize * width + centre.0 as usize] != k as u32 + 1 || !alone(k, &pieces, &label, (width, height)) || in_a_row(k, &pieces, &near) {

@@ -58,7 +58,8 @@ pub enum Reads {
 
 /// One family of point symbols: how a symbol of it is measured on its sample and found on the map.
 pub trait PointDetector: Sync + std::fmt::Debug {
-    /// Its name ("tick symbols", "hairline ticks"…).
+    /// Its name ("tick symbols", "hairline ticks"…), one of its own: a prompt knows the detector
+    /// that measured it by it ([`PointPrompt::measured_by`]).
     fn name(&self) -> &'static str;
 
     /// Whether it looks for symbols the catalog draws as `shape`.
@@ -72,8 +73,8 @@ pub trait PointDetector: Sync + std::fmt::Debug {
     fn measure(&self, prompt: &PointPrompt, ink: &SampleInk) -> Option<PointPrompt>;
 
     /// The symbols on `map` of the prompts of `group` (indices into `prompts`, all drawn in the
-    /// map's colour) that it measured; a prompt looked for by its look alone that it draws is
-    /// measured on the map first, where it reads the map.
+    /// map's colour) that it measured (a detector reading the skeleton measures there first the
+    /// prompts of its shape looked for by their look alone).
     fn find(&self, map: &mut PointMap, prompts: &mut [PointPrompt], group: &[usize]) -> Vec<FoundPoint>;
 
     /// Where the number printed beside a symbol found at `at` (in `window`, the scan around it,
@@ -109,21 +110,22 @@ pub struct PointMap<'a> {
     origin: (f64, f64),
     /// Whether the map's ink is dark at a point (any colour).
     dark: &'a dyn Fn((f64, f64)) -> bool,
-    /// The map's lightness, for the hairlines.
-    lightness: hairline::Lightness<'a>,
+    /// The map's lightness, for the hairlines; `None` when no prompt is a hairline's.
+    lightness: Option<hairline::Lightness<'a>>,
     /// The mask's skeleton, once a detector read it, and per branch whether a symbol took it.
     skeleton: Option<(Vec<Branch>, Vec<bool>)>,
 }
 
 impl<'a> PointMap<'a> {
     /// The map of `mask` (a colour's stroke pixels, `width × height`, the map's top-left pixel at
-    /// `origin` in the scan), with the map's `dark` ink and its `lightness`.
+    /// `origin` in the scan), with the map's `dark` ink and its `lightness` (when a prompt is a
+    /// hairline's).
     pub fn new(
         mask: &'a mut [u8],
         (width, height): (usize, usize),
         origin: (f64, f64),
         dark: &'a dyn Fn((f64, f64)) -> bool,
-        lightness: hairline::Lightness<'a>,
+        lightness: Option<hairline::Lightness<'a>>,
     ) -> PointMap<'a> {
         PointMap { mask, width, height, origin, dark, lightness, skeleton: None }
     }

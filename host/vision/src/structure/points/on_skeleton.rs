@@ -227,8 +227,8 @@ pub(super) trait OnSkeleton: PointDetector {
     /// longest arm, a circled cross's width).
     fn seen(&self, branches: &[Branch], largest_px: f64) -> Vec<Symbol>;
 
-    /// The largest a symbol of `prompt` is looked for at, as [`OnSkeleton::seen`] takes it.
-    fn largest(&self, prompt: &PointPrompt) -> f64;
+    /// The largest a symbol of `prompt` is looked for at, in pixels, as [`OnSkeleton::seen`] takes it.
+    fn largest_px(&self, prompt: &PointPrompt) -> f64;
 
     /// Whether `symbol`, the largest seen on a sample (its `mask`, `width × height`), is the whole
     /// symbol its sample prints: a tick or cross spanning, with the stroke's width its skeleton
@@ -303,7 +303,7 @@ pub(super) fn find_on_skeleton<D: OnSkeleton>(detector: &'static D, map: &mut Po
         }
     }
     let mine = mine(prompts);
-    let largest = mine.iter().map(|&p| detector.largest(&prompts[p])).fold(0.0, f64::max);
+    let largest = mine.iter().map(|&p| detector.largest_px(&prompts[p])).fold(0.0, f64::max);
     if largest <= 0.0 {
         return Vec::new();
     }
@@ -334,7 +334,7 @@ pub(super) fn find_on_skeleton<D: OnSkeleton>(detector: &'static D, map: &mut Po
 /// to twice, its width a third to three times (a small symbol's stroke measures one to four pixels
 /// wide as the scan's blur and JPEG take it: its width counts least).
 pub(super) fn fit_by_lengths(prompt: &PointPrompt, seen: &Symbol, strikes: std::ops::RangeInclusive<f64>, tick_weight: f64) -> f64 {
-    if prompt.strike_px <= 0.0 || seen.shape != prompt.shape {
+    if prompt.strike_px <= 0.0 {
         return 0.0;
     }
     let ratio = |seen: f64, expected: f64| seen / expected.max(1.0);

@@ -1,4 +1,4 @@
-//! Drawn samples and maps for the detectors' tests: strokes, attitudes, circles and marks drawn
+//! TestMap samples and maps for the detectors' tests: strokes, attitudes, circles and marks drawn
 //! on masks, lightness maps and scans, and a map's symbols found by a list of detectors.
 
 use super::hairline::Lightness;
@@ -109,7 +109,7 @@ pub fn prompt(shape: Shape, detector: &'static dyn PointDetector) -> PointPrompt
 
 /// A map to find symbols on: its colour's mask, the map's dark ink and its lightness, the map's
 /// top-left pixel in the scan.
-pub struct Drawn<'a> {
+pub struct TestMap<'a> {
     /// The colour's mask.
     pub mask: &'a mut [u8],
     /// Its width and height.
@@ -124,10 +124,10 @@ pub struct Drawn<'a> {
 
 /// The symbols `detectors` (in turn) find on `map` for all of `prompts`, and how many of the
 /// skeleton's branches they took.
-pub fn found_by(detectors: &[&dyn PointDetector], map: Drawn, prompts: &mut [PointPrompt]) -> (Vec<FoundPoint>, usize) {
+pub fn found_by(detectors: &[&dyn PointDetector], map: TestMap, prompts: &mut [PointPrompt]) -> (Vec<FoundPoint>, usize) {
     let paper = vec![90; map.size.0 * map.size.1];
     let pixels = if map.lightness.is_empty() { &paper } else { map.lightness };
-    let lightness = Lightness { pixels, width: map.size.0, height: map.size.1 };
+    let lightness = Some(Lightness { pixels, width: map.size.0, height: map.size.1 });
     let mut on = PointMap::new(map.mask, map.size, map.origin, map.dark, lightness);
     let group: Vec<usize> = (0..prompts.len()).collect();
     let found: Vec<FoundPoint> = detectors.iter().flat_map(|detector| detector.find(&mut on, prompts, &group)).collect();
@@ -137,5 +137,5 @@ pub fn found_by(detectors: &[&dyn PointDetector], map: Drawn, prompts: &mut [Poi
 
 /// The symbols `detectors` find on `mask` alone (no other dark ink, the map at the scan's origin).
 pub fn found_on_mask(detectors: &[&dyn PointDetector], mask: &mut [u8], size: (usize, usize), prompts: &mut [PointPrompt]) -> (Vec<FoundPoint>, usize) {
-    found_by(detectors, Drawn { mask, size, dark: &|_| false, lightness: &[], origin: (0.0, 0.0) }, prompts)
+    found_by(detectors, TestMap { mask, size, dark: &|_| false, lightness: &[], origin: (0.0, 0.0) }, prompts)
 }

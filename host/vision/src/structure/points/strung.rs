@@ -5,7 +5,7 @@
 //! Invariants: reads the colour's ink before any skeleton is traced; clears the dots it takes
 //! (not their line); a dip direction is given 0–180° from up (a vertical joint dips either way).
 
-use super::marks::{Mark, find_marks, measured_mark};
+use super::marks::{Mark, find_marks, measured_mark, threaded_on_sample};
 use super::{FoundPoint, PointDetector, PointMap, PointPrompt, Reads, SampleInk, Shape, bearing};
 
 /// A strung dot's sample: its dot is the ink at least this share as strong as its strongest (its
@@ -33,7 +33,7 @@ impl PointDetector for StrungDots {
     /// may touch it), when a line as dark as the map's dark ink runs through it.
     fn measure(&self, prompt: &PointPrompt, ink: &SampleInk) -> Option<PointPrompt> {
         let dot: Vec<u8> = ink.strength.iter().map(|&s| u8::from(s >= STRUNG_DOT * ink.strongest)).collect();
-        measured_mark(prompt, ink, &dot).and_then(|(measured, line)| line.map(|_| measured))
+        measured_mark(prompt, ink, &dot).filter(|(_, piece)| threaded_on_sample(piece, ink)).map(|(measured, _)| measured)
     }
 
     fn find(&self, map: &mut PointMap, prompts: &mut [PointPrompt], group: &[usize]) -> Vec<FoundPoint> {
@@ -44,7 +44,7 @@ impl PointDetector for StrungDots {
 impl Mark for StrungDots {
     /// A strung dot has a line through it; it dips square to its line, either way: given as the
     /// direction 0–180° from up.
-    fn with_line(&self, line: Option<f64>) -> Option<Option<f64>> {
+    fn dip_if_mine(&self, line: Option<f64>) -> Option<Option<f64>> {
         line.map(|angle| Some(bearing((-angle.sin(), angle.cos())) % 180.0))
     }
 }
@@ -52,7 +52,7 @@ impl Mark for StrungDots {
 #[cfg(test)]
 mod tests {
     use super::super::filled::FilledMarks;
-    use super::super::samples::{Drawn, found_by, marked, on_line, prompt};
+    use super::super::samples::{TestMap, found_by, marked, on_line, prompt};
     use super::*;
     use crate::image::Rgb;
 
@@ -103,7 +103,7 @@ mod tests {
         // through the fifth, a line striking 20° crossing a shorter one striking 110°.
         let lines = [(0, 30.0, 12.0), (1, 90.0, 12.0), (2, 163.0, 12.0), (4, 20.0, 12.0), (4, 110.0, 7.0)];
         let dark = |at: (f64, f64)| lines.iter().any(|&(k, strike, reach)| on_line(at, centres[k], strike, reach));
-        let map = Drawn { mask: &mut mask, size: (210, 40), dark: &dark, lightness: &[], origin: (0.0, 0.0) };
+        let map = TestMap { mask: &mut mask, size: (210, 40), dark: &dark, lightness: &[], origin: (0.0, 0.0) };
         let (mut found, _) = found_by(&[&StrungDots, &FilledMarks], map, &mut [collapse, joint_prompt()]);
         found.sort_by(|a, b| a.at.0.total_cmp(&b.at.0));
         let kinds: Vec<(usize, (f64, f64))> = found.iter().map(|p| (p.prompt, p.at)).collect();
@@ -142,7 +142,7 @@ mod tests {
             let size = ((gap * 3.0) as usize, gap as usize);
             let mut mask = marked(size.0, size.1, &centres, radius, &[], 0.0);
             let dark = |at: (f64, f64)| (0..3).any(|k| on_line(at, centres[k], strikes[k], 4.0 * radius));
-            let map = Drawn { mask: &mut mask, size, dark: &dark, lightness: &[], origin: (0.0, 0.0) };
+            let map = TestMap { mask: &mut mask, size, dark: &dark, lightness: &[], origin: (0.0, 0.0) };
             let (found, _) = found_by(&[&StrungDots], map, &mut [measured]);
             assert_eq!(found.len(), 3, "{scale}×: {found:?}");
             for point in &found {

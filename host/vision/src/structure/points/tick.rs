@@ -51,7 +51,7 @@ impl OnSkeleton for TickSymbols {
     }
 
     /// A tick symbol's arms are shorter than its strike line.
-    fn largest(&self, prompt: &PointPrompt) -> f64 {
+    fn largest_px(&self, prompt: &PointPrompt) -> f64 {
         0.8 * prompt.strike_px
     }
 
@@ -62,7 +62,7 @@ impl OnSkeleton for TickSymbols {
 
 #[cfg(test)]
 mod tests {
-    use super::super::samples::{Drawn, attitude, drawn, found_by, found_on_mask, prompt, scan_of};
+    use super::super::samples::{TestMap, attitude, drawn, found_by, found_on_mask, prompt, scan_of};
     use super::*;
 
     #[test]
@@ -77,7 +77,7 @@ mod tests {
         segments.push((60.0, 90.0, 140.0, 90.0));
         let (w, h) = (340, 120);
         let mut mask = drawn(w, h, &segments, 3.0);
-        let map = Drawn { mask: &mut mask, size: (w, h), dark: &|_| false, lightness: &[], origin: (1000.0, 2000.0) };
+        let map = TestMap { mask: &mut mask, size: (w, h), dark: &|_| false, lightness: &[], origin: (1000.0, 2000.0) };
         let (found, used) = found_by(&[&TickSymbols], map, &mut [prompt(Shape::Tick, &TickSymbols)]);
         assert_eq!(found.len(), 6, "{found:?}");
         assert_eq!(used, 18);
