@@ -5,8 +5,8 @@
 
 use std::collections::HashMap;
 
-use super::on_skeleton::{JUNCTION_PX, JUNCTION_WIDTHS, OnSkeleton, Symbol, find_on_skeleton, fit_by_lengths, junction_cell, measure_on_sample};
-use super::{FoundPoint, PointDetector, PointMap, PointPrompt, Reads, SampleInk, Shape};
+use super::on_skeleton::{JUNCTION_PX, JUNCTION_WIDTHS, OnSkeleton, Symbol, fit_by_lengths, junction_cell};
+use super::{PointPrompt, Shape};
 use crate::structure::chains::{distance, root};
 use crate::structure::skeleton::Branch;
 
@@ -102,29 +102,9 @@ fn circled_cross(branches: &[Branch], web: Vec<usize>, widest_px: f64) -> Option
 #[derive(Debug)]
 pub struct CircledCrosses;
 
-impl PointDetector for CircledCrosses {
-    fn name(&self) -> &'static str {
-        "circled crosses"
-    }
-
-    fn draws(&self, shape: Shape) -> bool {
-        shape == Shape::CircledCross
-    }
-
-    fn reads(&self) -> Reads {
-        Reads::Skeleton
-    }
-
-    fn measure(&self, prompt: &PointPrompt, ink: &SampleInk) -> Option<PointPrompt> {
-        measure_on_sample(self, prompt, ink)
-    }
-
-    fn find(&self, map: &mut PointMap, prompts: &mut [PointPrompt], group: &[usize]) -> Vec<FoundPoint> {
-        find_on_skeleton(&CircledCrosses, map, prompts, group)
-    }
-}
-
 impl OnSkeleton for CircledCrosses {
+    const NAME: &'static str = "circled crosses";
+    const ITSELF: &'static CircledCrosses = &CircledCrosses;
     const SHAPE: Shape = Shape::CircledCross;
     const LEAST_ON_MAP: usize = LOOK_LEAST_CIRCLED;
 

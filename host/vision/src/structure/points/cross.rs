@@ -5,37 +5,17 @@
 //! Invariants: reads the skeleton after the tick symbols; a junction's arms are one symbol's at
 //! most.
 
-use super::on_skeleton::{LOOK_LEAST, OnSkeleton, Symbol, find_on_skeleton, fit_by_lengths, junction_symbols, measure_on_sample};
-use super::{FoundPoint, PointDetector, PointMap, PointPrompt, Reads, SampleInk, Shape};
+use super::on_skeleton::{LOOK_LEAST, OnSkeleton, Symbol, fit_by_lengths, junction_symbols};
+use super::{PointPrompt, Shape};
 use crate::structure::skeleton::Branch;
 
 /// The detector of crosses.
 #[derive(Debug)]
 pub struct Crosses;
 
-impl PointDetector for Crosses {
-    fn name(&self) -> &'static str {
-        "crosses"
-    }
-
-    fn draws(&self, shape: Shape) -> bool {
-        shape == Shape::Cross
-    }
-
-    fn reads(&self) -> Reads {
-        Reads::Skeleton
-    }
-
-    fn measure(&self, prompt: &PointPrompt, ink: &SampleInk) -> Option<PointPrompt> {
-        measure_on_sample(self, prompt, ink)
-    }
-
-    fn find(&self, map: &mut PointMap, prompts: &mut [PointPrompt], group: &[usize]) -> Vec<FoundPoint> {
-        find_on_skeleton(&Crosses, map, prompts, group)
-    }
-}
-
 impl OnSkeleton for Crosses {
+    const NAME: &'static str = "crosses";
+    const ITSELF: &'static Crosses = &Crosses;
     const SHAPE: Shape = Shape::Cross;
     const LEAST_ON_MAP: usize = LOOK_LEAST;
 

@@ -8,7 +8,8 @@
 
 use std::collections::HashMap;
 
-use super::{FoundPoint, PointDetector, PointMap, PointPrompt, SPAN_GAP_PX, SampleInk, Shape};
+use super::{FoundPoint, NumberBoxes, PointDetector, PointMap, PointPrompt, Reads, SPAN_GAP_PX, SampleInk, Shape};
+use crate::image::Rgb;
 use crate::structure::skeleton::{self, Branch, Spur};
 
 /// Arms whose bases are this close (pixels, plus [`JUNCTION_WIDTHS`] stroke widths) leave from one junction.
@@ -215,8 +216,13 @@ fn ink_span(mask: &[u8], (width, height): (usize, usize), symbol: &Symbol) -> f6
     reach(1.0) + reach(-1.0) + 1.0
 }
 
-/// A detector of symbols drawn as strokes meeting on a colour's skeleton.
-pub(super) trait OnSkeleton: PointDetector {
+/// A detector of symbols drawn as strokes meeting on a colour's skeleton; it is a
+/// [`PointDetector`] by what it says here.
+pub(super) trait OnSkeleton: Sync + std::fmt::Debug + 'static {
+    /// Its name ([`PointDetector::name`]).
+    const NAME: &'static str;
+    /// The one detector of its kind, as the prompts it measures record it.
+    const ITSELF: &'static Self;
     /// The shape it draws.
     const SHAPE: Shape;
     /// The fewest symbols of its shape on a map that it measures a prompt looked for by its look
@@ -242,11 +248,43 @@ pub(super) trait OnSkeleton: PointDetector {
     /// How well a symbol seen on the map fits `prompt` (one this detector measured), 0–1 (0: not
     /// its symbol).
     fn fit(&self, prompt: &PointPrompt, seen: &Symbol) -> f64;
+
+    /// Where the number printed beside a found symbol may stand ([`PointDetector::number_boxes`]);
+    /// none for a symbol printed without one.
+    fn printed_numbers<'a>(&self, _window: &'a Rgb, _at: (f64, f64), _prompt: &'a PointPrompt) -> NumberBoxes<'a> {
+        Box::new(std::iter::empty())
+    }
+}
+
+impl<D: OnSkeleton> PointDetector for D {
+    fn name(&self) -> &'static str {
+        D::NAME
+    }
+
+    fn draws(&self, shape: Shape) -> bool {
+        shape == D::SHAPE
+    }
+
+    fn reads(&self) -> Reads {
+        Reads::Skeleton
+    }
+
+    fn measure(&self, prompt: &PointPrompt, ink: &SampleInk) -> Option<PointPrompt> {
+        measure_on_sample(self, prompt, ink)
+    }
+
+    fn find(&self, map: &mut PointMap, prompts: &mut [PointPrompt], group: &[usize]) -> Vec<FoundPoint> {
+        find_on_skeleton(D::ITSELF, map, prompts, group)
+    }
+
+    fn number_boxes<'a>(&self, window: &'a Rgb, at: (f64, f64), prompt: &'a PointPrompt, _dip_direction: Option<f64>) -> NumberBoxes<'a> {
+        self.printed_numbers(window, at, prompt)
+    }
 }
 
 /// `prompt` measured by `detector` on its sample's `ink`: the largest symbol of its shape on the
 /// skeleton of the ink's colour, when whole; `None` when the sample shows none.
-pub(super) fn measure_on_sample<D: OnSkeleton>(detector: &D, prompt: &PointPrompt, ink: &SampleInk) -> Option<PointPrompt> {
+fn measure_on_sample<D: OnSkeleton>(detector: &D, prompt: &PointPrompt, ink: &SampleInk) -> Option<PointPrompt> {
     let mask = ink.mask();
     let (width, height) = ink.size;
     let branches = skeleton::branches(&mask, width, height);
@@ -284,7 +322,7 @@ fn measure_on_map<D: OnSkeleton>(detector: &D, prompt: &mut PointPrompt, branche
 /// those looked for by their look alone measured on the map first; each is given to the prompt
 /// it fits best, and its branches are marked as taken (a branch taken already is no other
 /// symbol's).
-pub(super) fn find_on_skeleton<D: OnSkeleton>(detector: &'static D, map: &mut PointMap, prompts: &mut [PointPrompt], group: &[usize]) -> Vec<FoundPoint> {
+fn find_on_skeleton<D: OnSkeleton>(detector: &'static D, map: &mut PointMap, prompts: &mut [PointPrompt], group: &[usize]) -> Vec<FoundPoint> {
     let by_look: Vec<usize> =
         group.iter().copied().filter(|&p| prompts[p].entry.is_none() && prompts[p].detector.is_none() && prompts[p].shape == D::SHAPE).collect();
     let mine =

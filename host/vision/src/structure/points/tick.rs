@@ -6,8 +6,8 @@
 //! Invariants: reads the skeleton; a junction's arms are one symbol's at most.
 
 use super::numbers::number_box;
-use super::on_skeleton::{LOOK_LEAST, OnSkeleton, Symbol, find_on_skeleton, fit_by_lengths, junction_symbols, measure_on_sample};
-use super::{FoundPoint, NumberBox, NumberBoxes, PointDetector, PointMap, PointPrompt, Reads, SampleInk, Shape};
+use super::on_skeleton::{LOOK_LEAST, OnSkeleton, Symbol, fit_by_lengths, junction_symbols};
+use super::{NumberBox, NumberBoxes, PointPrompt, Shape};
 use crate::image::Rgb;
 use crate::structure::skeleton::Branch;
 
@@ -15,34 +15,9 @@ use crate::structure::skeleton::Branch;
 #[derive(Debug)]
 pub struct TickSymbols;
 
-impl PointDetector for TickSymbols {
-    fn name(&self) -> &'static str {
-        "tick symbols"
-    }
-
-    fn draws(&self, shape: Shape) -> bool {
-        shape == Shape::Tick
-    }
-
-    fn reads(&self) -> Reads {
-        Reads::Skeleton
-    }
-
-    fn measure(&self, prompt: &PointPrompt, ink: &SampleInk) -> Option<PointPrompt> {
-        measure_on_sample(self, prompt, ink)
-    }
-
-    fn find(&self, map: &mut PointMap, prompts: &mut [PointPrompt], group: &[usize]) -> Vec<FoundPoint> {
-        find_on_skeleton(&TickSymbols, map, prompts, group)
-    }
-
-    /// The number printed in the symbol's own ink beside it.
-    fn number_boxes<'a>(&self, window: &'a Rgb, at: (f64, f64), prompt: &'a PointPrompt, _dip_direction: Option<f64>) -> NumberBoxes<'a> {
-        Box::new(number_box(window, at, prompt).map(|region| NumberBox { region, own_ink: true }).into_iter())
-    }
-}
-
 impl OnSkeleton for TickSymbols {
+    const NAME: &'static str = "tick symbols";
+    const ITSELF: &'static TickSymbols = &TickSymbols;
     const SHAPE: Shape = Shape::Tick;
     const LEAST_ON_MAP: usize = LOOK_LEAST;
 
@@ -57,6 +32,11 @@ impl OnSkeleton for TickSymbols {
 
     fn fit(&self, prompt: &PointPrompt, seen: &Symbol) -> f64 {
         fit_by_lengths(prompt, seen, 0.6..=1.6, 0.5)
+    }
+
+    /// The number printed in the symbol's own ink beside it.
+    fn printed_numbers<'a>(&self, window: &'a Rgb, at: (f64, f64), prompt: &'a PointPrompt) -> NumberBoxes<'a> {
+        Box::new(number_box(window, at, prompt).map(|region| NumberBox { region, own_ink: true }).into_iter())
     }
 }
 
