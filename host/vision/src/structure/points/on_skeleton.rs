@@ -12,7 +12,8 @@ use super::{FoundPoint, NumberBoxes, PointDetector, PointMap, PointPrompt, Reads
 use crate::image::Rgb;
 use crate::structure::skeleton::{self, Branch, Spur};
 
-/// Arms whose bases are this close (pixels, plus [`JUNCTION_WIDTHS`] stroke widths) leave from one junction.
+/// Arms whose bases are within [`JUNCTION_WIDTHS`] stroke widths of one another, plus this floor
+/// in pixels (where thinning moves a junction on any scan: a pixel or two), leave from one junction.
 pub(super) const JUNCTION_PX: f64 = 3.0;
 /// See [`JUNCTION_PX`].
 pub(super) const JUNCTION_WIDTHS: f64 = 1.5;
