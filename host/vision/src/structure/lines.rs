@@ -51,7 +51,7 @@ pub(super) fn find(
         .iter()
         .map(|&p| {
             let prompt = &prompts[p];
-            prompt.period_px.map_or(4.0 * prompt.width_px + 8.0, |period| 0.9 * period + 2.0 * prompt.width_px)
+            prompt.period_px.map_or(GAP_STROKES * prompt.width_px + GAP_FLOOR_PX, |period| GAP_PERIODS * period + GAP_SLACK_STROKES * prompt.width_px)
         })
         .fold(0.0, f64::max);
     let (chains, marks) = traced(branches, widest, gap, map.inked);
@@ -83,15 +83,15 @@ fn given(prompts: &[LinePrompt], chain: &Chain, lines: &[usize], marks: &MarkInd
         })
         .max_by(|a, b| a.1.total_cmp(&b.1))?;
     let chosen = &prompts[prompt];
-    let shortest = (12.0 * chosen.width_px).max(2.5 * chosen.period_px.unwrap_or(0.0)).max(30.0);
+    let shortest = (LINE_LEAST_STROKES * chosen.width_px).max(LINE_LEAST_PERIODS * chosen.period_px.unwrap_or(0.0)).max(LINE_LEAST_PX);
     if chosen.ta1_type.is_none() || length < shortest || confidence < 0.2 {
         return None;
     }
     let confidence = if chosen.entry.is_none() { LOOK_CONFIDENCE * confidence } else { confidence };
-    let dash = chosen.period_px.map_or(8.0 * chosen.width_px, |period| period) + 2.0 * chosen.width_px;
+    let dash = chosen.period_px.map_or(DASH_STROKES * chosen.width_px, |period| period) + GAP_SLACK_STROKES * chosen.width_px;
     let (left, top) = map.origin;
     let parts = chain
-        .parts(dash, 2.5 * chosen.width_px, 0.5)
+        .parts(dash, DOT_STROKES * chosen.width_px, 0.5)
         .into_iter()
         .map(|(pattern, points)| (pattern, points.into_iter().map(|(x, y)| (x + left, y + top)).collect()))
         .collect();
@@ -116,6 +116,36 @@ pub(super) const HEAVY: f64 = 1.8;
 /// A dot of a dotted line is at least this share of the colour's widest line stroke wide (a
 /// speck of a thin line's broken ink is not one).
 const DOT_WIDTH: f64 = 0.5;
+/// A dot is at most this many stroke widths long: a sample's dashes when its pattern is dotted, a
+/// line's dotted part, and a skeleton's branch on its own (a dot printed as a dash a stroke long
+/// and as wide as its line is longer across the line than along it).
+const DOT_STROKES: f64 = 2.5;
+/// A line is at least this many of its symbol's stroke widths long…
+const LINE_LEAST_STROKES: f64 = 12.0;
+/// …and this many of its dash periods…
+const LINE_LEAST_PERIODS: f64 = 2.5;
+/// …and this many pixels (a floor: a few pixels' stroke is a letter's or a speck's).
+const LINE_LEAST_PX: f64 = 30.0;
+/// A line runs on across a gap this many stroke widths long when its symbol has no dash period
+/// (a crossing line, a label)…
+const GAP_STROKES: f64 = 4.0;
+/// …this share of its period when it has one, with [`GAP_SLACK_STROKES`] more…
+const GAP_PERIODS: f64 = 0.9;
+/// See [`GAP_PERIODS`].
+const GAP_SLACK_STROKES: f64 = 2.0;
+/// …and, without a period, this many pixels more (a floor: a thin line's gap is blurred shut or
+/// open by a few pixels whatever its width).
+const GAP_FLOOR_PX: f64 = 8.0;
+/// A mark beside a line reaches [`DECORATION_REACH`] stroke widths and this many pixels more from
+/// it (a floor: a hairline's tick still stands a few pixels off it).
+const REACH_FLOOR_PX: f64 = 6.0;
+/// A dash of a broken line is taken as this many stroke widths long when its symbol has no period.
+const DASH_STROKES: f64 = 8.0;
+/// Two pieces meet across a junction this many of the widest stroke widths wide, and
+/// [`JUNCTION_FLOOR_PX`] more.
+const JUNCTION_STROKES: f64 = 2.0;
+/// See [`JUNCTION_STROKES`]: a floor in pixels.
+const JUNCTION_FLOOR_PX: f64 = 2.0;
 
 /// A thin stroke's width is known to about a pixel (a skeleton measures one stroke 1 px wide here,
 /// 2 px there, and its sample either way): a line's width is compared with its symbol's with this
@@ -323,10 +353,10 @@ fn measured_by_look(prompts: &mut [LinePrompt], group: &[usize], branches: &[Bra
 /// across the line, a ball, a letter of a name) as two marks each, from their middle to either
 /// end.
 fn traced(branches: Vec<Branch>, widest: f64, gap: f64, inked: &dyn Fn((f64, f64)) -> bool) -> (Vec<Chain>, MarkIndex) {
-    let spur_px = DECORATION_REACH * widest + 6.0;
-    // Dots (branches free at both ends, no longer than wide, at least half the widest stroke
+    let spur_px = DECORATION_REACH * widest + REACH_FLOOR_PX;
+    // Dots (branches free at both ends, no longer than a dot is, at least half the widest stroke
     // wide) in evenly spaced rows are a line's dotted part; the rest are what they were.
-    let is_dot = |b: &Branch| b.free == (true, true) && b.piece.length() <= b.piece.width() && b.piece.width() >= DOT_WIDTH * widest;
+    let is_dot = |b: &Branch| b.free == (true, true) && b.piece.length() <= DOT_STROKES * b.piece.width() && b.piece.width() >= DOT_WIDTH * widest;
     let (dots, mut branches): (Vec<Branch>, Vec<Branch>) = branches.into_iter().partition(is_dot);
     let dots: Vec<Piece> = dots.into_iter().map(|dot| dot.piece).collect();
     let (rows, in_rows) = chains::dot_rows(&dots, gap, inked);
@@ -338,7 +368,7 @@ fn traced(branches: Vec<Branch>, widest: f64, gap: f64, inked: &dyn Fn((f64, f64
     }
     let (mut pieces, spurs) = skeleton::split(branches, spur_px);
     pieces.extend(rows);
-    let joined = chains::join(pieces, Joining { max_gap: gap, max_turn: MAX_TURN, junction: 2.0 * widest + 2.0 });
+    let joined = chains::join(pieces, Joining { max_gap: gap, max_turn: MAX_TURN, junction: JUNCTION_STROKES * widest + JUNCTION_FLOOR_PX });
     let (short, lines): (Vec<Chain>, Vec<Chain>) = joined.into_iter().partition(|chain| chain.length() <= 2.0 * spur_px);
     let mut marks: Vec<Mark> = spurs.into_iter().map(|spur| Mark { spur, attached: true }).collect();
     for chain in short {
@@ -346,7 +376,7 @@ fn traced(branches: Vec<Branch>, widest: f64, gap: f64, inked: &dyn Fn((f64, f64
         let (first, middle, last) = (points[0], points[(points.len() - 1) / 2], points[points.len() - 1]);
         marks.extend([Spur { base: middle, tip: first }, Spur { base: middle, tip: last }].map(|spur| Mark { spur, attached: false }));
     }
-    (lines, MarkIndex::new(marks, DECORATION_REACH * widest + 6.0))
+    (lines, MarkIndex::new(marks, DECORATION_REACH * widest + REACH_FLOOR_PX))
 }
 
 /// A mark beside a line: a spur off it, or half of a short line on its own.
@@ -440,7 +470,7 @@ impl LinePrompt {
         let (lines, marks) = traced(
             skeleton::branches(&mask, width, height),
             self.width_px,
-            self.period_px.map_or(2.0 * self.width_px + 8.0, |period| period + 2.0 * self.width_px),
+            self.period_px.map_or(GAP_SLACK_STROKES * self.width_px + GAP_FLOOR_PX, |period| period + GAP_SLACK_STROKES * self.width_px),
             &inked,
         );
         // A sample too short to trace (shorter than two teeth) still gives its colour.
@@ -452,7 +482,7 @@ impl LinePrompt {
             (self.pattern, self.period_px) = (Pattern::Solid, None);
         } else {
             let dash = stroke.pieces.iter().map(Piece::length).sum::<f64>() / stroke.pieces.len() as f64;
-            let pattern = if dash <= 2.5 * self.width_px { Pattern::Dotted } else { Pattern::Dashed };
+            let pattern = if dash <= DOT_STROKES * self.width_px { Pattern::Dotted } else { Pattern::Dashed };
             (self.pattern, self.period_px) = (pattern, Some(dash + gaps.iter().sum::<f64>() / gaps.len() as f64));
         }
         let ink = |x: f64, y: f64| index_at((x, y), width, height).is_some_and(|i| mask[i] != 0);
@@ -487,7 +517,7 @@ struct Beside {
 /// marks stand on both sides at one place (a fold's arrows), `ink` (is this pixel of the line's
 /// colour?) tells which way they point: an arrowhead has more ink at its base than at its point.
 fn marks_beside(points: &[(f64, f64)], marks: &MarkIndex, width: f64, ink: &dyn Fn(f64, f64) -> bool) -> (Marks, i8) {
-    let reach = DECORATION_REACH * width.max(1.0) + 6.0;
+    let reach = DECORATION_REACH * width.max(1.0) + REACH_FLOOR_PX;
     let mut beside: Vec<Beside> = Vec::new();
     let mut along = Vec::with_capacity(points.len());
     let mut run = 0.0;

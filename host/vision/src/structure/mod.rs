@@ -409,6 +409,21 @@ mod tests {
     }
 
     #[test]
+    fn dots_printed_as_dashes_across_a_wide_line_are_its_dotted_part() {
+        let black = (20, 20, 20);
+        let prompts = vec![prompt("fault", black, 8.0, Pattern::Dotted, Some(24.0), Marks::None)];
+        let (w, h) = (400, 200);
+        // A line 8 px wide dotted every 24 px, each dot printed 4 px along it and, blurred, 10 px
+        // across it.
+        let paint: Vec<Paint> = (0..14).map(|k| ((30 + 24 * k, 95, 34 + 24 * k, 105), black)).collect();
+        let mut finder = StructureFinder::new(prompts, Vec::new(), &[], &[(230, 120, 110)], (250, 250, 250), (w, h), (0, 0));
+        finder.mark(&strip(w, h, &paint), 0);
+        let lines = finder.found(&|| false).unwrap().lines;
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert_eq!((lines[0].parts.len(), lines[0].parts[0].0), (1, Pattern::Dotted), "{lines:?}");
+    }
+
+    #[test]
     fn a_sample_of_one_pixel_dots_is_measured_dotted_with_their_spacing() {
         let black = (20, 20, 20);
         let paint: Vec<Paint> = (0..30).map(|k| ((10 + 3 * k, 6, 11 + 3 * k, 7), black)).collect();
