@@ -114,7 +114,12 @@ async def measure(base: Path) -> None:
                     **{kind: found[kind]["f1"] for kind, _, _ in unit_maps.BED_SYMBOLS},
                 }
                 reported = units["scale"]
-                print(f"drawn map at {scale:.2f}× ({round(unit_maps.STRUCTURE_SCAN[0] * scale)} px wide): {by_scale[scale]}; scale {reported and (reported['mm_per_px'], reported['source'])}")
+                # The issue holds 0.5× to the goal only where the type stays at least 8 px tall.
+                type_height = next((e["measured"] for e in (reported or {}).get("estimates", []) if e["source"] == "type_height"), "type not measured")
+                print(
+                    f"drawn map at {scale:.2f}× ({round(unit_maps.STRUCTURE_SCAN[0] * scale)} px wide): {by_scale[scale]}; "
+                    f"scale {reported and (reported['mm_per_px'], reported['source'])}, {type_height}"
+                )
             spread = {kind: round(max(s[kind] for s in by_scale.values()) - min(s[kind] for s in by_scale.values()), 3) for kind in by_scale[1.0]}
             within = {kind: round(max(s[kind] for k, s in by_scale.items() if k >= 2 / 3 - 1e-9) - min(s[kind] for k, s in by_scale.items() if k >= 2 / 3 - 1e-9), 3) for kind in by_scale[1.0]}
             print(f"drawn map across {', '.join(f'{k:.2f}×' for k in SCALES)}: spread of each score {spread}; from 0.67× up {within} (goal: within 0.03)")

@@ -39,7 +39,8 @@ const LINE_DELTA_E: f64 = 30.0;
 /// a thin stroke JPEG smeared with its neighbour's hue.
 const EDGE_DELTA_E: f64 = 30.0;
 /// Edge pixels are kept at most this many steps from a stroke pixel (a smeared tick, not a
-/// dark neighbour the flood could follow).
+/// dark neighbour the flood could follow): a length of the scan's own, in pixels, as a JPEG
+/// smears a stroke's hue over its blocks of 8 whatever the resolution.
 const EDGE_REACH_PX: u32 = 12;
 /// The bit a colour mark carries for a stroke's edge pixel.
 const EDGE: u8 = 0x80;
