@@ -117,9 +117,14 @@ pub(super) const HEAVY: f64 = 1.8;
 /// speck of a thin line's broken ink is not one).
 const DOT_WIDTH: f64 = 0.5;
 /// A dot is at most this many stroke widths long: a sample's dashes when its pattern is dotted, a
-/// line's dotted part, and a skeleton's branch on its own (a dot printed as a dash a stroke long
-/// and as wide as its line is longer across the line than along it).
+/// line's dotted part, and a skeleton's branch on its own at least [`DOT_LONG_LEAST_PX`] wide (a
+/// dot printed as a dash a stroke long and as wide as its line is longer across the line than
+/// along it).
 const DOT_STROKES: f64 = 2.5;
+/// A skeleton's branch on its own is a dot longer than it is wide only when it is at least this
+/// many pixels wide (a floor: a hairline's ink broken by the scan leaves pieces a pixel or two
+/// wide and a few long, no dots).
+const DOT_LONG_LEAST_PX: f64 = 3.0;
 /// A line is at least this many of its symbol's stroke widths long…
 const LINE_LEAST_STROKES: f64 = 12.0;
 /// …and this many of its dash periods…
@@ -356,7 +361,11 @@ fn traced(branches: Vec<Branch>, widest: f64, gap: f64, inked: &dyn Fn((f64, f64
     let spur_px = DECORATION_REACH * widest + REACH_FLOOR_PX;
     // Dots (branches free at both ends, no longer than a dot is, at least half the widest stroke
     // wide) in evenly spaced rows are a line's dotted part; the rest are what they were.
-    let is_dot = |b: &Branch| b.free == (true, true) && b.piece.length() <= DOT_STROKES * b.piece.width() && b.piece.width() >= DOT_WIDTH * widest;
+    let is_dot = |b: &Branch| {
+        let width = b.piece.width();
+        let longest = if width >= DOT_LONG_LEAST_PX { DOT_STROKES * width } else { width };
+        b.free == (true, true) && b.piece.length() <= longest && width >= DOT_WIDTH * widest
+    };
     let (dots, mut branches): (Vec<Branch>, Vec<Branch>) = branches.into_iter().partition(is_dot);
     let dots: Vec<Piece> = dots.into_iter().map(|dot| dot.piece).collect();
     let (rows, in_rows) = chains::dot_rows(&dots, gap, inked);
