@@ -213,7 +213,7 @@ impl Row {
 }
 
 /// Dots printed in a row (a concealed line's dotted part): among `dots` (pieces with both ends
-/// free, each no longer than its stroke is wide), runs of at least four evenly spaced no further
+/// free, each short for its width as `lines` takes a dot), runs of at least four evenly spaced no further
 /// apart than `max_gap`, alike in width and standing clear of other dots. Dots may be lost
 /// between two found ones: one (under a crossing line), or as many as leave a gap no longer than
 /// `max_gap` (a scan loses a hairline's dots to its paper), but not at the next gap again, and
